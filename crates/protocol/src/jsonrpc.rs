@@ -1,0 +1,408 @@
+//! JSON-RPC 2.0 framing: the envelope every MCP message travels in.
+//!
+//! A frame is decoded once into a [`Message`]; the `params` and `result` members are kept as
+//! raw JSON text ([`RawValue`]) so that the typed structure behind them is parsed exactly once,
+//! by whoever knows its type (see [`crate::method`]).
+//!
+//! [`Message::decode`] classifies a frame the way the specification asks:
+//! invalid JSON is a parse error (-32700); valid JSON that is not a request, notification or
+//! response (wrong `jsonrpc`, no `method`, an array batch, a `null` id) is an invalid request
+//! (-32600), reported with the request id whenever that id could be read.
+
+use std::fmt;
+
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::ser::{SerializeStruct, Serializer};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+use crate::error::{ErrorCode, ErrorObject};
+
+/// The only JSON-RPC version MCP uses.
+pub const JSONRPC_VERSION: &str = "2.0";
+
+/// A request id: a string or an integer, never `null`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum RequestId {
+    /// An integer id (what Junction itself sends).
+    Number(i64),
+    /// A string id.
+    String(String),
+}
+
+impl fmt::Display for RequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RequestId::Number(n) => write!(f, "{n}"),
+            RequestId::String(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+impl From<i64> for RequestId {
+    fn from(n: i64) -> Self {
+        RequestId::Number(n)
+    }
+}
+
+impl From<&str> for RequestId {
+    fn from(s: &str) -> Self {
+        RequestId::String(s.to_owned())
+    }
+}
+
+/// A request: expects exactly one response with the same id.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// The id the response will carry.
+    pub id: RequestId,
+    /// The method name, for example `tools/call`.
+    pub method: String,
+    /// The parameters, as raw JSON text (an object when present).
+    pub params: Option<Box<RawValue>>,
+}
+
+/// A notification: no id, and never answered.
+#[derive(Debug, Clone)]
+pub struct Notification {
+    /// The method name, for example `notifications/progress`.
+    pub method: String,
+    /// The parameters, as raw JSON text.
+    pub params: Option<Box<RawValue>>,
+}
+
+/// A response: the result or the error of one request.
+#[derive(Debug, Clone)]
+pub struct Response {
+    /// The id of the request this answers; `None` only for an error about a request whose id
+    /// could not be read.
+    pub id: Option<RequestId>,
+    /// The result (raw JSON text) or the error.
+    pub outcome: Result<Box<RawValue>, ErrorObject>,
+}
+
+/// Any JSON-RPC message MCP allows.
+#[derive(Debug, Clone)]
+pub enum Message {
+    /// A request.
+    Request(Request),
+    /// A notification.
+    Notification(Notification),
+    /// A response (result or error).
+    Response(Response),
+}
+
+/// Why a frame is not a usable message, and the error response it deserves.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DecodeError {
+    /// The id of the offending message, when it could be read.
+    pub id: Option<RequestId>,
+    /// The error to answer with (-32700 or -32600).
+    pub error: ErrorObject,
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.error)
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+impl Message {
+    /// Decodes one frame (one line on stdio, one POST body on HTTP).
+    pub fn decode(frame: &[u8]) -> Result<Message, DecodeError> {
+        let text = std::str::from_utf8(frame).map_err(|e| DecodeError {
+            id: None,
+            error: ErrorObject::new(
+                ErrorCode::PARSE_ERROR,
+                format!("Parse error: the message is not valid UTF-8 ({e})"),
+            ),
+        })?;
+        let envelope: Envelope = match serde_json::from_str(text) {
+            Ok(envelope) => envelope,
+            Err(e) => return Err(classify_serde_error(text, e)),
+        };
+        envelope.into_message()
+    }
+
+    /// Encodes the message as compact JSON (no embedded newlines), ready for any transport.
+    pub fn encode(&self) -> Vec<u8> {
+        // Serializing this type cannot fail: every member is already valid JSON.
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+
+    /// The method name of a request or notification.
+    pub fn method(&self) -> Option<&str> {
+        match self {
+            Message::Request(r) => Some(&r.method),
+            Message::Notification(n) => Some(&n.method),
+            Message::Response(_) => None,
+        }
+    }
+}
+
+impl Response {
+    /// A successful response.
+    pub fn ok(id: RequestId, result: Box<RawValue>) -> Self {
+        Response { id: Some(id), outcome: Ok(result) }
+    }
+
+    /// An error response.
+    pub fn err(id: Option<RequestId>, error: ErrorObject) -> Self {
+        Response { id, outcome: Err(error) }
+    }
+}
+
+/// Serializes a value to raw JSON text, for `params` or `result`.
+pub fn to_raw<T: Serialize + ?Sized>(value: &T) -> Result<Box<RawValue>, serde_json::Error> {
+    serde_json::value::to_raw_value(value)
+}
+
+/// The raw JSON text of an empty object, `{}`.
+pub fn empty_object() -> Box<RawValue> {
+    RawValue::from_string("{}".to_owned()).unwrap_or_else(|_| unreachable_raw())
+}
+
+fn unreachable_raw() -> Box<RawValue> {
+    // `{}` is always valid JSON; this keeps the code free of panics all the same.
+    serde_json::value::to_raw_value(&serde_json::Map::new()).unwrap_or_default()
+}
+
+/// When serde rejects the text, tell apart "not JSON" from "JSON of the wrong shape".
+fn classify_serde_error(text: &str, err: serde_json::Error) -> DecodeError {
+    use serde_json::error::Category;
+    match err.classify() {
+        Category::Syntax | Category::Eof | Category::Io => DecodeError {
+            id: None,
+            error: ErrorObject::new(ErrorCode::PARSE_ERROR, format!("Parse error: {err}")),
+        },
+        Category::Data => {
+            // Valid JSON of the wrong shape: read what id we can so the error reaches the sender.
+            let value: Option<Value> = serde_json::from_str(text).ok();
+            let id = value
+                .as_ref()
+                .and_then(|v| v.get("id"))
+                .and_then(|id| serde_json::from_value::<RequestId>(id.clone()).ok());
+            let message = match &value {
+                Some(Value::Array(_)) => {
+                    "Invalid request: JSON-RPC batches are not supported; send one message at a time"
+                        .to_owned()
+                }
+                Some(Value::Object(_)) => format!("Invalid request: {err}"),
+                _ => "Invalid request: a message must be a JSON object".to_owned(),
+            };
+            DecodeError { id, error: ErrorObject::new(ErrorCode::INVALID_REQUEST, message) }
+        }
+    }
+}
+
+/// The union of every member a JSON-RPC message may have, read in one pass.
+struct Envelope {
+    jsonrpc: Option<String>,
+    id: Option<Value>,
+    has_id: bool,
+    method: Option<String>,
+    params: Option<Box<RawValue>>,
+    result: Option<Box<RawValue>>,
+    error: Option<Value>,
+}
+
+impl<'de> Deserialize<'de> for Envelope {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct EnvelopeVisitor;
+        impl<'de> Visitor<'de> for EnvelopeVisitor {
+            type Value = Envelope;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON-RPC message object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Envelope, A::Error> {
+                let mut env = Envelope {
+                    jsonrpc: None,
+                    id: None,
+                    has_id: false,
+                    method: None,
+                    params: None,
+                    result: None,
+                    error: None,
+                };
+                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    match key.as_ref() {
+                        "jsonrpc" => env.jsonrpc = Some(map.next_value::<Value>()?.to_string()),
+                        "id" => {
+                            env.has_id = true;
+                            env.id = Some(map.next_value()?);
+                        }
+                        "method" => match map.next_value::<Value>()? {
+                            Value::String(s) => env.method = Some(s),
+                            other => {
+                                return Err(de::Error::custom(format!(
+                                    "`method` must be a string, found {other}"
+                                )))
+                            }
+                        },
+                        "params" => env.params = Some(map.next_value()?),
+                        "result" => env.result = Some(map.next_value()?),
+                        "error" => env.error = Some(map.next_value()?),
+                        _ => {
+                            map.next_value::<de::IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(env)
+            }
+        }
+        deserializer.deserialize_map(EnvelopeVisitor)
+    }
+}
+
+impl Envelope {
+    fn into_message(self) -> Result<Message, DecodeError> {
+        let id = match &self.id {
+            None => None,
+            Some(v) => match serde_json::from_value::<RequestId>(v.clone()) {
+                Ok(id) => Some(id),
+                Err(_) => {
+                    return Err(invalid(
+                        None,
+                        "`id` must be a string or an integer (and never null)",
+                    ))
+                }
+            },
+        };
+        if self.jsonrpc.as_deref() != Some("\"2.0\"") {
+            return Err(invalid(id, "`jsonrpc` must be \"2.0\""));
+        }
+        if let Some(params) = &self.params {
+            if !params.get().trim_start().starts_with('{') {
+                return Err(invalid(id, "`params` must be an object"));
+            }
+        }
+        match (self.method, self.result, self.error) {
+            (Some(method), None, None) => match id {
+                Some(id) => Ok(Message::Request(Request { id, method, params: self.params })),
+                None if self.has_id => Err(invalid(None, "`id` must not be null")),
+                None => Ok(Message::Notification(Notification { method, params: self.params })),
+            },
+            (None, Some(result), None) => match id {
+                Some(id) => Ok(Message::Response(Response::ok(id, result))),
+                None => Err(invalid(None, "a response must carry the id of its request")),
+            },
+            (None, None, Some(error)) => {
+                let error: ErrorObject = serde_json::from_value(error).map_err(|e| {
+                    invalid(id.clone(), &format!("malformed `error` member: {e}"))
+                })?;
+                Ok(Message::Response(Response { id, outcome: Err(error) }))
+            }
+            (None, None, None) => {
+                Err(invalid(id, "a message needs `method` (request or notification), `result` or `error`"))
+            }
+            _ => Err(invalid(id, "a message must have exactly one of `method`, `result` and `error`")),
+        }
+    }
+}
+
+fn invalid(id: Option<RequestId>, why: &str) -> DecodeError {
+    DecodeError {
+        id,
+        error: ErrorObject::new(ErrorCode::INVALID_REQUEST, format!("Invalid request: {why}")),
+    }
+}
+
+impl Serialize for Message {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Message::Request(r) => {
+                let mut s = serializer.serialize_struct("Request", 4)?;
+                s.serialize_field("jsonrpc", JSONRPC_VERSION)?;
+                s.serialize_field("id", &r.id)?;
+                s.serialize_field("method", &r.method)?;
+                if let Some(p) = &r.params {
+                    s.serialize_field("params", p)?;
+                }
+                s.end()
+            }
+            Message::Notification(n) => {
+                let mut s = serializer.serialize_struct("Notification", 3)?;
+                s.serialize_field("jsonrpc", JSONRPC_VERSION)?;
+                s.serialize_field("method", &n.method)?;
+                if let Some(p) = &n.params {
+                    s.serialize_field("params", p)?;
+                }
+                s.end()
+            }
+            Message::Response(r) => {
+                let mut s = serializer.serialize_struct("Response", 3)?;
+                s.serialize_field("jsonrpc", JSONRPC_VERSION)?;
+                if let Some(id) = &r.id {
+                    s.serialize_field("id", id)?;
+                }
+                match &r.outcome {
+                    Ok(result) => s.serialize_field("result", result)?,
+                    Err(error) => s.serialize_field("error", error)?,
+                }
+                s.end()
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn code(frame: &str) -> (Option<RequestId>, i32) {
+        let err = Message::decode(frame.as_bytes()).expect_err("should be rejected");
+        (err.id, err.error.code.0)
+    }
+
+    #[test]
+    fn decodes_each_kind() {
+        let m = Message::decode(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).unwrap();
+        assert!(matches!(m, Message::Request(Request { id: RequestId::Number(1), .. })));
+        let m = Message::decode(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).unwrap();
+        assert!(matches!(m, Message::Notification(_)));
+        let m = Message::decode(br#"{"jsonrpc":"2.0","id":"a","result":{}}"#).unwrap();
+        assert!(matches!(m, Message::Response(Response { outcome: Ok(_), .. })));
+        let m = Message::decode(br#"{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"x"}}"#)
+            .unwrap();
+        assert!(matches!(m, Message::Response(Response { outcome: Err(_), .. })));
+    }
+
+    #[test]
+    fn classifies_bad_frames() {
+        assert_eq!(code("{not json"), (None, -32700));
+        assert_eq!(code(""), (None, -32700));
+        assert_eq!(code(r#"{"jsonrpc":"1.0","id":3,"method":"ping"}"#), (Some(3.into()), -32600));
+        assert_eq!(code(r#"{"id":4,"method":"ping"}"#), (Some(4.into()), -32600));
+        assert_eq!(code(r#"{"jsonrpc":"2.0","id":5}"#), (Some(5.into()), -32600));
+        assert_eq!(code(r#"[{"jsonrpc":"2.0","id":6,"method":"ping"}]"#), (None, -32600));
+        assert_eq!(code(r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#), (None, -32600));
+        assert_eq!(code(r#"{"jsonrpc":"2.0","id":7,"method":3}"#), (None, -32600));
+        assert_eq!(code(r#"{"jsonrpc":"2.0","id":8,"method":"x","params":[1]}"#), (Some(8.into()), -32600));
+        assert_eq!(code("42"), (None, -32600));
+        let invalid_utf8 = [b'{', 0xff, b'}'];
+        assert_eq!(Message::decode(&invalid_utf8).unwrap_err().error.code.0, -32700);
+    }
+
+    #[test]
+    fn encodes_compactly_and_round_trips() {
+        let m = Message::Request(Request {
+            id: 9.into(),
+            method: "tools/call".into(),
+            params: Some(to_raw(&serde_json::json!({"name": "a\nb"})).unwrap()),
+        });
+        let bytes = m.encode();
+        assert!(!bytes.contains(&b'\n'));
+        let back: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(
+            back,
+            serde_json::json!({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"a\nb"}})
+        );
+        let err = Message::Response(Response::err(None, ErrorObject::new(ErrorCode::PARSE_ERROR, "bad")));
+        let back: Value = serde_json::from_slice(&err.encode()).unwrap();
+        assert_eq!(back, serde_json::json!({"jsonrpc":"2.0","error":{"code":-32700,"message":"bad"}}));
+    }
+}

@@ -1,0 +1,58 @@
+//! Typed methods: each request or notification of the protocol is a marker type that names
+//! its method string, its params type and (for requests) its result type.
+//!
+//! ```
+//! use junction_protocol::method::Request;
+//! use junction_protocol::tools::CallTool;
+//! assert_eq!(CallTool::METHOD, "tools/call");
+//! ```
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+/// A request method: what is sent, and what comes back.
+pub trait Request {
+    /// The method name on the wire.
+    const METHOD: &'static str;
+    /// The `params` member.
+    type Params: Serialize + DeserializeOwned + Send + 'static;
+    /// The `result` member.
+    type Result: Serialize + DeserializeOwned + Send + 'static;
+}
+
+/// A notification method.
+pub trait Notification {
+    /// The method name on the wire.
+    const METHOD: &'static str;
+    /// The `params` member.
+    type Params: Serialize + DeserializeOwned + Send + 'static;
+}
+
+/// Declares a request marker type.
+#[macro_export]
+macro_rules! request {
+    ($(#[$doc:meta])* $name:ident, $method:literal, $params:ty, $result:ty) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy)]
+        pub enum $name {}
+        impl $crate::method::Request for $name {
+            const METHOD: &'static str = $method;
+            type Params = $params;
+            type Result = $result;
+        }
+    };
+}
+
+/// Declares a notification marker type.
+#[macro_export]
+macro_rules! notification {
+    ($(#[$doc:meta])* $name:ident, $method:literal, $params:ty) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy)]
+        pub enum $name {}
+        impl $crate::method::Notification for $name {
+            const METHOD: &'static str = $method;
+            type Params = $params;
+        }
+    };
+}
