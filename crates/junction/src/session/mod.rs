@@ -1,0 +1,223 @@
+//! The session engine: one bidirectional JSON-RPC peer, the same code on both sides.
+//!
+//! [`Session::start`] takes a [`Connection`] and a [`Service`] (what answers the other side's
+//! requests) and returns a [`Peer`], the handle for sending requests and notifications. The
+//! engine then:
+//!
+//! - decodes every frame once, answers malformed ones with -32700 or -32600 and keeps going;
+//! - runs each incoming request as its own task, so a slow handler never delays a ping,
+//!   another request or a cancellation; a duplicate id of a request still in flight is refused;
+//! - stops a handler for real when `notifications/cancelled` names its request (its future is
+//!   dropped) and sends no response for it;
+//! - correlates responses with outgoing requests by id, drops (and logs) responses to unknown
+//!   ids, applies a timeout to every outgoing request and cancels it on the peer when it
+//!   expires or when the caller stops waiting;
+//! - routes `notifications/progress` to the caller that asked for progress;
+//! - handles notifications in arrival order, before reading the next message, so that, for
+//!   example, `notifications/initialized` is seen before the request that follows it.
+//!
+//! Lifecycle rules that depend on the role (`initialize` first, for instance) belong to the
+//! services built on top: see [`crate::server`] and [`crate::client`].
+//!
+//! ```
+//! use junction::session::{IncomingRequest, Peer, Service, Session, SessionOptions, BoxFuture};
+//! use junction_protocol::{jsonrpc, ErrorObject, Notification};
+//! use serde_json::value::RawValue;
+//!
+//! struct Echo;
+//! impl Service for Echo {
+//!     fn request<'a>(&'a self, req: IncomingRequest) -> BoxFuture<'a, Result<Box<RawValue>, ErrorObject>> {
+//!         Box::pin(async move { Ok(req.params.unwrap_or_else(jsonrpc::empty_object)) })
+//!     }
+//!     fn notification<'a>(&'a self, _: Notification, _: &'a Peer) -> BoxFuture<'a, ()> {
+//!         Box::pin(async {})
+//!     }
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")] async fn main() {
+//! let (a, b) = junction::transport::memory::pair(Default::default());
+//! let _server = Session::start(b, Echo, SessionOptions::default());
+//! let client = Session::start(a, Echo, SessionOptions::default());
+//! let answer = client
+//!     .request_raw("echo", Some(jsonrpc::to_raw(&serde_json::json!({"x": 1})).unwrap()), Default::default())
+//!     .await
+//!     .unwrap();
+//! assert_eq!(answer.get(), r#"{"x":1}"#);
+//! # }
+//! ```
+
+mod context;
+mod peer;
+
+pub use context::RequestContext;
+pub use peer::{Peer, ProgressSink, ProgressUpdate, RequestOptions};
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use junction_protocol::jsonrpc::{Message, Notification, Request, Response};
+use junction_protocol::{ErrorObject, RequestId};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use crate::transport::{Connection, FrameError, Inbound};
+
+/// A boxed, sendable future (what [`Service`] methods return).
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// What answers the other side: the server router, the client's callback table, a test double.
+pub trait Service: Send + Sync + 'static {
+    /// Answers one request. Runs in its own task; dropped if the request is cancelled.
+    fn request<'a>(
+        &'a self,
+        request: IncomingRequest,
+    ) -> BoxFuture<'a, Result<Box<RawValue>, ErrorObject>>;
+
+    /// Takes one notification (other than cancellation and routed progress, which the engine
+    /// handles). Awaited before the next message is read: keep it short.
+    fn notification<'a>(&'a self, notification: Notification, peer: &'a Peer) -> BoxFuture<'a, ()>;
+}
+
+impl<S: Service> Service for Arc<S> {
+    fn request<'a>(
+        &'a self,
+        request: IncomingRequest,
+    ) -> BoxFuture<'a, Result<Box<RawValue>, ErrorObject>> {
+        (**self).request(request)
+    }
+    fn notification<'a>(&'a self, notification: Notification, peer: &'a Peer) -> BoxFuture<'a, ()> {
+        (**self).notification(notification, peer)
+    }
+}
+
+/// A request from the other side, with what its handler may need.
+#[derive(Debug)]
+pub struct IncomingRequest {
+    /// The method name.
+    pub method: String,
+    /// The raw params.
+    pub params: Option<Box<RawValue>>,
+    /// The id, progress token, cancellation signal and peer of this request.
+    pub context: RequestContext,
+}
+
+/// Settings of one session.
+#[derive(Debug, Clone)]
+pub struct SessionOptions {
+    /// How long an outgoing request waits for its answer unless told otherwise.
+    pub request_timeout: Duration,
+    /// A name for this session in logs.
+    pub name: String,
+}
+
+impl Default for SessionOptions {
+    fn default() -> Self {
+        SessionOptions { request_timeout: Duration::from_secs(60), name: "session".to_owned() }
+    }
+}
+
+/// Starts sessions.
+#[derive(Debug)]
+pub struct Session;
+
+impl Session {
+    /// Starts a session over `connection`, answering requests with `service`.
+    ///
+    /// Must be called inside a Tokio runtime. The session runs until the transport closes or
+    /// [`Peer::close`] is called; [`Peer::closed`] waits for that.
+    pub fn start(connection: Connection, service: impl Service, options: SessionOptions) -> Peer {
+        let Connection { outgoing, incoming } = connection;
+        let peer = Peer::new(outgoing, options);
+        tokio::spawn(run(incoming, Arc::new(service), peer.clone()));
+        peer
+    }
+}
+
+async fn run(
+    mut incoming: tokio::sync::mpsc::Receiver<Inbound>,
+    service: Arc<dyn Service>,
+    peer: Peer,
+) {
+    loop {
+        let item = tokio::select! {
+            item = incoming.recv() => item,
+            _ = peer.shutdown_requested() => None,
+        };
+        let Some(item) = item else { break };
+        match item {
+            Inbound::Frame(bytes) => match Message::decode(&bytes) {
+                Ok(Message::Request(request)) => start_request(request, &service, &peer),
+                Ok(Message::Notification(n)) => on_notification(n, &service, &peer).await,
+                Ok(Message::Response(response)) => peer.complete(response),
+                Err(e) => {
+                    tracing::debug!(session = %peer.name(), error = %e, "refusing a malformed message");
+                    peer.send_response(Response::err(e.id, e.error), None);
+                }
+            },
+            Inbound::Refused(FrameError::TooLarge { size, limit }) => {
+                tracing::warn!(session = %peer.name(), size, limit, "refusing an oversized message");
+                let error = ErrorObject::invalid_request(format!(
+                    "Invalid request: the message of at least {size} bytes exceeds the limit of {limit} bytes"
+                ));
+                peer.send_response(Response::err(None, error), None);
+            }
+        }
+    }
+    peer.finish();
+}
+
+fn start_request(request: Request, service: &Arc<dyn Service>, peer: &Peer) {
+    let Request { id, method, params } = request;
+    let Some(context) = peer.begin_incoming(&id, params.as_deref()) else {
+        let error = ErrorObject::invalid_request(format!(
+            "Invalid request: id {id} is already in use by a request still in flight"
+        ));
+        peer.send_response(Response::err(Some(id.clone()), error), Some(id));
+        return;
+    };
+    let service = service.clone();
+    let peer = peer.clone();
+    tokio::spawn(async move {
+        let cancel = context.cancellation();
+        let incoming = IncomingRequest { method, params, context: context.clone() };
+        let outcome = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => None,
+            outcome = service.request(incoming) => Some(outcome),
+        };
+        context.finish();
+        peer.end_incoming(&id);
+        match outcome {
+            Some(outcome) if !cancel.is_cancelled() => {
+                peer.send_response(Response { id: Some(id.clone()), outcome }, Some(id));
+            }
+            _ => tracing::debug!(session = %peer.name(), %id, "request cancelled; no response sent"),
+        }
+    });
+}
+
+#[derive(Deserialize)]
+struct CancelledParams {
+    #[serde(rename = "requestId")]
+    request_id: Option<RequestId>,
+    reason: Option<String>,
+}
+
+async fn on_notification(n: Notification, service: &Arc<dyn Service>, peer: &Peer) {
+    match n.method.as_str() {
+        "notifications/cancelled" => {
+            match n.params.as_deref().map(|p| serde_json::from_str::<CancelledParams>(p.get())) {
+                Some(Ok(CancelledParams { request_id: Some(id), reason })) => {
+                    tracing::debug!(session = %peer.name(), %id, reason = reason.as_deref().unwrap_or(""), "peer cancelled a request");
+                    peer.cancel_incoming(&id);
+                }
+                // Malformed cancellations are ignored, as the specification asks.
+                _ => tracing::debug!(session = %peer.name(), "ignoring a malformed cancellation"),
+            }
+        }
+        "notifications/progress" if peer.route_progress(n.params.as_deref()) => {}
+        _ => service.notification(n, peer).await,
+    }
+}

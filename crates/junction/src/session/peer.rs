@@ -1,0 +1,429 @@
+//! [`Peer`]: the sending half of a session, shared by everything that talks to the other side.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use junction_protocol::jsonrpc::{self, Message, Notification, Request, Response};
+use junction_protocol::method;
+use junction_protocol::{ErrorObject, ProgressToken, RequestId};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::context::RequestContext;
+use super::SessionOptions;
+use crate::error::RequestError;
+use crate::transport::Outbound;
+
+/// One `notifications/progress` update for a request this side sent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProgressUpdate {
+    /// Progress so far; increases with every update.
+    pub progress: f64,
+    /// The total, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<f64>,
+    /// A human-readable description of the current step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// Receives the progress updates of one outgoing request.
+pub type ProgressSink = Arc<dyn Fn(ProgressUpdate) + Send + Sync>;
+
+/// How one outgoing request is sent and awaited.
+#[derive(Clone, Default)]
+pub struct RequestOptions {
+    /// How long to wait for the answer; the session's default when `None`.
+    pub timeout: Option<Duration>,
+    /// Ask for progress, and give each update to this sink. A progress token is added to the
+    /// params' `_meta`.
+    pub progress: Option<ProgressSink>,
+    /// With progress: every update restarts the timeout, up to `max_total`.
+    pub reset_timeout_on_progress: bool,
+    /// The hard limit when the timeout is restarted by progress.
+    pub max_total: Option<Duration>,
+    /// The incoming request this one is made on behalf of (server→client requests made by a
+    /// handler), so multi-stream transports send it on that request's stream.
+    pub related: Option<RequestId>,
+    /// Stop waiting (and cancel on the peer) when this token fires.
+    pub cancel: Option<CancellationToken>,
+}
+
+impl std::fmt::Debug for RequestOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RequestOptions")
+            .field("timeout", &self.timeout)
+            .field("progress", &self.progress.is_some())
+            .field("reset_timeout_on_progress", &self.reset_timeout_on_progress)
+            .field("max_total", &self.max_total)
+            .field("related", &self.related)
+            .finish()
+    }
+}
+
+impl RequestOptions {
+    /// Sets the timeout.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Asks for progress updates.
+    pub fn on_progress(mut self, sink: impl Fn(ProgressUpdate) + Send + Sync + 'static) -> Self {
+        self.progress = Some(Arc::new(sink));
+        self
+    }
+
+    /// Cancels the request when `token` fires.
+    pub fn cancel_on(mut self, token: CancellationToken) -> Self {
+        self.cancel = Some(token);
+        self
+    }
+}
+
+type Outcome = Result<Box<RawValue>, ErrorObject>;
+
+struct Pending {
+    tx: oneshot::Sender<Outcome>,
+    /// Set on each progress update; read by the waiting side to restart its timer.
+    progressed: Option<Arc<Mutex<Instant>>>,
+}
+
+struct Inner {
+    outgoing: Mutex<Option<mpsc::UnboundedSender<Outbound>>>,
+    next_id: AtomicI64,
+    pending: Mutex<HashMap<RequestId, Pending>>,
+    progress: Mutex<HashMap<ProgressToken, (ProgressSink, RequestId)>>,
+    incoming: Mutex<HashMap<RequestId, CancellationToken>>,
+    /// Fires when the session ends; every incoming request's token is a child of it.
+    closed: CancellationToken,
+    /// Fires when [`Peer::close`] asks the read loop to stop.
+    shutdown: CancellationToken,
+    options: SessionOptions,
+}
+
+/// The sending half of a session: requests, notifications, cancellation, closing. Cheap to
+/// clone; every clone talks to the same peer.
+#[derive(Clone)]
+pub struct Peer {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Peer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Peer").field("name", &self.inner.options.name).finish_non_exhaustive()
+    }
+}
+
+/// Removes a pending request if its caller stops waiting, and tells the peer.
+struct PendingGuard<'a> {
+    peer: &'a Peer,
+    id: RequestId,
+    armed: bool,
+}
+
+impl Drop for PendingGuard<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            self.peer.forget(&self.id);
+            self.peer.send_cancel(&self.id, "the requester stopped waiting");
+        }
+    }
+}
+
+impl Peer {
+    pub(super) fn new(outgoing: mpsc::UnboundedSender<Outbound>, options: SessionOptions) -> Peer {
+        Peer {
+            inner: Arc::new(Inner {
+                outgoing: Mutex::new(Some(outgoing)),
+                next_id: AtomicI64::new(1),
+                pending: Mutex::new(HashMap::new()),
+                progress: Mutex::new(HashMap::new()),
+                incoming: Mutex::new(HashMap::new()),
+                closed: CancellationToken::new(),
+                shutdown: CancellationToken::new(),
+                options,
+            }),
+        }
+    }
+
+    /// The session's name, for logs.
+    pub fn name(&self) -> &str {
+        &self.inner.options.name
+    }
+
+    /// Sends a typed request and decodes its result.
+    pub async fn request<R: method::Request>(
+        &self,
+        params: &R::Params,
+        options: RequestOptions,
+    ) -> Result<R::Result, RequestError> {
+        let raw = jsonrpc::to_raw(params)
+            .map_err(|source| RequestError::Encode { method: R::METHOD.to_owned(), source })?;
+        let result = self.request_raw(R::METHOD, Some(raw), options).await?;
+        serde_json::from_str(result.get())
+            .map_err(|source| RequestError::Decode { method: R::METHOD.to_owned(), source })
+    }
+
+    /// Sends a typed notification.
+    pub fn notify<N: method::Notification>(
+        &self,
+        params: &N::Params,
+        related: Option<RequestId>,
+    ) -> Result<(), RequestError> {
+        let raw = jsonrpc::to_raw(params)
+            .map_err(|source| RequestError::Encode { method: N::METHOD.to_owned(), source })?;
+        self.notify_raw(N::METHOD, Some(raw), related)
+    }
+
+    /// Sends a notification with raw params.
+    pub fn notify_raw(
+        &self,
+        method: &str,
+        params: Option<Box<RawValue>>,
+        related: Option<RequestId>,
+    ) -> Result<(), RequestError> {
+        let message = Message::Notification(Notification { method: method.to_owned(), params });
+        if self.send(message, related) {
+            Ok(())
+        } else {
+            Err(RequestError::Closed { method: method.to_owned() })
+        }
+    }
+
+    /// Sends a request with raw params and waits for its raw result.
+    pub async fn request_raw(
+        &self,
+        method: &str,
+        params: Option<Box<RawValue>>,
+        options: RequestOptions,
+    ) -> Result<Box<RawValue>, RequestError> {
+        let id = RequestId::Number(self.inner.next_id.fetch_add(1, Ordering::Relaxed));
+        let mut params = params;
+        let (tx, mut rx) = oneshot::channel();
+        let progressed = options.progress.as_ref().map(|_| Arc::new(Mutex::new(Instant::now())));
+        if let Some(sink) = &options.progress {
+            let token = match &id {
+                RequestId::Number(n) => ProgressToken::Number(*n),
+                RequestId::String(s) => ProgressToken::String(s.clone()),
+            };
+            params = Some(with_progress_token(params.as_deref(), &token).map_err(|source| {
+                RequestError::Encode { method: method.to_owned(), source }
+            })?);
+            lock(&self.inner.progress).insert(token, (sink.clone(), id.clone()));
+        }
+        lock(&self.inner.pending).insert(id.clone(), Pending { tx, progressed: progressed.clone() });
+        let mut guard = PendingGuard { peer: self, id: id.clone(), armed: true };
+
+        let request = Message::Request(Request { id: id.clone(), method: method.to_owned(), params });
+        if !self.send(request, options.related.clone()) {
+            guard.armed = false;
+            self.forget(&id);
+            return Err(RequestError::Closed { method: method.to_owned() });
+        }
+
+        let timeout = options.timeout.unwrap_or(self.inner.options.request_timeout);
+        let started = Instant::now();
+        let hard_deadline = options.max_total.map(|max| started + max);
+        let cancel = options.cancel.unwrap_or_default();
+        let mut deadline = started + timeout;
+        let outcome = loop {
+            tokio::select! {
+                outcome = &mut rx => break outcome,
+                _ = cancel.cancelled() => {
+                    guard.armed = false;
+                    self.forget(&id);
+                    self.send_cancel(&id, "cancelled by the requester");
+                    return Err(RequestError::Closed { method: method.to_owned() });
+                }
+                _ = tokio::time::sleep_until(deadline) => {
+                    if options.reset_timeout_on_progress {
+                        if let Some(last) = progressed.as_ref().map(|p| *lock(p)) {
+                            let mut next = last + timeout;
+                            if let Some(hard) = hard_deadline {
+                                next = next.min(hard);
+                            }
+                            if next > deadline {
+                                deadline = next;
+                                continue;
+                            }
+                        }
+                    }
+                    guard.armed = false;
+                    self.forget(&id);
+                    let after = started.elapsed();
+                    self.send_cancel(&id, &format!("timed out after {} ms", after.as_millis()));
+                    return Err(RequestError::Timeout { method: method.to_owned(), after });
+                }
+            }
+        };
+        guard.armed = false;
+        self.forget_progress(&id);
+        match outcome {
+            Ok(Ok(result)) => Ok(result),
+            Ok(Err(error)) => Err(RequestError::Remote { method: method.to_owned(), error }),
+            Err(_) => Err(RequestError::Closed { method: method.to_owned() }),
+        }
+    }
+
+    /// Closes the session: stops reading, ends the write side once queued messages are out,
+    /// fails pending requests and cancels running handlers.
+    pub fn close(&self) {
+        self.inner.shutdown.cancel();
+        lock(&self.inner.outgoing).take();
+    }
+
+    /// Whether the session has ended.
+    pub fn is_closed(&self) -> bool {
+        self.inner.closed.is_cancelled()
+    }
+
+    /// Waits until the session has ended.
+    pub async fn closed(&self) {
+        self.inner.closed.cancelled().await
+    }
+
+    // ---- engine side ----
+
+    pub(super) async fn shutdown_requested(&self) {
+        self.inner.shutdown.cancelled().await
+    }
+
+    pub(super) fn finish(&self) {
+        self.inner.closed.cancel();
+        lock(&self.inner.outgoing).take();
+        // Dropping the senders wakes every waiting requester with `Closed`.
+        lock(&self.inner.pending).clear();
+        lock(&self.inner.progress).clear();
+    }
+
+    pub(crate) fn send(&self, message: Message, related: Option<RequestId>) -> bool {
+        let sender = lock(&self.inner.outgoing).clone();
+        match sender {
+            Some(sender) => sender.send(Outbound { message, related }).is_ok(),
+            None => false,
+        }
+    }
+
+    pub(super) fn send_response(&self, response: Response, related: Option<RequestId>) {
+        if !self.send(Message::Response(response), related) {
+            tracing::debug!(session = %self.name(), "response not sent: the connection is closed");
+        }
+    }
+
+    fn send_cancel(&self, id: &RequestId, reason: &str) {
+        let params = serde_json::json!({ "requestId": id, "reason": reason });
+        if let Ok(raw) = jsonrpc::to_raw(&params) {
+            let _ = self.notify_raw("notifications/cancelled", Some(raw), None);
+        }
+    }
+
+    fn forget(&self, id: &RequestId) {
+        lock(&self.inner.pending).remove(id);
+        self.forget_progress(id);
+    }
+
+    fn forget_progress(&self, id: &RequestId) {
+        lock(&self.inner.progress).retain(|_, (_, owner)| owner != id);
+    }
+
+    pub(super) fn complete(&self, response: Response) {
+        let Some(id) = response.id else {
+            match response.outcome {
+                Err(error) => tracing::warn!(session = %self.name(), %error, "the peer reported an error about a message it could not read"),
+                Ok(_) => tracing::warn!(session = %self.name(), "dropping a result without an id"),
+            }
+            return;
+        };
+        let pending = lock(&self.inner.pending).remove(&id);
+        match pending {
+            Some(pending) => {
+                let _ = pending.tx.send(response.outcome);
+            }
+            None => tracing::warn!(session = %self.name(), %id, "dropping a response to an unknown or finished request"),
+        }
+    }
+
+    /// Gives a progress notification to the requester that asked for it. Returns false when
+    /// no outgoing request owns the token, so the service may see it instead.
+    pub(super) fn route_progress(&self, params: Option<&RawValue>) -> bool {
+        #[derive(Deserialize)]
+        struct Params {
+            #[serde(rename = "progressToken")]
+            token: ProgressToken,
+            #[serde(flatten)]
+            update: ProgressUpdate,
+        }
+        let Some(Ok(params)) = params.map(|p| serde_json::from_str::<Params>(p.get())) else {
+            return false;
+        };
+        let entry = lock(&self.inner.progress).get(&params.token).cloned();
+        let Some((sink, owner)) = entry else { return false };
+        if let Some(pending) = lock(&self.inner.pending).get(&owner) {
+            if let Some(progressed) = &pending.progressed {
+                *lock(progressed) = Instant::now();
+            }
+        }
+        sink(params.update);
+        true
+    }
+
+    pub(super) fn begin_incoming(&self, id: &RequestId, params: Option<&RawValue>) -> Option<RequestContext> {
+        let mut incoming = lock(&self.inner.incoming);
+        if incoming.contains_key(id) {
+            return None;
+        }
+        let token = self.inner.closed.child_token();
+        incoming.insert(id.clone(), token.clone());
+        drop(incoming);
+        Some(RequestContext::new(id.clone(), progress_token_of(params), token, self.clone()))
+    }
+
+    pub(super) fn end_incoming(&self, id: &RequestId) {
+        lock(&self.inner.incoming).remove(id);
+    }
+
+    pub(super) fn cancel_incoming(&self, id: &RequestId) {
+        if let Some(token) = lock(&self.inner.incoming).get(id) {
+            token.cancel();
+        }
+    }
+}
+
+/// Poisoning only follows a panic elsewhere; the maps stay usable, so take the data anyway.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn progress_token_of(params: Option<&RawValue>) -> Option<ProgressToken> {
+    #[derive(Deserialize)]
+    struct Peek {
+        #[serde(rename = "_meta")]
+        meta: Option<PeekMeta>,
+    }
+    #[derive(Deserialize)]
+    struct PeekMeta {
+        #[serde(rename = "progressToken")]
+        token: Option<ProgressToken>,
+    }
+    let peek: Peek = serde_json::from_str(params?.get()).ok()?;
+    peek.meta?.token
+}
+
+fn with_progress_token(params: Option<&RawValue>, token: &ProgressToken) -> Result<Box<RawValue>, serde_json::Error> {
+    let mut map: Map<String, Value> = match params {
+        Some(raw) => serde_json::from_str(raw.get())?,
+        None => Map::new(),
+    };
+    let meta = map.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
+    if let Value::Object(meta) = meta {
+        meta.insert("progressToken".to_owned(), serde_json::to_value(token)?);
+    }
+    jsonrpc::to_raw(&map)
+}

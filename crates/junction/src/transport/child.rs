@@ -1,0 +1,200 @@
+//! A server run as a child process, spoken to over its stdin and stdout.
+//!
+//! The child's stderr is read line by line into the log (`tracing`, target
+//! `junction::child`) and the last lines are kept, so a host can show why a server failed
+//! to start. [`ChildProcess::shutdown`] follows the specification: close stdin, wait, send
+//! SIGTERM, wait, then SIGKILL.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::path::PathBuf;
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+use tokio::sync::mpsc;
+
+use super::stdio::{read_frames, write_frames};
+use super::{Connection, Limits, INBOUND_QUEUE};
+
+/// How many stderr lines are kept for [`ChildProcess::stderr_tail`].
+const STDERR_TAIL: usize = 40;
+
+/// What to run.
+#[derive(Debug, Clone, Default)]
+pub struct CommandSpec {
+    /// The program.
+    pub program: String,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Variables added to (or overriding) the inherited environment.
+    pub env: BTreeMap<String, String>,
+    /// The working directory; the parent's when `None`.
+    pub cwd: Option<PathBuf>,
+}
+
+impl CommandSpec {
+    /// A program with no arguments.
+    pub fn new(program: impl Into<String>) -> Self {
+        CommandSpec { program: program.into(), ..Default::default() }
+    }
+
+    /// Adds arguments.
+    pub fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    /// Sets an environment variable.
+    pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.env.insert(key.into(), value.into());
+        self
+    }
+
+    /// Sets the working directory.
+    pub fn cwd(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.cwd = Some(dir.into());
+        self
+    }
+}
+
+/// A failure to start the child.
+#[derive(Debug, thiserror::Error)]
+#[error("could not start `{program}`: {source}")]
+pub struct SpawnError {
+    /// The program that failed to start.
+    pub program: String,
+    /// The operating system's reason.
+    #[source]
+    pub source: std::io::Error,
+}
+
+/// How long [`ChildProcess::shutdown`] waits at each step.
+#[derive(Debug, Clone, Copy)]
+pub struct ShutdownTimeouts {
+    /// After closing stdin, before SIGTERM.
+    pub after_close: Duration,
+    /// After SIGTERM, before SIGKILL.
+    pub after_term: Duration,
+}
+
+impl Default for ShutdownTimeouts {
+    fn default() -> Self {
+        ShutdownTimeouts { after_close: Duration::from_secs(2), after_term: Duration::from_secs(2) }
+    }
+}
+
+/// A running child process with its connection.
+#[derive(Debug)]
+pub struct ChildProcess {
+    child: Child,
+    stdin_closer: Option<tokio::sync::oneshot::Sender<()>>,
+    stderr: Arc<Mutex<VecDeque<String>>>,
+    program: String,
+}
+
+/// Starts `spec` and returns the connection to it and the process handle.
+pub fn spawn(spec: &CommandSpec, limits: Limits) -> Result<(Connection, ChildProcess), SpawnError> {
+    let mut command = Command::new(&spec.program);
+    command
+        .args(&spec.args)
+        .envs(&spec.env)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    if let Some(dir) = &spec.cwd {
+        command.current_dir(dir);
+    }
+    let spawn_error = |source| SpawnError { program: spec.program.clone(), source };
+    let mut child = command.spawn().map_err(spawn_error)?;
+    let missing = || spawn_error(std::io::Error::other("child pipes were not created"));
+    let stdin = child.stdin.take().ok_or_else(missing)?;
+    let stdout = child.stdout.take().ok_or_else(missing)?;
+    let stderr = child.stderr.take().ok_or_else(missing)?;
+
+    let (out_tx, out_rx) = mpsc::unbounded_channel();
+    let (in_tx, in_rx) = mpsc::channel(INBOUND_QUEUE);
+    let (close_tx, close_rx) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(read_frames(BufReader::new(stdout), in_tx, limits.max_frame));
+    tokio::spawn(async move {
+        // The writer owns stdin; closing it is how a client says goodbye on stdio.
+        tokio::select! {
+            _ = write_frames(stdin, out_rx) => {}
+            _ = close_rx => {}
+        }
+    });
+    let tail = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_TAIL)));
+    tokio::spawn(read_stderr(stderr, tail.clone(), spec.program.clone()));
+    let process = ChildProcess {
+        child,
+        stdin_closer: Some(close_tx),
+        stderr: tail,
+        program: spec.program.clone(),
+    };
+    Ok((Connection { outgoing: out_tx, incoming: in_rx }, process))
+}
+
+async fn read_stderr(
+    stderr: tokio::process::ChildStderr,
+    tail: Arc<Mutex<VecDeque<String>>>,
+    program: String,
+) {
+    let mut lines = BufReader::new(stderr).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        tracing::info!(target: "junction::child", program = %program, "{line}");
+        if let Ok(mut tail) = tail.lock() {
+            if tail.len() == STDERR_TAIL {
+                tail.pop_front();
+            }
+            tail.push_back(line);
+        }
+    }
+}
+
+impl ChildProcess {
+    /// The process id, while it runs.
+    pub fn id(&self) -> Option<u32> {
+        self.child.id()
+    }
+
+    /// The last lines the child wrote to stderr.
+    pub fn stderr_tail(&self) -> Vec<String> {
+        self.stderr.lock().map(|t| t.iter().cloned().collect()).unwrap_or_default()
+    }
+
+    /// The exit status if the child has already exited.
+    pub fn try_status(&mut self) -> Option<ExitStatus> {
+        self.child.try_wait().ok().flatten()
+    }
+
+    /// Waits for the child to exit by itself.
+    pub async fn wait(&mut self) -> std::io::Result<ExitStatus> {
+        self.child.wait().await
+    }
+
+    /// Ends the child: close stdin, wait, SIGTERM, wait, SIGKILL.
+    pub async fn shutdown(&mut self, timeouts: ShutdownTimeouts) -> std::io::Result<ExitStatus> {
+        if let Some(closer) = self.stdin_closer.take() {
+            let _ = closer.send(());
+        }
+        if let Ok(status) = tokio::time::timeout(timeouts.after_close, self.child.wait()).await {
+            return status;
+        }
+        if let Some(pid) = self.child.id().and_then(|id| rustix::process::Pid::from_raw(id as i32)) {
+            tracing::debug!(program = %self.program, "child still running after stdin closed; sending SIGTERM");
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+        }
+        if let Ok(status) = tokio::time::timeout(timeouts.after_term, self.child.wait()).await {
+            return status;
+        }
+        tracing::warn!(program = %self.program, "child ignored SIGTERM; killing it");
+        self.child.kill().await?;
+        self.child.wait().await
+    }
+}

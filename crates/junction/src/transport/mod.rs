@@ -1,0 +1,84 @@
+//! Transports: how frames get between two peers.
+//!
+//! A transport turns a byte channel into a [`Connection`]: a stream of inbound frames (raw
+//! bytes, one JSON-RPC message each, not yet decoded) and a sink of outbound messages. The
+//! session engine decodes frames itself, so every transport reports bad input the same way.
+//!
+//! - [`stdio`]: newline-delimited JSON over any reader/writer pair, and the process's own
+//!   stdin/stdout for servers.
+//! - [`child`]: spawns a server process and speaks stdio to it, with the specification's
+//!   shutdown sequence.
+//! - [`memory`]: two connected ends in one process, for tests and embedding.
+
+pub mod child;
+pub mod memory;
+pub mod stdio;
+
+use junction_protocol::{Message, RequestId};
+use tokio::sync::mpsc;
+
+/// The default largest frame a transport accepts: 4 MiB.
+pub const DEFAULT_MAX_FRAME: usize = 4 * 1024 * 1024;
+
+/// A message on its way out, with the request it belongs to.
+///
+/// `related` lets a transport that has several streams (Streamable HTTP) put a response, and
+/// the progress, logs and requests a handler sends while serving a request, on that
+/// request's stream. Single-stream transports ignore it.
+#[derive(Debug, Clone)]
+pub struct Outbound {
+    /// The message.
+    pub message: Message,
+    /// The incoming request this message is part of, if any.
+    pub related: Option<RequestId>,
+}
+
+/// What a transport delivers.
+#[derive(Debug)]
+pub enum Inbound {
+    /// One frame: the bytes of one message, without its delimiter.
+    Frame(Vec<u8>),
+    /// A frame the transport refused before decoding it.
+    Refused(FrameError),
+}
+
+/// Why a transport refused a frame.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FrameError {
+    /// The frame was longer than the configured limit and was discarded.
+    #[error("message of at least {size} bytes exceeds the limit of {limit} bytes")]
+    TooLarge {
+        /// How many bytes had arrived when the frame was refused.
+        size: usize,
+        /// The limit.
+        limit: usize,
+    },
+}
+
+/// One end of a transport: frames in, messages out.
+///
+/// Dropping `outgoing` (every clone of it) closes the write side; the transport closes
+/// `incoming` when the other side goes away.
+#[derive(Debug)]
+pub struct Connection {
+    /// Messages to send.
+    pub outgoing: mpsc::UnboundedSender<Outbound>,
+    /// Frames received.
+    pub incoming: mpsc::Receiver<Inbound>,
+}
+
+/// Limits every transport applies.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// The largest frame accepted, in bytes.
+    pub max_frame: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { max_frame: DEFAULT_MAX_FRAME }
+    }
+}
+
+/// How many decoded-but-unprocessed frames a transport may queue before it stops reading.
+pub(crate) const INBOUND_QUEUE: usize = 256;

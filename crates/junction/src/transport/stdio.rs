@@ -1,0 +1,165 @@
+//! Newline-delimited JSON over a reader and a writer (the MCP stdio transport).
+//!
+//! Each message is one line of compact JSON. A line longer than [`Limits::max_frame`] is
+//! discarded as it streams in (never buffered whole) and reported as
+//! [`FrameError::TooLarge`]. Blank lines are skipped. A trailing `\r` is tolerated.
+//!
+//! ```no_run
+//! # async fn run() {
+//! // A server speaks on its own stdin/stdout:
+//! let connection = junction::transport::stdio::stdio(Default::default());
+//! # drop(connection);
+//! # }
+//! ```
+
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+
+use super::{Connection, FrameError, Inbound, Limits, Outbound, INBOUND_QUEUE};
+
+/// A connection over this process's stdin and stdout.
+pub fn stdio(limits: Limits) -> Connection {
+    connect(tokio::io::stdin(), tokio::io::stdout(), limits)
+}
+
+/// A connection over any reader and writer; spawns one task for each direction.
+pub fn connect<R, W>(reader: R, writer: W, limits: Limits) -> Connection
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (out_tx, out_rx) = mpsc::unbounded_channel();
+    let (in_tx, in_rx) = mpsc::channel(INBOUND_QUEUE);
+    tokio::spawn(read_frames(BufReader::new(reader), in_tx, limits.max_frame));
+    tokio::spawn(write_frames(writer, out_rx));
+    Connection { outgoing: out_tx, incoming: in_rx }
+}
+
+/// Reads lines until EOF or until nobody listens.
+pub(crate) async fn read_frames<R: AsyncBufRead + Unpin>(
+    mut reader: R,
+    tx: mpsc::Sender<Inbound>,
+    max_frame: usize,
+) {
+    let mut line = Vec::new();
+    let mut discarded: Option<usize> = None;
+    loop {
+        let buf = match reader.fill_buf().await {
+            Ok(buf) => buf,
+            Err(e) => {
+                tracing::debug!(error = %e, "stdio read failed; closing");
+                return;
+            }
+        };
+        if buf.is_empty() {
+            // EOF: a final unterminated line still counts as a message.
+            if discarded.is_none() && !line.is_empty() {
+                let _ = tx.send(Inbound::Frame(std::mem::take(&mut line))).await;
+            }
+            return;
+        }
+        let (chunk, found_newline) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (&buf[..i], Some(i + 1)),
+            None => (buf, None),
+        };
+        let taken = found_newline.unwrap_or(chunk.len());
+        match &mut discarded {
+            Some(size) => *size += chunk.len(),
+            None if line.len() + chunk.len() > max_frame => {
+                discarded = Some(line.len() + chunk.len());
+                line.clear();
+                line.shrink_to(0);
+            }
+            None => line.extend_from_slice(chunk),
+        }
+        reader.consume(taken);
+        if found_newline.is_some() {
+            let item = match discarded.take() {
+                Some(size) => Some(Inbound::Refused(FrameError::TooLarge { size, limit: max_frame })),
+                None => {
+                    if line.last() == Some(&b'\r') {
+                        line.pop();
+                    }
+                    if line.iter().all(u8::is_ascii_whitespace) {
+                        line.clear();
+                        None
+                    } else {
+                        Some(Inbound::Frame(std::mem::take(&mut line)))
+                    }
+                }
+            };
+            if let Some(item) = item {
+                if tx.send(item).await.is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Writes each outbound message as one line; flushes when the queue is momentarily empty.
+pub(crate) async fn write_frames<W: AsyncWrite + Unpin>(
+    mut writer: W,
+    mut rx: mpsc::UnboundedReceiver<Outbound>,
+) {
+    let mut buf = Vec::with_capacity(8 * 1024);
+    while let Some(first) = rx.recv().await {
+        buf.clear();
+        push_line(&mut buf, &first);
+        while let Ok(next) = rx.try_recv() {
+            push_line(&mut buf, &next);
+            if buf.len() > 64 * 1024 {
+                break;
+            }
+        }
+        if let Err(e) = writer.write_all(&buf).await {
+            tracing::debug!(error = %e, "stdio write failed; closing");
+            return;
+        }
+        if let Err(e) = writer.flush().await {
+            tracing::debug!(error = %e, "stdio flush failed; closing");
+            return;
+        }
+    }
+    let _ = writer.shutdown().await;
+}
+
+fn push_line(buf: &mut Vec<u8>, out: &Outbound) {
+    // `Message` serialization cannot fail: its members are already JSON.
+    if serde_json::to_writer(&mut *buf, &out.message).is_ok() {
+        buf.push(b'\n');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn frames(input: &'static [u8], max: usize) -> Vec<Result<String, FrameError>> {
+        let (tx, mut rx) = mpsc::channel(16);
+        read_frames(BufReader::with_capacity(4, input), tx, max).await;
+        let mut out = Vec::new();
+        while let Some(item) = rx.recv().await {
+            out.push(match item {
+                Inbound::Frame(f) => Ok(String::from_utf8(f).unwrap()),
+                Inbound::Refused(e) => Err(e),
+            });
+        }
+        out
+    }
+
+    #[tokio::test]
+    async fn splits_lines_skips_blanks_and_strips_cr() {
+        let got = frames(b"{\"a\":1}\n\n  \n{\"b\":2}\r\n{\"c\":3}", 100).await;
+        assert_eq!(got, vec![Ok("{\"a\":1}".into()), Ok("{\"b\":2}".into()), Ok("{\"c\":3}".into())]);
+    }
+
+    #[tokio::test]
+    async fn refuses_long_lines_without_losing_the_next() {
+        let got = frames(b"0123456789abcdef\n{\"ok\":1}\n", 10).await;
+        assert_eq!(
+            got,
+            vec![Err(FrameError::TooLarge { size: 16, limit: 10 }), Ok("{\"ok\":1}".into())]
+        );
+    }
+}
