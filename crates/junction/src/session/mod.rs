@@ -221,3 +221,6 @@ async fn on_notification(n: Notification, service: &Arc<dyn Service>, peer: &Pee
         _ => service.notification(n, peer).await,
     }
 }
+
+#[cfg(test)]
+mod tests;
