@@ -8,6 +8,7 @@
 pub mod error;
 pub mod session;
 pub mod transport;
+pub mod uri_template;
 
 pub use error::RequestError;
 pub use junction_protocol as protocol;
