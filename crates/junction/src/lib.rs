@@ -1,7 +1,34 @@
 //! # junction
 //!
 //! The Model Context Protocol engine of Junction: the session engine both roles share, the
-//! transports, the server framework and the client.
+//! transports, and the pieces the server framework and the client are built from.
+//!
+//! - [`session`]: the bidirectional JSON-RPC engine: concurrent request handling,
+//!   correlation, timeouts, cancellation in both directions, progress.
+//! - [`transport`]: stdio, child process, in-memory.
+//! - [`uri_template`]: RFC 6570 matching for resource templates.
+//!
+//! ```
+//! use junction::session::{Session, SessionOptions};
+//! use junction::transport::memory;
+//! # use junction::session::{BoxFuture, IncomingRequest, Peer, Service};
+//! # use junction_protocol::{jsonrpc, ErrorObject, Notification};
+//! # use serde_json::value::RawValue;
+//! # struct Pong;
+//! # impl Service for Pong {
+//! #     fn request<'a>(&'a self, _: IncomingRequest) -> BoxFuture<'a, Result<Box<RawValue>, ErrorObject>> {
+//! #         Box::pin(async { Ok(jsonrpc::empty_object()) })
+//! #     }
+//! #     fn notification<'a>(&'a self, _: Notification, _: &'a Peer) -> BoxFuture<'a, ()> { Box::pin(async {}) }
+//! # }
+//! # #[tokio::main(flavor = "current_thread")] async fn main() {
+//! let (client_end, server_end) = memory::pair(Default::default());
+//! let _server = Session::start(server_end, Pong, SessionOptions::default());
+//! let client = Session::start(client_end, Pong, SessionOptions::default());
+//! let pong = client.request_raw("ping", None, Default::default()).await.unwrap();
+//! assert_eq!(pong.get(), "{}");
+//! # }
+//! ```
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 

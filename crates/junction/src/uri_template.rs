@@ -52,13 +52,18 @@ pub struct TemplateError {
 impl UriTemplate {
     /// Parses a template.
     pub fn parse(template: &str) -> Result<Self, TemplateError> {
-        let error = |reason: &str| TemplateError { template: template.to_owned(), reason: reason.to_owned() };
+        let error = |reason: &str| TemplateError {
+            template: template.to_owned(),
+            reason: reason.to_owned(),
+        };
         let mut parts = Vec::new();
         let mut rest = template;
         while !rest.is_empty() {
             match rest.find('{') {
                 Some(0) => {
-                    let end = rest.find('}').ok_or_else(|| error("a `{` is never closed"))?;
+                    let end = rest
+                        .find('}')
+                        .ok_or_else(|| error("a `{` is never closed"))?;
                     let body = &rest[1..end];
                     let (op, names) = match body.chars().next() {
                         Some('+') => (Op::Reserved, &body[1..]),
@@ -71,9 +76,20 @@ impl UriTemplate {
                     };
                     let vars: Vec<String> = names
                         .split(',')
-                        .map(|v| v.trim_end_matches('*').split(':').next().unwrap_or("").to_owned())
+                        .map(|v| {
+                            v.trim_end_matches('*')
+                                .split(':')
+                                .next()
+                                .unwrap_or("")
+                                .to_owned()
+                        })
                         .collect();
-                    if vars.iter().any(|v| v.is_empty() || !v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')) {
+                    if vars.iter().any(|v| {
+                        v.is_empty()
+                            || !v
+                                .chars()
+                                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+                    }) {
                         return Err(error("a variable name is empty or has characters other than letters, digits, `_` and `.`"));
                     }
                     if vars.len() > 1 && !matches!(op, Op::Query | Op::QueryContinue) {
@@ -95,7 +111,10 @@ impl UriTemplate {
                 }
             }
         }
-        Ok(UriTemplate { source: template.to_owned(), parts })
+        Ok(UriTemplate {
+            source: template.to_owned(),
+            parts,
+        })
     }
 
     /// The template text.
@@ -122,17 +141,26 @@ impl UriTemplate {
 }
 
 fn match_parts(parts: &[Part], uri: &str, vars: &mut BTreeMap<String, String>) -> bool {
-    let Some((first, rest)) = parts.split_first() else { return uri.is_empty() };
+    let Some((first, rest)) = parts.split_first() else {
+        return uri.is_empty();
+    };
     match first {
-        Part::Literal(lit) => uri.strip_prefix(lit.as_str()).is_some_and(|tail| match_parts(rest, tail, vars)),
-        Part::Expr { op: op @ (Op::Query | Op::QueryContinue), vars: names } => {
+        Part::Literal(lit) => uri
+            .strip_prefix(lit.as_str())
+            .is_some_and(|tail| match_parts(rest, tail, vars)),
+        Part::Expr {
+            op: op @ (Op::Query | Op::QueryContinue),
+            vars: names,
+        } => {
             let lead = if *op == Op::Query { '?' } else { '&' };
             let end = uri.find('#').unwrap_or(uri.len());
             let (query, tail) = uri.split_at(end);
             if query.is_empty() {
                 return match_parts(rest, tail, vars);
             }
-            let Some(query) = query.strip_prefix(lead) else { return false };
+            let Some(query) = query.strip_prefix(lead) else {
+                return false;
+            };
             for pair in query.split('&') {
                 let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
                 if names.iter().any(|n| n == k) {
@@ -151,10 +179,19 @@ fn match_parts(parts: &[Part], uri: &str, vars: &mut BTreeMap<String, String>) -
                 // Handled by the arm above.
                 Op::Query | Op::QueryContinue => return false,
             };
-            let Some(body) = uri.strip_prefix(prefix) else { return false };
-            let limit = body.char_indices().find(|&(_, c)| !allowed(c)).map_or(body.len(), |(i, _)| i);
+            let Some(body) = uri.strip_prefix(prefix) else {
+                return false;
+            };
+            let limit = body
+                .char_indices()
+                .find(|&(_, c)| !allowed(c))
+                .map_or(body.len(), |(i, _)| i);
             // Try the longest value first, then shorter ones, so later literals still match.
-            let mut ends: Vec<usize> = body[..limit].char_indices().map(|(i, _)| i).skip(1).collect();
+            let mut ends: Vec<usize> = body[..limit]
+                .char_indices()
+                .map(|(i, _)| i)
+                .skip(1)
+                .collect();
             if limit > 0 {
                 ends.push(limit);
             }
@@ -195,25 +232,49 @@ mod tests {
     use super::*;
 
     fn m(t: &str, uri: &str) -> Option<Vec<(String, String)>> {
-        UriTemplate::parse(t).unwrap().matches(uri).map(|v| v.into_iter().collect())
+        UriTemplate::parse(t)
+            .unwrap()
+            .matches(uri)
+            .map(|v| v.into_iter().collect())
     }
 
     #[test]
     fn simple_variables_stop_at_slashes() {
-        assert_eq!(m("test://template/{id}/data", "test://template/123/data"), Some(vec![("id".into(), "123".into())]));
-        assert_eq!(m("test://template/{id}/data", "test://template/1/2/data"), None);
-        assert_eq!(m("tasks://{id}", "tasks://17"), Some(vec![("id".into(), "17".into())]));
+        assert_eq!(
+            m("test://template/{id}/data", "test://template/123/data"),
+            Some(vec![("id".into(), "123".into())])
+        );
+        assert_eq!(
+            m("test://template/{id}/data", "test://template/1/2/data"),
+            None
+        );
+        assert_eq!(
+            m("tasks://{id}", "tasks://17"),
+            Some(vec![("id".into(), "17".into())])
+        );
         assert_eq!(m("tasks://{id}", "tasks://"), None);
-        assert_eq!(m("a/{x}-{y}", "a/1-2-3"), Some(vec![("x".into(), "1-2".into()), ("y".into(), "3".into())]));
+        assert_eq!(
+            m("a/{x}-{y}", "a/1-2-3"),
+            Some(vec![("x".into(), "1-2".into()), ("y".into(), "3".into())])
+        );
     }
 
     #[test]
     fn reserved_path_and_query_expressions() {
-        assert_eq!(m("file:///{+path}", "file:///a/b%20c"), Some(vec![("path".into(), "a/b c".into())]));
-        assert_eq!(m("x://s{/seg}", "x://s/one"), Some(vec![("seg".into(), "one".into())]));
+        assert_eq!(
+            m("file:///{+path}", "file:///a/b%20c"),
+            Some(vec![("path".into(), "a/b c".into())])
+        );
+        assert_eq!(
+            m("x://s{/seg}", "x://s/one"),
+            Some(vec![("seg".into(), "one".into())])
+        );
         assert_eq!(
             m("x://search{?q,limit}", "x://search?limit=5&q=rivers"),
-            Some(vec![("limit".into(), "5".into()), ("q".into(), "rivers".into())])
+            Some(vec![
+                ("limit".into(), "5".into()),
+                ("q".into(), "rivers".into())
+            ])
         );
         assert_eq!(m("x://search{?q}", "x://search"), Some(vec![]));
     }
@@ -223,6 +284,9 @@ mod tests {
         assert!(UriTemplate::parse("x://{unclosed").is_err());
         assert!(UriTemplate::parse("x://}").is_err());
         assert!(UriTemplate::parse("x://{}").is_err());
-        assert_eq!(UriTemplate::parse("a{b}{?c,d}").unwrap().variables(), vec!["b", "c", "d"]);
+        assert_eq!(
+            UriTemplate::parse("a{b}{?c,d}").unwrap().variables(),
+            vec!["b", "c", "d"]
+        );
     }
 }

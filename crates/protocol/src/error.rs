@@ -59,7 +59,11 @@ pub struct ErrorObject {
 impl ErrorObject {
     /// An error without data.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        ErrorObject { code, message: message.into(), data: None }
+        ErrorObject {
+            code,
+            message: message.into(),
+            data: None,
+        }
     }
 
     /// Adds `data`.
@@ -75,7 +79,10 @@ impl ErrorObject {
 
     /// -32601 for a method this side does not serve.
     pub fn method_not_found(method: &str) -> Self {
-        Self::new(ErrorCode::METHOD_NOT_FOUND, format!("Method not found: {method}"))
+        Self::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            format!("Method not found: {method}"),
+        )
     }
 
     /// -32603 with a message.

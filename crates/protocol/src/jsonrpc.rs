@@ -147,12 +147,18 @@ impl Message {
 impl Response {
     /// A successful response.
     pub fn ok(id: RequestId, result: Box<RawValue>) -> Self {
-        Response { id: Some(id), outcome: Ok(result) }
+        Response {
+            id: Some(id),
+            outcome: Ok(result),
+        }
     }
 
     /// An error response.
     pub fn err(id: Option<RequestId>, error: ErrorObject) -> Self {
-        Response { id, outcome: Err(error) }
+        Response {
+            id,
+            outcome: Err(error),
+        }
     }
 }
 
@@ -194,7 +200,10 @@ fn classify_serde_error(text: &str, err: serde_json::Error) -> DecodeError {
                 Some(Value::Object(_)) => format!("Invalid request: {err}"),
                 _ => "Invalid request: a message must be a JSON object".to_owned(),
             };
-            DecodeError { id, error: ErrorObject::new(ErrorCode::INVALID_REQUEST, message) }
+            DecodeError {
+                id,
+                error: ErrorObject::new(ErrorCode::INVALID_REQUEST, message),
+            }
         }
     }
 }
@@ -282,24 +291,37 @@ impl Envelope {
         }
         match (self.method, self.result, self.error) {
             (Some(method), None, None) => match id {
-                Some(id) => Ok(Message::Request(Request { id, method, params: self.params })),
+                Some(id) => Ok(Message::Request(Request {
+                    id,
+                    method,
+                    params: self.params,
+                })),
                 None if self.has_id => Err(invalid(None, "`id` must not be null")),
-                None => Ok(Message::Notification(Notification { method, params: self.params })),
+                None => Ok(Message::Notification(Notification {
+                    method,
+                    params: self.params,
+                })),
             },
             (None, Some(result), None) => match id {
                 Some(id) => Ok(Message::Response(Response::ok(id, result))),
                 None => Err(invalid(None, "a response must carry the id of its request")),
             },
             (None, None, Some(error)) => {
-                let error: ErrorObject = serde_json::from_value(error).map_err(|e| {
-                    invalid(id.clone(), &format!("malformed `error` member: {e}"))
-                })?;
-                Ok(Message::Response(Response { id, outcome: Err(error) }))
+                let error: ErrorObject = serde_json::from_value(error)
+                    .map_err(|e| invalid(id.clone(), &format!("malformed `error` member: {e}")))?;
+                Ok(Message::Response(Response {
+                    id,
+                    outcome: Err(error),
+                }))
             }
-            (None, None, None) => {
-                Err(invalid(id, "a message needs `method` (request or notification), `result` or `error`"))
-            }
-            _ => Err(invalid(id, "a message must have exactly one of `method`, `result` and `error`")),
+            (None, None, None) => Err(invalid(
+                id,
+                "a message needs `method` (request or notification), `result` or `error`",
+            )),
+            _ => Err(invalid(
+                id,
+                "a message must have exactly one of `method`, `result` and `error`",
+            )),
         }
     }
 }
@@ -307,7 +329,10 @@ impl Envelope {
 fn invalid(id: Option<RequestId>, why: &str) -> DecodeError {
     DecodeError {
         id,
-        error: ErrorObject::new(ErrorCode::INVALID_REQUEST, format!("Invalid request: {why}")),
+        error: ErrorObject::new(
+            ErrorCode::INVALID_REQUEST,
+            format!("Invalid request: {why}"),
+        ),
     }
 }
 
@@ -361,30 +386,71 @@ mod tests {
     #[test]
     fn decodes_each_kind() {
         let m = Message::decode(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).unwrap();
-        assert!(matches!(m, Message::Request(Request { id: RequestId::Number(1), .. })));
-        let m = Message::decode(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).unwrap();
+        assert!(matches!(
+            m,
+            Message::Request(Request {
+                id: RequestId::Number(1),
+                ..
+            })
+        ));
+        let m =
+            Message::decode(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).unwrap();
         assert!(matches!(m, Message::Notification(_)));
         let m = Message::decode(br#"{"jsonrpc":"2.0","id":"a","result":{}}"#).unwrap();
-        assert!(matches!(m, Message::Response(Response { outcome: Ok(_), .. })));
-        let m = Message::decode(br#"{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"x"}}"#)
-            .unwrap();
-        assert!(matches!(m, Message::Response(Response { outcome: Err(_), .. })));
+        assert!(matches!(
+            m,
+            Message::Response(Response { outcome: Ok(_), .. })
+        ));
+        let m =
+            Message::decode(br#"{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"x"}}"#)
+                .unwrap();
+        assert!(matches!(
+            m,
+            Message::Response(Response {
+                outcome: Err(_),
+                ..
+            })
+        ));
     }
 
     #[test]
     fn classifies_bad_frames() {
         assert_eq!(code("{not json"), (None, -32700));
         assert_eq!(code(""), (None, -32700));
-        assert_eq!(code(r#"{"jsonrpc":"1.0","id":3,"method":"ping"}"#), (Some(3.into()), -32600));
-        assert_eq!(code(r#"{"id":4,"method":"ping"}"#), (Some(4.into()), -32600));
-        assert_eq!(code(r#"{"jsonrpc":"2.0","id":5}"#), (Some(5.into()), -32600));
-        assert_eq!(code(r#"[{"jsonrpc":"2.0","id":6,"method":"ping"}]"#), (None, -32600));
-        assert_eq!(code(r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#), (None, -32600));
-        assert_eq!(code(r#"{"jsonrpc":"2.0","id":7,"method":3}"#), (None, -32600));
-        assert_eq!(code(r#"{"jsonrpc":"2.0","id":8,"method":"x","params":[1]}"#), (Some(8.into()), -32600));
+        assert_eq!(
+            code(r#"{"jsonrpc":"1.0","id":3,"method":"ping"}"#),
+            (Some(3.into()), -32600)
+        );
+        assert_eq!(
+            code(r#"{"id":4,"method":"ping"}"#),
+            (Some(4.into()), -32600)
+        );
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":5}"#),
+            (Some(5.into()), -32600)
+        );
+        assert_eq!(
+            code(r#"[{"jsonrpc":"2.0","id":6,"method":"ping"}]"#),
+            (None, -32600)
+        );
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#),
+            (None, -32600)
+        );
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":7,"method":3}"#),
+            (Some(7.into()), -32600)
+        );
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":8,"method":"x","params":[1]}"#),
+            (Some(8.into()), -32600)
+        );
         assert_eq!(code("42"), (None, -32600));
         let invalid_utf8 = [b'{', 0xff, b'}'];
-        assert_eq!(Message::decode(&invalid_utf8).unwrap_err().error.code.0, -32700);
+        assert_eq!(
+            Message::decode(&invalid_utf8).unwrap_err().error.code.0,
+            -32700
+        );
     }
 
     #[test]
@@ -401,8 +467,14 @@ mod tests {
             back,
             serde_json::json!({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"a\nb"}})
         );
-        let err = Message::Response(Response::err(None, ErrorObject::new(ErrorCode::PARSE_ERROR, "bad")));
+        let err = Message::Response(Response::err(
+            None,
+            ErrorObject::new(ErrorCode::PARSE_ERROR, "bad"),
+        ));
         let back: Value = serde_json::from_slice(&err.encode()).unwrap();
-        assert_eq!(back, serde_json::json!({"jsonrpc":"2.0","error":{"code":-32700,"message":"bad"}}));
+        assert_eq!(
+            back,
+            serde_json::json!({"jsonrpc":"2.0","error":{"code":-32700,"message":"bad"}})
+        );
     }
 }

@@ -23,7 +23,11 @@ pub type Cursor = String;
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RequestMeta {
     /// Asks the receiver for `notifications/progress` carrying this token.
-    #[serde(rename = "progressToken", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "progressToken",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub progress_token: Option<ProgressToken>,
     /// Every other key, kept as it came.
     #[serde(flatten)]
@@ -45,6 +49,10 @@ pub struct EmptyResult {
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
     /// `resultType` (2026-07-28); absent means `complete`.
-    #[serde(rename = "resultType", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "resultType",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub result_type: Option<String>,
 }

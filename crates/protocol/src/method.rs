@@ -3,8 +3,13 @@
 //!
 //! ```
 //! use junction_protocol::method::Request;
-//! use junction_protocol::tools::CallTool;
-//! assert_eq!(CallTool::METHOD, "tools/call");
+//! use junction_protocol::meta::{EmptyParams, EmptyResult};
+//!
+//! junction_protocol::request!(
+//!     /// `ping`: answered with `{}`.
+//!     Ping, "ping", EmptyParams, EmptyResult
+//! );
+//! assert_eq!(Ping::METHOD, "ping");
 //! ```
 
 use serde::de::DeserializeOwned;

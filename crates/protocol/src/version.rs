@@ -142,14 +142,30 @@ mod tests {
         for v in ProtocolVersion::HANDSHAKE {
             assert_eq!(ProtocolVersion::negotiate(v.as_str()), v);
         }
-        assert_eq!(ProtocolVersion::negotiate("2099-01-01"), ProtocolVersion::V2025_11_25);
-        assert_eq!(ProtocolVersion::negotiate("2026-07-28"), ProtocolVersion::V2025_11_25);
+        assert_eq!(
+            ProtocolVersion::negotiate("2099-01-01"),
+            ProtocolVersion::V2025_11_25
+        );
+        assert_eq!(
+            ProtocolVersion::negotiate("2026-07-28"),
+            ProtocolVersion::V2025_11_25
+        );
     }
 
     #[test]
     fn parses_and_prints() {
-        assert_eq!("2025-06-18".parse::<ProtocolVersion>().unwrap(), ProtocolVersion::V2025_06_18);
-        assert!("2024-10-07".parse::<ProtocolVersion>().unwrap_err().to_string().contains("2025-11-25"));
-        assert_eq!(serde_json::to_string(&ProtocolVersion::V2024_11_05).unwrap(), "\"2024-11-05\"");
+        assert_eq!(
+            "2025-06-18".parse::<ProtocolVersion>().unwrap(),
+            ProtocolVersion::V2025_06_18
+        );
+        assert!("2024-10-07"
+            .parse::<ProtocolVersion>()
+            .unwrap_err()
+            .to_string()
+            .contains("2025-11-25"));
+        assert_eq!(
+            serde_json::to_string(&ProtocolVersion::V2024_11_05).unwrap(),
+            "\"2024-11-05\""
+        );
     }
 }

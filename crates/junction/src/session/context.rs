@@ -35,7 +35,13 @@ impl RequestContext {
         cancel: CancellationToken,
         peer: Peer,
     ) -> Self {
-        RequestContext { id, progress_token, cancel, peer, state: Arc::default() }
+        RequestContext {
+            id,
+            progress_token,
+            cancel,
+            peer,
+            state: Arc::default(),
+        }
     }
 
     /// The request's id.
@@ -67,12 +73,18 @@ impl RequestContext {
     /// still running, and `progress` is larger than the last value sent. Returns whether a
     /// notification was sent.
     pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) -> bool {
-        let Some(token) = &self.progress_token else { return false };
+        let Some(token) = &self.progress_token else {
+            return false;
+        };
         if self.state.done.load(Ordering::Acquire) || self.cancel.is_cancelled() {
             return false;
         }
         {
-            let mut last = self.state.last_progress.lock().unwrap_or_else(|p| p.into_inner());
+            let mut last = self
+                .state
+                .last_progress
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
             if last.is_some_and(|last| progress <= last) {
                 return false;
             }
@@ -85,7 +97,14 @@ impl RequestContext {
             #[serde(flatten)]
             update: ProgressUpdate,
         }
-        let params = Params { token, update: ProgressUpdate { progress, total, message } };
+        let params = Params {
+            token,
+            update: ProgressUpdate {
+                progress,
+                total,
+                message,
+            },
+        };
         match jsonrpc::to_raw(&params) {
             Ok(raw) => self
                 .peer

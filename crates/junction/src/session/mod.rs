@@ -114,7 +114,10 @@ pub struct SessionOptions {
 
 impl Default for SessionOptions {
     fn default() -> Self {
-        SessionOptions { request_timeout: Duration::from_secs(60), name: "session".to_owned() }
+        SessionOptions {
+            request_timeout: Duration::from_secs(60),
+            name: "session".to_owned(),
+        }
     }
 }
 
@@ -181,7 +184,11 @@ fn start_request(request: Request, service: &Arc<dyn Service>, peer: &Peer) {
     let peer = peer.clone();
     tokio::spawn(async move {
         let cancel = context.cancellation();
-        let incoming = IncomingRequest { method, params, context: context.clone() };
+        let incoming = IncomingRequest {
+            method,
+            params,
+            context: context.clone(),
+        };
         let outcome = tokio::select! {
             biased;
             _ = cancel.cancelled() => None,
@@ -191,9 +198,17 @@ fn start_request(request: Request, service: &Arc<dyn Service>, peer: &Peer) {
         peer.end_incoming(&id);
         match outcome {
             Some(outcome) if !cancel.is_cancelled() => {
-                peer.send_response(Response { id: Some(id.clone()), outcome }, Some(id));
+                peer.send_response(
+                    Response {
+                        id: Some(id.clone()),
+                        outcome,
+                    },
+                    Some(id),
+                );
             }
-            _ => tracing::debug!(session = %peer.name(), %id, "request cancelled; no response sent"),
+            _ => {
+                tracing::debug!(session = %peer.name(), %id, "request cancelled; no response sent")
+            }
         }
     });
 }
@@ -208,8 +223,15 @@ struct CancelledParams {
 async fn on_notification(n: Notification, service: &Arc<dyn Service>, peer: &Peer) {
     match n.method.as_str() {
         "notifications/cancelled" => {
-            match n.params.as_deref().map(|p| serde_json::from_str::<CancelledParams>(p.get())) {
-                Some(Ok(CancelledParams { request_id: Some(id), reason })) => {
+            match n
+                .params
+                .as_deref()
+                .map(|p| serde_json::from_str::<CancelledParams>(p.get()))
+            {
+                Some(Ok(CancelledParams {
+                    request_id: Some(id),
+                    reason,
+                })) => {
                     tracing::debug!(session = %peer.name(), %id, reason = reason.as_deref().unwrap_or(""), "peer cancelled a request");
                     peer.cancel_incoming(&id);
                 }

@@ -117,7 +117,9 @@ pub struct Peer {
 
 impl std::fmt::Debug for Peer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Peer").field("name", &self.inner.options.name).finish_non_exhaustive()
+        f.debug_struct("Peer")
+            .field("name", &self.inner.options.name)
+            .finish_non_exhaustive()
     }
 }
 
@@ -132,7 +134,8 @@ impl Drop for PendingGuard<'_> {
     fn drop(&mut self) {
         if self.armed {
             self.peer.forget(&self.id);
-            self.peer.send_cancel(&self.id, "the requester stopped waiting");
+            self.peer
+                .send_cancel(&self.id, "the requester stopped waiting");
         }
     }
 }
@@ -164,11 +167,15 @@ impl Peer {
         params: &R::Params,
         options: RequestOptions,
     ) -> Result<R::Result, RequestError> {
-        let raw = jsonrpc::to_raw(params)
-            .map_err(|source| RequestError::Encode { method: R::METHOD.to_owned(), source })?;
+        let raw = jsonrpc::to_raw(params).map_err(|source| RequestError::Encode {
+            method: R::METHOD.to_owned(),
+            source,
+        })?;
         let result = self.request_raw(R::METHOD, Some(raw), options).await?;
-        serde_json::from_str(result.get())
-            .map_err(|source| RequestError::Decode { method: R::METHOD.to_owned(), source })
+        serde_json::from_str(result.get()).map_err(|source| RequestError::Decode {
+            method: R::METHOD.to_owned(),
+            source,
+        })
     }
 
     /// Sends a typed notification.
@@ -177,8 +184,10 @@ impl Peer {
         params: &N::Params,
         related: Option<RequestId>,
     ) -> Result<(), RequestError> {
-        let raw = jsonrpc::to_raw(params)
-            .map_err(|source| RequestError::Encode { method: N::METHOD.to_owned(), source })?;
+        let raw = jsonrpc::to_raw(params).map_err(|source| RequestError::Encode {
+            method: N::METHOD.to_owned(),
+            source,
+        })?;
         self.notify_raw(N::METHOD, Some(raw), related)
     }
 
@@ -189,11 +198,16 @@ impl Peer {
         params: Option<Box<RawValue>>,
         related: Option<RequestId>,
     ) -> Result<(), RequestError> {
-        let message = Message::Notification(Notification { method: method.to_owned(), params });
+        let message = Message::Notification(Notification {
+            method: method.to_owned(),
+            params,
+        });
         if self.send(message, related) {
             Ok(())
         } else {
-            Err(RequestError::Closed { method: method.to_owned() })
+            Err(RequestError::Closed {
+                method: method.to_owned(),
+            })
         }
     }
 
@@ -207,28 +221,54 @@ impl Peer {
         let id = RequestId::Number(self.inner.next_id.fetch_add(1, Ordering::Relaxed));
         let mut params = params;
         let (tx, mut rx) = oneshot::channel();
-        let progressed = options.progress.as_ref().map(|_| Arc::new(Mutex::new(Instant::now())));
+        let progressed = options
+            .progress
+            .as_ref()
+            .map(|_| Arc::new(Mutex::new(Instant::now())));
         if let Some(sink) = &options.progress {
             let token = match &id {
                 RequestId::Number(n) => ProgressToken::Number(*n),
                 RequestId::String(s) => ProgressToken::String(s.clone()),
             };
-            params = Some(with_progress_token(params.as_deref(), &token).map_err(|source| {
-                RequestError::Encode { method: method.to_owned(), source }
-            })?);
+            params = Some(
+                with_progress_token(params.as_deref(), &token).map_err(|source| {
+                    RequestError::Encode {
+                        method: method.to_owned(),
+                        source,
+                    }
+                })?,
+            );
             lock(&self.inner.progress).insert(token, (sink.clone(), id.clone()));
         }
-        lock(&self.inner.pending).insert(id.clone(), Pending { tx, progressed: progressed.clone() });
-        let mut guard = PendingGuard { peer: self, id: id.clone(), armed: true };
+        lock(&self.inner.pending).insert(
+            id.clone(),
+            Pending {
+                tx,
+                progressed: progressed.clone(),
+            },
+        );
+        let mut guard = PendingGuard {
+            peer: self,
+            id: id.clone(),
+            armed: true,
+        };
 
-        let request = Message::Request(Request { id: id.clone(), method: method.to_owned(), params });
+        let request = Message::Request(Request {
+            id: id.clone(),
+            method: method.to_owned(),
+            params,
+        });
         if !self.send(request, options.related.clone()) {
             guard.armed = false;
             self.forget(&id);
-            return Err(RequestError::Closed { method: method.to_owned() });
+            return Err(RequestError::Closed {
+                method: method.to_owned(),
+            });
         }
 
-        let timeout = options.timeout.unwrap_or(self.inner.options.request_timeout);
+        let timeout = options
+            .timeout
+            .unwrap_or(self.inner.options.request_timeout);
         let started = Instant::now();
         let hard_deadline = options.max_total.map(|max| started + max);
         let cancel = options.cancel.unwrap_or_default();
@@ -267,8 +307,13 @@ impl Peer {
         self.forget_progress(&id);
         match outcome {
             Ok(Ok(result)) => Ok(result),
-            Ok(Err(error)) => Err(RequestError::Remote { method: method.to_owned(), error }),
-            Err(_) => Err(RequestError::Closed { method: method.to_owned() }),
+            Ok(Err(error)) => Err(RequestError::Remote {
+                method: method.to_owned(),
+                error,
+            }),
+            Err(_) => Err(RequestError::Closed {
+                method: method.to_owned(),
+            }),
         }
     }
 
@@ -336,7 +381,9 @@ impl Peer {
     pub(super) fn complete(&self, response: Response) {
         let Some(id) = response.id else {
             match response.outcome {
-                Err(error) => tracing::warn!(session = %self.name(), %error, "the peer reported an error about a message it could not read"),
+                Err(error) => {
+                    tracing::warn!(session = %self.name(), %error, "the peer reported an error about a message it could not read")
+                }
                 Ok(_) => tracing::warn!(session = %self.name(), "dropping a result without an id"),
             }
             return;
@@ -346,7 +393,9 @@ impl Peer {
             Some(pending) => {
                 let _ = pending.tx.send(response.outcome);
             }
-            None => tracing::warn!(session = %self.name(), %id, "dropping a response to an unknown or finished request"),
+            None => {
+                tracing::warn!(session = %self.name(), %id, "dropping a response to an unknown or finished request")
+            }
         }
     }
 
@@ -364,7 +413,9 @@ impl Peer {
             return false;
         };
         let entry = lock(&self.inner.progress).get(&params.token).cloned();
-        let Some((sink, owner)) = entry else { return false };
+        let Some((sink, owner)) = entry else {
+            return false;
+        };
         if let Some(pending) = lock(&self.inner.pending).get(&owner) {
             if let Some(progressed) = &pending.progressed {
                 *lock(progressed) = Instant::now();
@@ -374,7 +425,11 @@ impl Peer {
         true
     }
 
-    pub(super) fn begin_incoming(&self, id: &RequestId, params: Option<&RawValue>) -> Option<RequestContext> {
+    pub(super) fn begin_incoming(
+        &self,
+        id: &RequestId,
+        params: Option<&RawValue>,
+    ) -> Option<RequestContext> {
         let mut incoming = lock(&self.inner.incoming);
         if incoming.contains_key(id) {
             return None;
@@ -382,7 +437,12 @@ impl Peer {
         let token = self.inner.closed.child_token();
         incoming.insert(id.clone(), token.clone());
         drop(incoming);
-        Some(RequestContext::new(id.clone(), progress_token_of(params), token, self.clone()))
+        Some(RequestContext::new(
+            id.clone(),
+            progress_token_of(params),
+            token,
+            self.clone(),
+        ))
     }
 
     pub(super) fn end_incoming(&self, id: &RequestId) {
@@ -416,12 +476,17 @@ fn progress_token_of(params: Option<&RawValue>) -> Option<ProgressToken> {
     peek.meta?.token
 }
 
-fn with_progress_token(params: Option<&RawValue>, token: &ProgressToken) -> Result<Box<RawValue>, serde_json::Error> {
+fn with_progress_token(
+    params: Option<&RawValue>,
+    token: &ProgressToken,
+) -> Result<Box<RawValue>, serde_json::Error> {
     let mut map: Map<String, Value> = match params {
         Some(raw) => serde_json::from_str(raw.get())?,
         None => Map::new(),
     };
-    let meta = map.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
+    let meta = map
+        .entry("_meta")
+        .or_insert_with(|| Value::Object(Map::new()));
     if let Value::Object(meta) = meta {
         meta.insert("progressToken".to_owned(), serde_json::to_value(token)?);
     }

@@ -21,7 +21,10 @@ struct TestService {
 }
 
 impl Service for TestService {
-    fn request<'a>(&'a self, req: IncomingRequest) -> BoxFuture<'a, Result<Box<RawValue>, ErrorObject>> {
+    fn request<'a>(
+        &'a self,
+        req: IncomingRequest,
+    ) -> BoxFuture<'a, Result<Box<RawValue>, ErrorObject>> {
         Box::pin(async move {
             let params: serde_json::Value = req
                 .params
@@ -60,30 +63,52 @@ fn raw_session() -> (memory::RawPeer, Peer, Arc<AtomicUsize>) {
 #[tokio::test]
 async fn slow_request_does_not_delay_a_fast_one() {
     let (mut raw, _peer, _) = raw_session();
-    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"sleep","params":{"ms":400}}"#).await;
-    raw.send(r#"{"jsonrpc":"2.0","id":2,"method":"echo","params":{"x":1}}"#).await;
-    assert_eq!(raw.recv().await.unwrap(), json!({"jsonrpc":"2.0","id":2,"result":{"x":1}}));
-    assert_eq!(raw.recv().await.unwrap(), json!({"jsonrpc":"2.0","id":1,"result":{"slept":400}}));
+    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"sleep","params":{"ms":400}}"#)
+        .await;
+    raw.send(r#"{"jsonrpc":"2.0","id":2,"method":"echo","params":{"x":1}}"#)
+        .await;
+    assert_eq!(
+        raw.recv().await.unwrap(),
+        json!({"jsonrpc":"2.0","id":2,"result":{"x":1}})
+    );
+    assert_eq!(
+        raw.recv().await.unwrap(),
+        json!({"jsonrpc":"2.0","id":1,"result":{"slept":400}})
+    );
 }
 
 #[tokio::test]
 async fn cancelled_handler_is_stopped_and_not_answered() {
     let (mut raw, _peer, finished) = raw_session();
-    raw.send(r#"{"jsonrpc":"2.0","id":"a","method":"sleep","params":{"ms":200}}"#).await;
+    raw.send(r#"{"jsonrpc":"2.0","id":"a","method":"sleep","params":{"ms":200}}"#)
+        .await;
     tokio::time::sleep(Duration::from_millis(20)).await;
     raw.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a","reason":"user"}}"#).await;
-    raw.send(r#"{"jsonrpc":"2.0","id":"b","method":"echo"}"#).await;
-    assert_eq!(raw.recv().await.unwrap(), json!({"jsonrpc":"2.0","id":"b","result":{}}));
+    raw.send(r#"{"jsonrpc":"2.0","id":"b","method":"echo"}"#)
+        .await;
+    assert_eq!(
+        raw.recv().await.unwrap(),
+        json!({"jsonrpc":"2.0","id":"b","result":{}})
+    );
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(finished.load(Ordering::SeqCst), 0, "the handler kept running");
-    assert!(raw.sent.try_recv().is_err(), "a cancelled request was answered");
+    assert_eq!(
+        finished.load(Ordering::SeqCst),
+        0,
+        "the handler kept running"
+    );
+    assert!(
+        raw.sent.try_recv().is_err(),
+        "a cancelled request was answered"
+    );
 }
 
 #[tokio::test]
 async fn duplicate_in_flight_id_is_refused() {
     let (mut raw, _peer, _) = raw_session();
-    raw.send(r#"{"jsonrpc":"2.0","id":7,"method":"sleep","params":{"ms":100}}"#).await;
-    raw.send(r#"{"jsonrpc":"2.0","id":7,"method":"echo"}"#).await;
+    raw.send(r#"{"jsonrpc":"2.0","id":7,"method":"sleep","params":{"ms":100}}"#)
+        .await;
+    raw.send(r#"{"jsonrpc":"2.0","id":7,"method":"echo"}"#)
+        .await;
     let dup = raw.recv().await.unwrap();
     assert_eq!(dup["id"], 7);
     assert_eq!(dup["error"]["code"], -32600);
@@ -97,8 +122,12 @@ async fn malformed_frames_get_errors_and_the_session_goes_on() {
     assert_eq!(raw.recv().await.unwrap()["error"]["code"], -32700);
     raw.send(r#"{"jsonrpc":"2.0","id":3}"#).await;
     let e = raw.recv().await.unwrap();
-    assert_eq!((e["id"].clone(), e["error"]["code"].clone()), (json!(3), json!(-32600)));
-    raw.send(r#"{"jsonrpc":"2.0","id":4,"method":"echo"}"#).await;
+    assert_eq!(
+        (e["id"].clone(), e["error"]["code"].clone()),
+        (json!(3), json!(-32600))
+    );
+    raw.send(r#"{"jsonrpc":"2.0","id":4,"method":"echo"}"#)
+        .await;
     assert_eq!(raw.recv().await.unwrap()["id"], 4);
 }
 
@@ -106,8 +135,12 @@ async fn malformed_frames_get_errors_and_the_session_goes_on() {
 async fn responses_to_unknown_ids_are_dropped() {
     let (mut raw, _peer, _) = raw_session();
     raw.send(r#"{"jsonrpc":"2.0","id":999,"result":{}}"#).await;
-    raw.send(r#"{"jsonrpc":"2.0","id":5,"method":"echo"}"#).await;
-    assert_eq!(raw.recv().await.unwrap(), json!({"jsonrpc":"2.0","id":5,"result":{}}));
+    raw.send(r#"{"jsonrpc":"2.0","id":5,"method":"echo"}"#)
+        .await;
+    assert_eq!(
+        raw.recv().await.unwrap(),
+        json!({"jsonrpc":"2.0","id":5,"result":{}})
+    );
 }
 
 #[tokio::test]
@@ -116,8 +149,12 @@ async fn outgoing_request_times_out_and_cancels_on_the_peer() {
     let call = tokio::spawn({
         let peer = peer.clone();
         async move {
-            peer.request_raw("never", None, RequestOptions::default().timeout(Duration::from_millis(50)))
-                .await
+            peer.request_raw(
+                "never",
+                None,
+                RequestOptions::default().timeout(Duration::from_millis(50)),
+            )
+            .await
         }
     });
     let req = raw.recv().await.unwrap();
@@ -125,13 +162,17 @@ async fn outgoing_request_times_out_and_cancels_on_the_peer() {
     let cancel = raw.recv().await.unwrap();
     assert_eq!(cancel["method"], "notifications/cancelled");
     assert_eq!(cancel["params"]["requestId"], req["id"]);
-    assert!(matches!(call.await.unwrap(), Err(RequestError::Timeout { .. })));
+    assert!(matches!(
+        call.await.unwrap(),
+        Err(RequestError::Timeout { .. })
+    ));
 }
 
 #[tokio::test]
 async fn dropping_a_request_future_cancels_it() {
     let (mut raw, peer, _) = raw_session();
-    let call = tokio::spawn(async move { peer.request_raw("never", None, Default::default()).await });
+    let call =
+        tokio::spawn(async move { peer.request_raw("never", None, Default::default()).await });
     let req = raw.recv().await.unwrap();
     call.abort();
     let cancel = raw.recv().await.unwrap();
@@ -144,10 +185,16 @@ async fn remote_errors_and_closed_connections_are_reported() {
     let (a, b) = memory::pair(Default::default());
     let server = Session::start(b, TestService::default(), SessionOptions::default());
     let client = Session::start(a, TestService::default(), SessionOptions::default());
-    let err = client.request_raw("fail", None, Default::default()).await.unwrap_err();
+    let err = client
+        .request_raw("fail", None, Default::default())
+        .await
+        .unwrap_err();
     assert_eq!(err.remote().unwrap().code.0, -32602);
     server.close();
-    let err = client.request_raw("echo", None, Default::default()).await.unwrap_err();
+    let err = client
+        .request_raw("echo", None, Default::default())
+        .await
+        .unwrap_err();
     assert!(matches!(err, RequestError::Closed { .. }), "{err:?}");
     client.closed().await;
 }
@@ -159,9 +206,13 @@ async fn progress_reaches_the_requester_and_only_increases() {
     let client = Session::start(a, TestService::default(), SessionOptions::default());
     let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
     let sink = seen.clone();
-    let options = RequestOptions::default().on_progress(move |u| sink.lock().unwrap().push(u.progress));
+    let options =
+        RequestOptions::default().on_progress(move |u| sink.lock().unwrap().push(u.progress));
     let params = jsonrpc::to_raw(&json!({"ms": 40})).unwrap();
-    client.request_raw("sleep", Some(params), options).await.unwrap();
+    client
+        .request_raw("sleep", Some(params), options)
+        .await
+        .unwrap();
     assert_eq!(*seen.lock().unwrap(), vec![1.0, 2.0, 3.0, 4.0]);
 }
 
@@ -170,12 +221,17 @@ async fn progress_restarts_the_timeout_when_asked() {
     let (a, b) = memory::pair(Default::default());
     let _server = Session::start(b, TestService::default(), SessionOptions::default());
     let client = Session::start(a, TestService::default(), SessionOptions::default());
-    let mut options = RequestOptions::default().timeout(Duration::from_millis(150)).on_progress(|_| {});
+    let mut options = RequestOptions::default()
+        .timeout(Duration::from_millis(150))
+        .on_progress(|_| {});
     options.reset_timeout_on_progress = true;
     options.max_total = Some(Duration::from_secs(5));
     // 4 steps of 100 ms: longer than the timeout in total, shorter between updates.
     let params = jsonrpc::to_raw(&json!({"ms": 400})).unwrap();
-    let result = client.request_raw("sleep", Some(params), options).await.unwrap();
+    let result = client
+        .request_raw("sleep", Some(params), options)
+        .await
+        .unwrap();
     assert_eq!(result.get(), r#"{"slept":400}"#);
 }
 
@@ -186,7 +242,8 @@ async fn notifications_reach_the_service_in_order() {
     let seen = service.notifications.clone();
     let _peer = Session::start(conn, service, SessionOptions::default());
     for m in ["a", "b", "c"] {
-        raw.send(format!(r#"{{"jsonrpc":"2.0","method":"{m}"}}"#)).await;
+        raw.send(format!(r#"{{"jsonrpc":"2.0","method":"{m}"}}"#))
+            .await;
     }
     tokio::time::sleep(Duration::from_millis(50)).await;
     assert_eq!(*seen.lock().unwrap(), vec!["a", "b", "c"]);

@@ -37,7 +37,10 @@ pub struct CommandSpec {
 impl CommandSpec {
     /// A program with no arguments.
     pub fn new(program: impl Into<String>) -> Self {
-        CommandSpec { program: program.into(), ..Default::default() }
+        CommandSpec {
+            program: program.into(),
+            ..Default::default()
+        }
     }
 
     /// Adds arguments.
@@ -85,7 +88,10 @@ pub struct ShutdownTimeouts {
 
 impl Default for ShutdownTimeouts {
     fn default() -> Self {
-        ShutdownTimeouts { after_close: Duration::from_secs(2), after_term: Duration::from_secs(2) }
+        ShutdownTimeouts {
+            after_close: Duration::from_secs(2),
+            after_term: Duration::from_secs(2),
+        }
     }
 }
 
@@ -111,7 +117,10 @@ pub fn spawn(spec: &CommandSpec, limits: Limits) -> Result<(Connection, ChildPro
     if let Some(dir) = &spec.cwd {
         command.current_dir(dir);
     }
-    let spawn_error = |source| SpawnError { program: spec.program.clone(), source };
+    let spawn_error = |source| SpawnError {
+        program: spec.program.clone(),
+        source,
+    };
     let mut child = command.spawn().map_err(spawn_error)?;
     let missing = || spawn_error(std::io::Error::other("child pipes were not created"));
     let stdin = child.stdin.take().ok_or_else(missing)?;
@@ -137,7 +146,13 @@ pub fn spawn(spec: &CommandSpec, limits: Limits) -> Result<(Connection, ChildPro
         stderr: tail,
         program: spec.program.clone(),
     };
-    Ok((Connection { outgoing: out_tx, incoming: in_rx }, process))
+    Ok((
+        Connection {
+            outgoing: out_tx,
+            incoming: in_rx,
+        },
+        process,
+    ))
 }
 
 async fn read_stderr(
@@ -165,7 +180,10 @@ impl ChildProcess {
 
     /// The last lines the child wrote to stderr.
     pub fn stderr_tail(&self) -> Vec<String> {
-        self.stderr.lock().map(|t| t.iter().cloned().collect()).unwrap_or_default()
+        self.stderr
+            .lock()
+            .map(|t| t.iter().cloned().collect())
+            .unwrap_or_default()
     }
 
     /// The exit status if the child has already exited.
@@ -186,7 +204,11 @@ impl ChildProcess {
         if let Ok(status) = tokio::time::timeout(timeouts.after_close, self.child.wait()).await {
             return status;
         }
-        if let Some(pid) = self.child.id().and_then(|id| rustix::process::Pid::from_raw(id as i32)) {
+        if let Some(pid) = self
+            .child
+            .id()
+            .and_then(|id| rustix::process::Pid::from_raw(id as i32))
+        {
             tracing::debug!(program = %self.program, "child still running after stdin closed; sending SIGTERM");
             let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
         }

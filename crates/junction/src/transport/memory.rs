@@ -45,7 +45,16 @@ impl RawPeer {
 pub fn raw() -> (Connection, RawPeer) {
     let (out_tx, out_rx) = mpsc::unbounded_channel();
     let (in_tx, in_rx) = mpsc::channel(INBOUND_QUEUE);
-    (Connection { outgoing: out_tx, incoming: in_rx }, RawPeer { frames: in_tx, sent: out_rx })
+    (
+        Connection {
+            outgoing: out_tx,
+            incoming: in_rx,
+        },
+        RawPeer {
+            frames: in_tx,
+            sent: out_rx,
+        },
+    )
 }
 
 /// Two connected ends.
@@ -57,11 +66,18 @@ pub fn pair(limits: Limits) -> (Connection, Connection) {
     (a, b)
 }
 
-async fn pump(mut from: mpsc::UnboundedReceiver<Outbound>, to: mpsc::Sender<Inbound>, limits: Limits) {
+async fn pump(
+    mut from: mpsc::UnboundedReceiver<Outbound>,
+    to: mpsc::Sender<Inbound>,
+    limits: Limits,
+) {
     while let Some(out) = from.recv().await {
         let bytes = out.message.encode();
         let item = if bytes.len() > limits.max_frame {
-            Inbound::Refused(FrameError::TooLarge { size: bytes.len(), limit: limits.max_frame })
+            Inbound::Refused(FrameError::TooLarge {
+                size: bytes.len(),
+                limit: limits.max_frame,
+            })
         } else {
             Inbound::Frame(bytes)
         };

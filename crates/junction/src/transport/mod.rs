@@ -76,7 +76,9 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_frame: DEFAULT_MAX_FRAME }
+        Limits {
+            max_frame: DEFAULT_MAX_FRAME,
+        }
     }
 }
 

@@ -32,7 +32,10 @@ where
     let (in_tx, in_rx) = mpsc::channel(INBOUND_QUEUE);
     tokio::spawn(read_frames(BufReader::new(reader), in_tx, limits.max_frame));
     tokio::spawn(write_frames(writer, out_rx));
-    Connection { outgoing: out_tx, incoming: in_rx }
+    Connection {
+        outgoing: out_tx,
+        incoming: in_rx,
+    }
 }
 
 /// Reads lines until EOF or until nobody listens.
@@ -75,7 +78,10 @@ pub(crate) async fn read_frames<R: AsyncBufRead + Unpin>(
         reader.consume(taken);
         if found_newline.is_some() {
             let item = match discarded.take() {
-                Some(size) => Some(Inbound::Refused(FrameError::TooLarge { size, limit: max_frame })),
+                Some(size) => Some(Inbound::Refused(FrameError::TooLarge {
+                    size,
+                    limit: max_frame,
+                })),
                 None => {
                     if line.last() == Some(&b'\r') {
                         line.pop();
@@ -151,7 +157,14 @@ mod tests {
     #[tokio::test]
     async fn splits_lines_skips_blanks_and_strips_cr() {
         let got = frames(b"{\"a\":1}\n\n  \n{\"b\":2}\r\n{\"c\":3}", 100).await;
-        assert_eq!(got, vec![Ok("{\"a\":1}".into()), Ok("{\"b\":2}".into()), Ok("{\"c\":3}".into())]);
+        assert_eq!(
+            got,
+            vec![
+                Ok("{\"a\":1}".into()),
+                Ok("{\"b\":2}".into()),
+                Ok("{\"c\":3}".into())
+            ]
+        );
     }
 
     #[tokio::test]
@@ -159,7 +172,13 @@ mod tests {
         let got = frames(b"0123456789abcdef\n{\"ok\":1}\n", 10).await;
         assert_eq!(
             got,
-            vec![Err(FrameError::TooLarge { size: 16, limit: 10 }), Ok("{\"ok\":1}".into())]
+            vec![
+                Err(FrameError::TooLarge {
+                    size: 16,
+                    limit: 10
+                }),
+                Ok("{\"ok\":1}".into())
+            ]
         );
     }
 }
