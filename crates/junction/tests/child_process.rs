@@ -1,0 +1,131 @@
+//! The child-process transport against real processes.
+
+use std::os::unix::process::ExitStatusExt;
+use std::time::Duration;
+
+use junction::session::{BoxFuture, IncomingRequest, Peer, Service, Session, SessionOptions};
+use junction::transport::child::{spawn, CommandSpec, ShutdownTimeouts};
+use junction_protocol::{jsonrpc, ErrorObject, Notification};
+use serde_json::value::RawValue;
+
+/// Answers every request with its own params, so a request looped back through `cat`
+/// is answered by the same session that sent it.
+struct Mirror;
+
+impl Service for Mirror {
+    fn request<'a>(
+        &'a self,
+        req: IncomingRequest,
+    ) -> BoxFuture<'a, Result<Box<RawValue>, ErrorObject>> {
+        Box::pin(async move { Ok(req.params.unwrap_or_else(jsonrpc::empty_object)) })
+    }
+    fn notification<'a>(&'a self, _: Notification, _: &'a Peer) -> BoxFuture<'a, ()> {
+        Box::pin(async {})
+    }
+}
+
+fn short() -> ShutdownTimeouts {
+    ShutdownTimeouts {
+        after_close: Duration::from_millis(300),
+        after_term: Duration::from_millis(300),
+    }
+}
+
+#[tokio::test]
+async fn messages_cross_a_real_pipe_and_closing_stdin_ends_the_child() {
+    let (conn, mut child) = spawn(&CommandSpec::new("cat"), Default::default()).unwrap();
+    let peer = Session::start(conn, Mirror, SessionOptions::default());
+    let params = jsonrpc::to_raw(&serde_json::json!({"text": "line\nbreak", "n": 3})).unwrap();
+    let result = peer
+        .request_raw("echo", Some(params), Default::default())
+        .await
+        .unwrap();
+    let result: serde_json::Value = serde_json::from_str(result.get()).unwrap();
+    assert_eq!(result, serde_json::json!({"text": "line\nbreak", "n": 3}));
+    let status = child.shutdown(short()).await.unwrap();
+    assert!(
+        status.success(),
+        "cat should exit by itself once stdin closes: {status:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_child_that_ignores_stdin_gets_sigterm() {
+    let (_conn, mut child) =
+        spawn(&CommandSpec::new("sleep").args(["30"]), Default::default()).unwrap();
+    let status = child.shutdown(short()).await.unwrap();
+    assert_eq!(status.signal(), Some(15), "{status:?}");
+}
+
+#[tokio::test]
+async fn a_child_that_ignores_sigterm_gets_sigkill() {
+    let spec = CommandSpec::new("sh").args(["-c", "trap '' TERM; echo ready >&2; sleep 30 & wait"]);
+    let (_conn, mut child) = spawn(&spec, Default::default()).unwrap();
+    // Let the shell install its trap before the shutdown starts.
+    for _ in 0..50 {
+        if !child.stderr_tail().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let status = child.shutdown(short()).await.unwrap();
+    assert_eq!(status.signal(), Some(9), "{status:?}");
+}
+
+#[tokio::test]
+async fn stderr_is_kept_and_args_env_cwd_are_passed() {
+    let dir = std::env::temp_dir();
+    let spec = CommandSpec::new("sh")
+        .args([
+            "-c",
+            "echo \"$GREETING from $(pwd) with $0\" >&2; exit 3",
+            "arg0",
+        ])
+        .env("GREETING", "hello")
+        .cwd(&dir);
+    let (_conn, mut child) = spawn(&spec, Default::default()).unwrap();
+    let status = child.wait().await.unwrap();
+    assert_eq!(status.code(), Some(3));
+    // stderr is read by its own task; give it a moment to drain.
+    let mut tail = Vec::new();
+    for _ in 0..50 {
+        tail = child.stderr_tail();
+        if !tail.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let canonical = dir.canonicalize().unwrap();
+    assert_eq!(
+        tail,
+        vec![format!("hello from {} with arg0", canonical.display())]
+    );
+}
+
+#[tokio::test]
+async fn a_missing_program_is_a_clear_error() {
+    let err = spawn(
+        &CommandSpec::new("/nonexistent/junction-test-server"),
+        Default::default(),
+    )
+    .unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("/nonexistent/junction-test-server"), "{text}");
+}
+
+#[tokio::test]
+async fn the_session_ends_when_the_child_exits() {
+    let (conn, _child) = spawn(&CommandSpec::new("true"), Default::default()).unwrap();
+    let peer = Session::start(conn, Mirror, SessionOptions::default());
+    tokio::time::timeout(Duration::from_secs(10), peer.closed())
+        .await
+        .unwrap();
+    let err = peer
+        .request_raw("ping", None, Default::default())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, junction::RequestError::Closed { .. }),
+        "{err:?}"
+    );
+}
