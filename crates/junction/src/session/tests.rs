@@ -248,3 +248,137 @@ async fn notifications_reach_the_service_in_order() {
     tokio::time::sleep(Duration::from_millis(50)).await;
     assert_eq!(*seen.lock().unwrap(), vec!["a", "b", "c"]);
 }
+
+#[tokio::test]
+async fn malformed_input_table_each_answered_while_the_session_keeps_serving() {
+    use crate::transport::{FrameError, Inbound};
+    // (frame, expected id, expected code)
+    let table: Vec<(Vec<u8>, serde_json::Value, i64)> = vec![
+        (b"{oops".to_vec(), json!(null), -32700),
+        (b"".to_vec(), json!(null), -32700),
+        (
+            br#"{"jsonrpc":"2.0","id":3,"method":"pi"#.to_vec(),
+            json!(null),
+            -32700,
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":4,"method":"ping"} x"#.to_vec(),
+            json!(null),
+            -32700,
+        ),
+        (vec![b'{', 0xc3, 0x28, b'}'], json!(null), -32700),
+        (br#""just a string""#.to_vec(), json!(null), -32600),
+        (b"42".to_vec(), json!(null), -32600),
+        (b"null".to_vec(), json!(null), -32600),
+        (b"[]".to_vec(), json!(null), -32600),
+        (
+            br#"[{"jsonrpc":"2.0","id":6,"method":"ping"}]"#.to_vec(),
+            json!(null),
+            -32600,
+        ),
+        (
+            br#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#.to_vec(),
+            json!(1),
+            -32600,
+        ),
+        (br#"{"id":8,"method":"ping"}"#.to_vec(), json!(8), -32600),
+        (
+            br#"{"jsonrpc":2.0,"id":9,"method":"ping"}"#.to_vec(),
+            json!(9),
+            -32600,
+        ),
+        (br#"{"jsonrpc":"2.0","id":2}"#.to_vec(), json!(2), -32600),
+        (
+            br#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#.to_vec(),
+            json!(null),
+            -32600,
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":{},"method":"ping"}"#.to_vec(),
+            json!(null),
+            -32600,
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#.to_vec(),
+            json!(null),
+            -32600,
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":10,"method":3}"#.to_vec(),
+            json!(10),
+            -32600,
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":11,"method":"x","params":[1]}"#.to_vec(),
+            json!(11),
+            -32600,
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":12,"method":"x","params":"s"}"#.to_vec(),
+            json!(12),
+            -32600,
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":13,"result":{},"error":{"code":1,"message":"m"}}"#.to_vec(),
+            json!(13),
+            -32600,
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":14,"method":"x","result":{}}"#.to_vec(),
+            json!(14),
+            -32600,
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":15,"error":"bad"}"#.to_vec(),
+            json!(15),
+            -32600,
+        ),
+        (
+            br#"{"jsonrpc":"2.0","result":{}}"#.to_vec(),
+            json!(null),
+            -32600,
+        ),
+    ];
+    assert!(table.len() >= 20);
+    let (mut raw, _peer, _) = raw_session();
+    for (i, (frame, id, code)) in table.into_iter().enumerate() {
+        let shown = String::from_utf8_lossy(&frame).into_owned();
+        raw.send(frame).await;
+        let answer = raw.recv().await.unwrap();
+        assert_eq!(answer["jsonrpc"], "2.0", "{shown}");
+        assert_eq!(
+            answer.get("id").cloned().unwrap_or(json!(null)),
+            id,
+            "{shown}: {answer}"
+        );
+        assert_eq!(answer["error"]["code"], code, "{shown}: {answer}");
+        assert!(!answer["error"]["message"].as_str().unwrap().is_empty());
+        let probe = 1000 + i as i64;
+        raw.send(format!(
+            r#"{{"jsonrpc":"2.0","id":{probe},"method":"echo"}}"#
+        ))
+        .await;
+        assert_eq!(
+            raw.recv().await.unwrap(),
+            json!({"jsonrpc":"2.0","id":probe,"result":{}}),
+            "after {shown}"
+        );
+    }
+    // A frame the transport refused for its size is answered too.
+    raw.frames
+        .send(Inbound::Refused(FrameError::TooLarge {
+            size: 5_000_000,
+            limit: 4_194_304,
+        }))
+        .await
+        .unwrap();
+    let answer = raw.recv().await.unwrap();
+    assert_eq!(answer["error"]["code"], -32600);
+    assert!(answer["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("4194304"));
+    raw.send(r#"{"jsonrpc":"2.0","id":"last","method":"echo"}"#)
+        .await;
+    assert_eq!(raw.recv().await.unwrap()["id"], "last");
+}
