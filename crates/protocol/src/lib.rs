@@ -21,8 +21,10 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod capabilities;
 pub mod error;
 pub mod jsonrpc;
+pub mod lifecycle;
 pub mod meta;
 pub mod method;
 pub mod version;

@@ -56,3 +56,11 @@ pub struct EmptyResult {
     )]
     pub result_type: Option<String>,
 }
+
+/// The params of a notification that carries nothing but `_meta`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NotificationParams {
+    /// `_meta`.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}

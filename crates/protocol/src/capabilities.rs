@@ -1,0 +1,289 @@
+//! Capability negotiation: what each side declares in `initialize` (schema 2025-11-25,
+//! `ClientCapabilities` and `ServerCapabilities`).
+//!
+//! Capability sets are open: keys this crate does not know are kept in `extra` and sent back
+//! unchanged. A present empty object (`{}`) means "supported"; [`Flag`] is that object.
+//!
+//! ```
+//! use junction_protocol::capabilities::ClientCapabilities;
+//! let caps: ClientCapabilities = serde_json::from_str(r#"{"elicitation":{}}"#).unwrap();
+//! // `elicitation: {}` counts as form mode only, for backward compatibility.
+//! assert!(caps.supports_elicitation_form());
+//! assert!(!caps.supports_elicitation_url());
+//! ```
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// An open object whose presence means "supported" (`{}` on the wire).
+pub type Flag = Map<String, Value>;
+
+/// A capability whose only known member is `listChanged`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ListChanged {
+    /// Whether the sender emits `list_changed` notifications for this list.
+    #[serde(
+        rename = "listChanged",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub list_changed: Option<bool>,
+    /// Unknown members, kept.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl ListChanged {
+    /// `{"listChanged": true}`.
+    pub fn notifying() -> Self {
+        ListChanged {
+            list_changed: Some(true),
+            extra: Map::new(),
+        }
+    }
+}
+
+/// `sampling`: the client can run the server's LLM requests.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SamplingCapability {
+    /// `includeContext` other than `none` is allowed (soft-deprecated).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<Flag>,
+    /// `tools` and `toolChoice` are allowed in sampling requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Flag>,
+    /// Unknown members, kept.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `elicitation`: the client can ask its user on the server's behalf.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ElicitationCapability {
+    /// Form mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub form: Option<Flag>,
+    /// URL mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<Flag>,
+    /// Unknown members, kept.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `tasks` (experimental in 2025-11-25): which requests may be task-augmented.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TasksCapability {
+    /// `tasks/list` is served.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub list: Option<Flag>,
+    /// `tasks/cancel` is served.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cancel: Option<Flag>,
+    /// The request types that accept augmentation, e.g. `{"tools": {"call": {}}}`. The map
+    /// is exhaustive: a request type not listed cannot be augmented.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests: Option<Map<String, Value>>,
+    /// Unknown members, kept.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl TasksCapability {
+    /// Whether `requests.<group>.<method>` is declared, e.g. `("tools", "call")`.
+    pub fn accepts(&self, group: &str, method: &str) -> bool {
+        self.requests
+            .as_ref()
+            .and_then(|r| r.get(group))
+            .and_then(|g| g.get(method))
+            .is_some_and(Value::is_object)
+    }
+}
+
+/// What a client declares.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClientCapabilities {
+    /// Non-standard capabilities.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub experimental: Option<Map<String, Value>>,
+    /// `roots/list` is served.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub roots: Option<ListChanged>,
+    /// `sampling/createMessage` is served.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampling: Option<SamplingCapability>,
+    /// `elicitation/create` is served.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elicitation: Option<ElicitationCapability>,
+    /// Task augmentation of server→client requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tasks: Option<TasksCapability>,
+    /// Extensions (2026-07-28).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extensions: Option<Map<String, Value>>,
+    /// Unknown members, kept.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl ClientCapabilities {
+    /// Whether form-mode elicitation may be sent (`elicitation: {}` counts as form).
+    pub fn supports_elicitation_form(&self) -> bool {
+        self.elicitation
+            .as_ref()
+            .is_some_and(|e| e.form.is_some() || e.url.is_none())
+    }
+
+    /// Whether URL-mode elicitation may be sent.
+    pub fn supports_elicitation_url(&self) -> bool {
+        self.elicitation.as_ref().is_some_and(|e| e.url.is_some())
+    }
+
+    /// Whether sampling may be requested at all.
+    pub fn supports_sampling(&self) -> bool {
+        self.sampling.is_some()
+    }
+
+    /// Whether sampling requests may carry `tools` / `toolChoice`.
+    pub fn supports_sampling_tools(&self) -> bool {
+        self.sampling.as_ref().is_some_and(|s| s.tools.is_some())
+    }
+
+    /// Whether `roots/list` may be requested.
+    pub fn supports_roots(&self) -> bool {
+        self.roots.is_some()
+    }
+}
+
+/// `resources`: the server offers resources.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ResourcesCapability {
+    /// `resources/subscribe` and `resources/unsubscribe` are served.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subscribe: Option<bool>,
+    /// `notifications/resources/list_changed` is sent.
+    #[serde(
+        rename = "listChanged",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub list_changed: Option<bool>,
+    /// Unknown members, kept.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// What a server declares.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerCapabilities {
+    /// Non-standard capabilities.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub experimental: Option<Map<String, Value>>,
+    /// `logging/setLevel` is served and `notifications/message` may be sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logging: Option<Flag>,
+    /// `completion/complete` is served.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completions: Option<Flag>,
+    /// Prompts are offered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompts: Option<ListChanged>,
+    /// Resources are offered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources: Option<ResourcesCapability>,
+    /// Tools are offered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<ListChanged>,
+    /// Task augmentation of client→server requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tasks: Option<TasksCapability>,
+    /// Extensions (2026-07-28).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extensions: Option<Map<String, Value>>,
+    /// Unknown members, kept.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl ServerCapabilities {
+    /// Whether `resources/subscribe` may be sent.
+    pub fn supports_resource_subscriptions(&self) -> bool {
+        self.resources
+            .as_ref()
+            .is_some_and(|r| r.subscribe == Some(true))
+    }
+
+    /// Whether `tools/call` may be task-augmented.
+    pub fn supports_task_tool_calls(&self) -> bool {
+        self.tasks
+            .as_ref()
+            .is_some_and(|t| t.accepts("tools", "call"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn client_capabilities_round_trip_with_unknown_keys() {
+        let wire = json!({
+            "roots": {"listChanged": true},
+            "sampling": {"tools": {}},
+            "elicitation": {"form": {}, "url": {}},
+            "tasks": {"list": {}, "requests": {"elicitation": {"create": {}}}},
+            "experimental": {"x": {}},
+            "futureThing": {"a": 1}
+        });
+        let caps: ClientCapabilities = serde_json::from_value(wire.clone()).unwrap();
+        assert!(caps.supports_sampling_tools() && caps.supports_roots());
+        assert!(caps.supports_elicitation_form() && caps.supports_elicitation_url());
+        assert!(caps
+            .tasks
+            .as_ref()
+            .unwrap()
+            .accepts("elicitation", "create"));
+        assert_eq!(serde_json::to_value(&caps).unwrap(), wire);
+    }
+
+    #[test]
+    fn absent_means_unsupported_and_empty_means_supported() {
+        let none = ClientCapabilities::default();
+        assert_eq!(serde_json::to_value(&none).unwrap(), json!({}));
+        assert!(!none.supports_sampling() && !none.supports_elicitation_form());
+        let url_only: ClientCapabilities =
+            serde_json::from_value(json!({"elicitation": {"url": {}}})).unwrap();
+        assert!(!url_only.supports_elicitation_form() && url_only.supports_elicitation_url());
+        let sampling: ClientCapabilities = serde_json::from_value(json!({"sampling": {}})).unwrap();
+        assert!(sampling.supports_sampling() && !sampling.supports_sampling_tools());
+    }
+
+    #[test]
+    fn server_capabilities_wire_form() {
+        let caps = ServerCapabilities {
+            logging: Some(Flag::new()),
+            completions: Some(Flag::new()),
+            prompts: Some(ListChanged::notifying()),
+            resources: Some(ResourcesCapability {
+                subscribe: Some(true),
+                list_changed: Some(true),
+                ..Default::default()
+            }),
+            tools: Some(ListChanged::notifying()),
+            ..Default::default()
+        };
+        assert_eq!(
+            serde_json::to_value(&caps).unwrap(),
+            json!({
+                "logging": {}, "completions": {}, "prompts": {"listChanged": true},
+                "resources": {"subscribe": true, "listChanged": true}, "tools": {"listChanged": true}
+            })
+        );
+        assert!(caps.supports_resource_subscriptions() && !caps.supports_task_tool_calls());
+        let tasks: ServerCapabilities =
+            serde_json::from_value(json!({"tasks": {"requests": {"tools": {"call": {}}}}}))
+                .unwrap();
+        assert!(tasks.supports_task_tool_calls());
+    }
+}
