@@ -22,11 +22,13 @@
 #![forbid(unsafe_code)]
 
 pub mod capabilities;
+pub mod content;
 pub mod error;
 pub mod jsonrpc;
 pub mod lifecycle;
 pub mod meta;
 pub mod method;
+pub mod resources;
 pub mod version;
 
 pub use error::{ErrorCode, ErrorObject};

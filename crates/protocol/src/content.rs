@@ -1,0 +1,196 @@
+//! Content blocks (schema 2025-11-25, `ContentBlock`): what tool results, prompt messages and
+//! sampling messages carry.
+//!
+//! ```
+//! use junction_protocol::content::ContentBlock;
+//! let block = ContentBlock::text("hello");
+//! assert_eq!(serde_json::to_value(&block).unwrap(), serde_json::json!({"type": "text", "text": "hello"}));
+//! assert_eq!(block.as_text(), Some("hello"));
+//! ```
+
+use serde::{Deserialize, Serialize};
+
+use crate::meta::Meta;
+use crate::resources::{Resource, ResourceContents};
+
+/// Who a piece of content is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The person.
+    User,
+    /// The model.
+    Assistant,
+}
+
+/// Hints about how to use a piece of content.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Annotations {
+    /// Who it is meant for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audience: Option<Vec<Role>>,
+    /// Importance from 0 (optional) to 1 (required).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<f64>,
+    /// When it last changed (ISO 8601).
+    #[serde(
+        rename = "lastModified",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub last_modified: Option<String>,
+}
+
+/// Text.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TextContent {
+    /// The text.
+    pub text: String,
+    /// Annotations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Annotations>,
+    /// `_meta`.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+/// Base64-encoded image or audio data.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MediaContent {
+    /// The base64 data.
+    pub data: String,
+    /// Its MIME type, e.g. `image/png` or `audio/wav`.
+    #[serde(rename = "mimeType")]
+    pub mime_type: String,
+    /// Annotations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Annotations>,
+    /// `_meta`.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+/// A resource's contents carried inline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EmbeddedResource {
+    /// The contents.
+    pub resource: ResourceContents,
+    /// Annotations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Annotations>,
+    /// `_meta`.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+/// One block of content, tagged by `type`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type")]
+pub enum ContentBlock {
+    /// `text`.
+    #[serde(rename = "text")]
+    Text(TextContent),
+    /// `image`.
+    #[serde(rename = "image")]
+    Image(MediaContent),
+    /// `audio` (2025-03-26).
+    #[serde(rename = "audio")]
+    Audio(MediaContent),
+    /// `resource_link` (2025-06-18): a pointer to a resource, not its contents.
+    #[serde(rename = "resource_link")]
+    ResourceLink(Resource),
+    /// `resource`: an embedded resource.
+    #[serde(rename = "resource")]
+    Resource(EmbeddedResource),
+}
+
+impl ContentBlock {
+    /// A text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        ContentBlock::Text(TextContent {
+            text: text.into(),
+            annotations: None,
+            meta: None,
+        })
+    }
+
+    /// An image block from base64 data.
+    pub fn image(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
+        ContentBlock::Image(MediaContent::new(data, mime_type))
+    }
+
+    /// An audio block from base64 data.
+    pub fn audio(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
+        ContentBlock::Audio(MediaContent::new(data, mime_type))
+    }
+
+    /// An embedded resource block.
+    pub fn embedded(resource: ResourceContents) -> Self {
+        ContentBlock::Resource(EmbeddedResource {
+            resource,
+            annotations: None,
+            meta: None,
+        })
+    }
+
+    /// The text of a text block.
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            ContentBlock::Text(t) => Some(&t.text),
+            _ => None,
+        }
+    }
+}
+
+impl MediaContent {
+    /// Data and its MIME type.
+    pub fn new(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
+        MediaContent {
+            data: data.into(),
+            mime_type: mime_type.into(),
+            annotations: None,
+            meta: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn round_trip(wire: serde_json::Value) -> ContentBlock {
+        let block: ContentBlock = serde_json::from_value(wire.clone()).unwrap();
+        assert_eq!(serde_json::to_value(&block).unwrap(), wire);
+        block
+    }
+
+    #[test]
+    fn every_block_kind_round_trips() {
+        round_trip(
+            json!({"type": "text", "text": "hi", "annotations": {"audience": ["user", "assistant"], "priority": 0.5, "lastModified": "2025-01-01T00:00:00Z"}}),
+        );
+        let img = round_trip(json!({"type": "image", "data": "iVBORw0=", "mimeType": "image/png"}));
+        assert!(matches!(img, ContentBlock::Image(_)));
+        let audio = round_trip(
+            json!({"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav", "_meta": {"k": 1}}),
+        );
+        assert!(matches!(audio, ContentBlock::Audio(_)));
+        let link = round_trip(
+            json!({"type": "resource_link", "uri": "library://books/1", "name": "book", "mimeType": "application/json", "size": 12}),
+        );
+        assert!(matches!(link, ContentBlock::ResourceLink(r) if r.uri == "library://books/1"));
+        round_trip(
+            json!({"type": "resource", "resource": {"uri": "test://embedded-resource", "mimeType": "text/plain", "text": "x"}}),
+        );
+        round_trip(json!({"type": "resource", "resource": {"uri": "test://b", "blob": "AAE="}}));
+    }
+
+    #[test]
+    fn unknown_block_types_are_rejected() {
+        assert!(
+            serde_json::from_value::<ContentBlock>(json!({"type": "video", "data": ""})).is_err()
+        );
+        assert!(serde_json::from_value::<ContentBlock>(json!({"type": "text"})).is_err());
+    }
+}
