@@ -29,6 +29,7 @@ pub mod lifecycle;
 pub mod meta;
 pub mod method;
 pub mod resources;
+pub mod tools;
 pub mod version;
 
 pub use error::{ErrorCode, ErrorObject};
