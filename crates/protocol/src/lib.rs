@@ -28,6 +28,7 @@ pub mod jsonrpc;
 pub mod lifecycle;
 pub mod meta;
 pub mod method;
+pub mod prompts;
 pub mod resources;
 pub mod tools;
 pub mod version;

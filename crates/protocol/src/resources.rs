@@ -1,10 +1,13 @@
-//! Resources (schema 2025-11-25): the descriptions a server lists and the contents it reads.
+//! Resources (schema 2025-11-25): the descriptions a server lists, the contents it reads,
+//! templates, and subscriptions.
 
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
 use crate::content::Annotations;
 use crate::lifecycle::Icon;
-use crate::meta::Meta;
+use crate::meta::{Cursor, EmptyResult, Meta, NotificationParams, PaginatedParams, RequestMeta};
+use crate::{notification, request};
 
 /// A resource a server offers (also the body of a `resource_link` content block).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -154,5 +157,172 @@ mod tests {
             serde_json::to_value(&r).unwrap(),
             json!({"uri": "library://policy", "name": "policy", "mimeType": "text/markdown"})
         );
+    }
+}
+
+/// A family of resources described by an RFC 6570 URI template.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResourceTemplate {
+    /// The template, e.g. `library://books/{isbn}`.
+    #[serde(rename = "uriTemplate")]
+    pub uri_template: String,
+    /// The programmatic name.
+    pub name: String,
+    /// A display name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The MIME type every match shares.
+    #[serde(rename = "mimeType", default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// Annotations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Annotations>,
+    /// Icons.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icons: Option<Vec<Icon>>,
+    /// `_meta`.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+/// The result of `resources/list`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ListResourcesResult {
+    /// One page of resources.
+    pub resources: Vec<Resource>,
+    /// The cursor of the next page.
+    #[serde(
+        rename = "nextCursor",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub next_cursor: Option<Cursor>,
+    /// `_meta`.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// Unknown members, kept.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// The result of `resources/templates/list`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ListResourceTemplatesResult {
+    /// One page of templates.
+    #[serde(rename = "resourceTemplates")]
+    pub resource_templates: Vec<ResourceTemplate>,
+    /// The cursor of the next page.
+    #[serde(
+        rename = "nextCursor",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub next_cursor: Option<Cursor>,
+    /// `_meta`.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// Unknown members, kept.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// Params naming one resource: `resources/read`, `resources/subscribe`, `resources/unsubscribe`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UriParams {
+    /// The resource's URI.
+    pub uri: String,
+    /// `_meta`.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<RequestMeta>,
+}
+
+impl UriParams {
+    /// Params for `uri`.
+    pub fn new(uri: impl Into<String>) -> Self {
+        UriParams {
+            uri: uri.into(),
+            meta: None,
+        }
+    }
+}
+
+/// The result of `resources/read`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReadResourceResult {
+    /// One or more contents (a directory may give its children).
+    pub contents: Vec<ResourceContents>,
+    /// `_meta`.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// `resultType` (2026-07-28); absent means `complete`.
+    #[serde(
+        rename = "resultType",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub result_type: Option<String>,
+    /// Unknown members, kept.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// The params of `notifications/resources/updated`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResourceUpdatedParams {
+    /// The URI that changed (possibly a sub-resource of the subscribed one).
+    pub uri: String,
+    /// `_meta`.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+request!(
+    /// `resources/list`.
+    ListResources, "resources/list", PaginatedParams, ListResourcesResult
+);
+request!(
+    /// `resources/templates/list`.
+    ListResourceTemplates, "resources/templates/list", PaginatedParams, ListResourceTemplatesResult
+);
+request!(
+    /// `resources/read`.
+    ReadResource, "resources/read", UriParams, ReadResourceResult
+);
+request!(
+    /// `resources/subscribe` (server capability `resources.subscribe`).
+    Subscribe, "resources/subscribe", UriParams, EmptyResult
+);
+request!(
+    /// `resources/unsubscribe`.
+    Unsubscribe, "resources/unsubscribe", UriParams, EmptyResult
+);
+notification!(
+    /// `notifications/resources/updated`: a subscribed resource changed.
+    ResourceUpdated, "notifications/resources/updated", ResourceUpdatedParams
+);
+notification!(
+    /// `notifications/resources/list_changed`.
+    ResourceListChanged, "notifications/resources/list_changed", NotificationParams
+);
+
+#[cfg(test)]
+mod method_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn template_and_read_result_round_trip() {
+        let wire = json!({"uriTemplate": "test://template/{id}/data", "name": "t", "mimeType": "application/json"});
+        let t: ResourceTemplate = serde_json::from_value(wire.clone()).unwrap();
+        assert_eq!(serde_json::to_value(&t).unwrap(), wire);
+        let wire = json!({"contents": [{"uri": "test://template/123/data", "mimeType": "application/json", "text": "{\"id\":\"123\"}"}]});
+        let r: ReadResourceResult = serde_json::from_value(wire.clone()).unwrap();
+        assert_eq!(serde_json::to_value(&r).unwrap(), wire);
+        let page: ListResourceTemplatesResult =
+            serde_json::from_value(json!({"resourceTemplates": [], "nextCursor": "2"})).unwrap();
+        assert_eq!(page.next_cursor.as_deref(), Some("2"));
     }
 }
