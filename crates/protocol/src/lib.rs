@@ -22,14 +22,17 @@
 #![forbid(unsafe_code)]
 
 pub mod capabilities;
+pub mod completion;
 pub mod content;
 pub mod error;
 pub mod jsonrpc;
 pub mod lifecycle;
+pub mod logging;
 pub mod meta;
 pub mod method;
 pub mod prompts;
 pub mod resources;
+pub mod roots;
 pub mod tools;
 pub mod version;
 

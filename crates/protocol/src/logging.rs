@@ -1,0 +1,164 @@
+//! Logging (schema 2025-11-25): `logging/setLevel` and `notifications/message`.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::meta::{EmptyResult, Meta, RequestMeta};
+use crate::{notification, request};
+
+/// A syslog severity (RFC 5424), least severe first, so levels compare with `<`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LoggingLevel {
+    /// Debug.
+    Debug,
+    /// Info.
+    Info,
+    /// Notice.
+    Notice,
+    /// Warning.
+    Warning,
+    /// Error.
+    Error,
+    /// Critical.
+    Critical,
+    /// Alert.
+    Alert,
+    /// Emergency.
+    Emergency,
+}
+
+impl LoggingLevel {
+    /// Every level, least severe first.
+    pub const ALL: [LoggingLevel; 8] = [
+        LoggingLevel::Debug,
+        LoggingLevel::Info,
+        LoggingLevel::Notice,
+        LoggingLevel::Warning,
+        LoggingLevel::Error,
+        LoggingLevel::Critical,
+        LoggingLevel::Alert,
+        LoggingLevel::Emergency,
+    ];
+
+    /// The name on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LoggingLevel::Debug => "debug",
+            LoggingLevel::Info => "info",
+            LoggingLevel::Notice => "notice",
+            LoggingLevel::Warning => "warning",
+            LoggingLevel::Error => "error",
+            LoggingLevel::Critical => "critical",
+            LoggingLevel::Alert => "alert",
+            LoggingLevel::Emergency => "emergency",
+        }
+    }
+}
+
+impl fmt::Display for LoggingLevel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A level name that is not one of the eight.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownLevel(pub String);
+
+impl fmt::Display for UnknownLevel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "unknown logging level {:?}; use one of debug, info, notice, warning, error, critical, alert, emergency",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for UnknownLevel {}
+
+impl FromStr for LoggingLevel {
+    type Err = UnknownLevel;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        LoggingLevel::ALL
+            .into_iter()
+            .find(|l| l.as_str() == s)
+            .ok_or_else(|| UnknownLevel(s.to_owned()))
+    }
+}
+
+/// The params of `logging/setLevel`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SetLevelParams {
+    /// Send messages at this level and above.
+    pub level: LoggingLevel,
+    /// `_meta`.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<RequestMeta>,
+}
+
+/// The params of `notifications/message`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoggingMessageParams {
+    /// The severity.
+    pub level: LoggingLevel,
+    /// Which part of the server logged it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logger: Option<String>,
+    /// Anything JSON.
+    pub data: Value,
+    /// `_meta`.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+request!(
+    /// `logging/setLevel` (server capability `logging`).
+    SetLevel, "logging/setLevel", SetLevelParams, EmptyResult
+);
+notification!(
+    /// `notifications/message`: a log message from the server.
+    LoggingMessage, "notifications/message", LoggingMessageParams
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn levels_order_parse_and_reject_unknown_names() {
+        assert!(
+            LoggingLevel::Debug < LoggingLevel::Info
+                && LoggingLevel::Alert < LoggingLevel::Emergency
+        );
+        assert_eq!(
+            "warning".parse::<LoggingLevel>().unwrap(),
+            LoggingLevel::Warning
+        );
+        assert!("verbose"
+            .parse::<LoggingLevel>()
+            .unwrap_err()
+            .to_string()
+            .contains("debug, info"));
+        assert!(serde_json::from_value::<SetLevelParams>(json!({"level": "loud"})).is_err());
+    }
+
+    #[test]
+    fn message_wire_form() {
+        let m = LoggingMessageParams {
+            level: LoggingLevel::Info,
+            logger: Some("db".into()),
+            data: json!({"n": 1}),
+            meta: None,
+        };
+        assert_eq!(
+            serde_json::to_value(&m).unwrap(),
+            json!({"level": "info", "logger": "db", "data": {"n": 1}})
+        );
+    }
+}

@@ -1,0 +1,55 @@
+//! Roots (schema 2025-11-25): the `file://` boundaries a client tells a server about.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::meta::{EmptyParams, Meta, NotificationParams};
+use crate::{notification, request};
+
+/// One root.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Root {
+    /// A `file://` URI.
+    pub uri: String,
+    /// A display name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// `_meta`.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+/// The result of `roots/list`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ListRootsResult {
+    /// The roots.
+    pub roots: Vec<Root>,
+    /// `_meta`.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// Unknown members, kept.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+request!(
+    /// `roots/list`: server → client (client capability `roots`).
+    ListRoots, "roots/list", EmptyParams, ListRootsResult
+);
+notification!(
+    /// `notifications/roots/list_changed`: client → server.
+    RootsListChanged, "notifications/roots/list_changed", NotificationParams
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn roots_round_trip() {
+        let wire = json!({"roots": [{"uri": "file:///home/a/project", "name": "project"}, {"uri": "file:///tmp"}]});
+        let r: ListRootsResult = serde_json::from_value(wire.clone()).unwrap();
+        assert_eq!(serde_json::to_value(&r).unwrap(), wire);
+    }
+}
