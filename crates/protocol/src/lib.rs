@@ -33,6 +33,7 @@ pub mod method;
 pub mod prompts;
 pub mod resources;
 pub mod roots;
+pub mod sampling;
 pub mod tools;
 pub mod version;
 
