@@ -24,6 +24,7 @@
 pub mod capabilities;
 pub mod completion;
 pub mod content;
+pub mod elicitation;
 pub mod error;
 pub mod jsonrpc;
 pub mod lifecycle;
