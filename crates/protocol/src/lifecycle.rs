@@ -1,5 +1,6 @@
 //! The handshake (2024-11-05 to 2025-11-25): `initialize`, `notifications/initialized`,
-//! `ping`, and the identity each side sends (`Implementation`, `Icon`).
+//! `ping`, cancellation, progress, and the identity each side sends (`Implementation`,
+//! `Icon`).
 //!
 //! ```
 //! use junction_protocol::lifecycle::{Implementation, InitializeParams};
@@ -22,7 +23,7 @@ use serde_json::{Map, Value};
 use crate::capabilities::{ClientCapabilities, ServerCapabilities};
 use crate::meta::{EmptyParams, EmptyResult, Meta, NotificationParams, RequestMeta};
 use crate::version::ProtocolVersion;
-use crate::{notification, request};
+use crate::{notification, request, ProgressToken, RequestId};
 
 /// The colour theme an icon is drawn for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -162,6 +163,50 @@ request!(
     Ping, "ping", EmptyParams, EmptyResult
 );
 
+/// The params of `notifications/cancelled`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CancelledParams {
+    /// The request to stop; required except for task-augmented requests (cancelled with
+    /// `tasks/cancel` instead).
+    #[serde(rename = "requestId", default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<RequestId>,
+    /// Why, for logs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// `_meta`.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+/// The params of `notifications/progress`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProgressParams {
+    /// The token from the request's `_meta.progressToken`.
+    #[serde(rename = "progressToken")]
+    pub progress_token: ProgressToken,
+    /// Progress so far; increases with every notification.
+    pub progress: f64,
+    /// The total, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<f64>,
+    /// What is happening now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// `_meta`.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+notification!(
+    /// `notifications/cancelled`: either side stops a request it sent.
+    Cancelled, "notifications/cancelled", CancelledParams
+);
+
+notification!(
+    /// `notifications/progress`: progress of a request that asked for it.
+    Progress, "notifications/progress", ProgressParams
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -214,6 +259,24 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("2099-01-01"));
+    }
+
+    #[test]
+    fn cancellation_and_progress_wire_forms() {
+        let c: CancelledParams =
+            serde_json::from_value(json!({"requestId": "a", "reason": "user"})).unwrap();
+        assert_eq!(c.request_id, Some(RequestId::String("a".into())));
+        let p = ProgressParams {
+            progress_token: ProgressToken::Number(7),
+            progress: 50.0,
+            total: Some(100.0),
+            message: None,
+            meta: None,
+        };
+        assert_eq!(
+            serde_json::to_value(&p).unwrap(),
+            json!({"progressToken": 7, "progress": 50.0, "total": 100.0})
+        );
     }
 
     #[test]
