@@ -35,6 +35,7 @@ pub mod prompts;
 pub mod resources;
 pub mod roots;
 pub mod sampling;
+pub mod stateless;
 pub mod tasks;
 pub mod tools;
 pub mod version;
