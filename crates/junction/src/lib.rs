@@ -6,6 +6,7 @@
 //! - [`session`]: the bidirectional JSON-RPC engine: concurrent request handling,
 //!   correlation, timeouts, cancellation in both directions, progress.
 //! - [`transport`]: stdio, child process, in-memory.
+//! - [`server::lifecycle`]: the handshake rules of a server session.
 //! - [`uri_template`]: RFC 6570 matching for resource templates.
 //!
 //! ```
@@ -33,6 +34,7 @@
 #![forbid(unsafe_code)]
 
 pub mod error;
+pub mod server;
 pub mod session;
 pub mod transport;
 pub mod uri_template;
