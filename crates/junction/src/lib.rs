@@ -7,6 +7,7 @@
 //!   correlation, timeouts, cancellation in both directions, progress.
 //! - [`transport`]: stdio, child process, in-memory.
 //! - [`server::lifecycle`]: the handshake rules of a server session.
+//! - [`client`]: the handshake and a capability-checked method per server feature.
 //! - [`uri_template`]: RFC 6570 matching for resource templates.
 //!
 //! ```
@@ -33,6 +34,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod client;
 pub mod error;
 pub mod server;
 pub mod session;
