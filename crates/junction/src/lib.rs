@@ -36,6 +36,7 @@
 
 pub mod client;
 pub mod error;
+pub mod schema;
 pub mod server;
 pub mod session;
 pub mod transport;

@@ -1,0 +1,144 @@
+//! JSON Schema for tools: derive a tool's input schema from its argument type, and validate
+//! arguments against it with messages that name the field and say how to fix it.
+
+use jsonschema::error::ValidationErrorKind;
+use jsonschema::Validator;
+use serde_json::{Map, Value};
+
+/// A compiled schema.
+pub struct CompiledSchema {
+    schema: Map<String, Value>,
+    validator: Validator,
+}
+
+impl std::fmt::Debug for CompiledSchema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompiledSchema")
+            .field("schema", &self.schema)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A schema that cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[error("invalid JSON Schema: {0}")]
+pub struct SchemaError(pub String);
+
+impl CompiledSchema {
+    /// The JSON Schema (2020-12) of `T`, compiled. The root must be an object schema.
+    pub fn of<T: schemars::JsonSchema>() -> Result<Self, SchemaError> {
+        let value = schemars::schema_for!(T).to_value();
+        let Value::Object(schema) = value else {
+            return Err(SchemaError(
+                "the derived schema is not an object".to_owned(),
+            ));
+        };
+        Self::new(schema)
+    }
+
+    /// Compiles a schema given as JSON.
+    pub fn new(schema: Map<String, Value>) -> Result<Self, SchemaError> {
+        if schema.get("type").and_then(Value::as_str) != Some("object") {
+            return Err(SchemaError(
+                "a tool schema must have `\"type\": \"object\"` at its root".to_owned(),
+            ));
+        }
+        let validator = jsonschema::validator_for(&Value::Object(schema.clone()))
+            .map_err(|e| SchemaError(e.to_string()))?;
+        Ok(CompiledSchema { schema, validator })
+    }
+
+    /// The schema as JSON.
+    pub fn schema(&self) -> &Map<String, Value> {
+        &self.schema
+    }
+
+    /// Checks `instance`; on failure, one sentence per problem, naming the field.
+    pub fn check(&self, instance: &Value) -> Result<(), Vec<String>> {
+        let problems: Vec<String> = self
+            .validator
+            .iter_errors(instance)
+            .map(|e| describe(&e))
+            .collect();
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(problems)
+        }
+    }
+}
+
+fn describe(error: &jsonschema::ValidationError<'_>) -> String {
+    let path = error.instance_path().to_string();
+    let field = path.trim_start_matches('/').replace('/', ".");
+    match error.kind() {
+        ValidationErrorKind::Required { property } => {
+            let name = property
+                .as_str()
+                .map(str::to_owned)
+                .unwrap_or_else(|| property.to_string());
+            let name = if field.is_empty() {
+                name
+            } else {
+                format!("{field}.{name}")
+            };
+            format!("missing required argument `{name}`: add it and call again")
+        }
+        ValidationErrorKind::AdditionalProperties { unexpected } => {
+            format!(
+                "unknown argument(s) {}: remove them and call again",
+                unexpected
+                    .iter()
+                    .map(|u| format!("`{u}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        }
+        _ if field.is_empty() => format!("the arguments are invalid: {error}"),
+        _ => format!("argument `{field}` is invalid: {error}; correct it and call again"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[derive(schemars::JsonSchema, serde::Deserialize)]
+    #[allow(dead_code)]
+    struct Args {
+        /// A number.
+        a: f64,
+        b: f64,
+        #[serde(default)]
+        label: Option<String>,
+    }
+
+    #[test]
+    fn derived_schema_is_2020_12_and_validates() {
+        let s = CompiledSchema::of::<Args>().unwrap();
+        assert_eq!(
+            s.schema()["$schema"],
+            "https://json-schema.org/draft/2020-12/schema"
+        );
+        assert_eq!(s.schema()["type"], "object");
+        assert!(s.check(&json!({"a": 1, "b": 2})).is_ok());
+        let missing = s.check(&json!({"a": 1})).unwrap_err();
+        assert_eq!(
+            missing,
+            vec!["missing required argument `b`: add it and call again"]
+        );
+        let wrong = s.check(&json!({"a": "x", "b": 2})).unwrap_err();
+        assert!(
+            wrong[0].starts_with("argument `a` is invalid") && wrong[0].contains("number"),
+            "{wrong:?}"
+        );
+    }
+
+    #[test]
+    fn non_object_roots_are_refused() {
+        let mut m = Map::new();
+        m.insert("type".into(), json!("string"));
+        assert!(CompiledSchema::new(m).is_err());
+    }
+}
