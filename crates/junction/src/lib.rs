@@ -8,6 +8,8 @@
 //! - [`transport`]: stdio, child process, in-memory.
 //! - [`server::lifecycle`]: the handshake rules of a server session.
 //! - [`client`]: the handshake and a capability-checked method per server feature.
+//! - [`server`]: tools as async functions, served over any connection.
+//! - [`schema`]: input schemas derived from argument types, and argument validation.
 //! - [`uri_template`]: RFC 6570 matching for resource templates.
 //!
 //! ```

@@ -1,0 +1,224 @@
+//! Tools as plain async functions.
+//!
+//! A tool's argument type derives `serde::Deserialize` and `schemars::JsonSchema`: its input
+//! schema comes from the type, and arguments are validated against it before the function
+//! runs. What the function returns becomes the result through [`IntoToolResult`]; returning
+//! [`Json`] advertises an `outputSchema` and sends `structuredContent` plus the same JSON as
+//! text. Returning `Err(e)` sends a tool execution error (`isError: true`) with `e`'s text.
+
+use std::fmt::Display;
+use std::future::Future;
+use std::sync::Arc;
+
+use junction_protocol::content::ContentBlock;
+use junction_protocol::tools::{CallToolResult, Tool, ToolAnnotations};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::Context;
+use crate::schema::{CompiledSchema, SchemaError};
+use crate::session::BoxFuture;
+
+/// What a tool function may return.
+pub trait IntoToolResult {
+    /// The output schema this type advertises, if it is structured.
+    fn output_schema() -> Option<Result<CompiledSchema, SchemaError>> {
+        None
+    }
+    /// The result to send.
+    fn into_tool_result(self) -> CallToolResult;
+}
+
+impl IntoToolResult for CallToolResult {
+    fn into_tool_result(self) -> CallToolResult {
+        self
+    }
+}
+
+impl IntoToolResult for String {
+    fn into_tool_result(self) -> CallToolResult {
+        CallToolResult::text(self)
+    }
+}
+
+impl IntoToolResult for &'static str {
+    fn into_tool_result(self) -> CallToolResult {
+        CallToolResult::text(self)
+    }
+}
+
+impl IntoToolResult for ContentBlock {
+    fn into_tool_result(self) -> CallToolResult {
+        CallToolResult {
+            content: vec![self],
+            ..Default::default()
+        }
+    }
+}
+
+impl IntoToolResult for Vec<ContentBlock> {
+    fn into_tool_result(self) -> CallToolResult {
+        CallToolResult {
+            content: self,
+            ..Default::default()
+        }
+    }
+}
+
+impl<T: IntoToolResult, E: Display> IntoToolResult for Result<T, E> {
+    fn output_schema() -> Option<Result<CompiledSchema, SchemaError>> {
+        T::output_schema()
+    }
+    fn into_tool_result(self) -> CallToolResult {
+        match self {
+            Ok(value) => value.into_tool_result(),
+            Err(e) => CallToolResult::error(e.to_string()),
+        }
+    }
+}
+
+/// Structured output: sent as `structuredContent` and as JSON text, with `outputSchema`
+/// derived from `T`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Json<T>(pub T);
+
+impl<T: Serialize + JsonSchema> IntoToolResult for Json<T> {
+    fn output_schema() -> Option<Result<CompiledSchema, SchemaError>> {
+        Some(CompiledSchema::of::<T>())
+    }
+    fn into_tool_result(self) -> CallToolResult {
+        match serde_json::to_value(&self.0) {
+            Ok(value) => CallToolResult {
+                content: vec![ContentBlock::text(value.to_string())],
+                structured_content: Some(value),
+                ..Default::default()
+            },
+            Err(e) => CallToolResult::error(format!("The tool's output could not be encoded: {e}")),
+        }
+    }
+}
+
+/// An async function usable as a tool. Implemented for `Fn(Args) -> impl Future` and
+/// `Fn(Context, Args) -> impl Future`; `M` only tells the two apart.
+pub trait ToolHandler<M>: Send + Sync + 'static {
+    /// The function's result type.
+    type Output: IntoToolResult + Send + 'static;
+    /// The schema of the arguments.
+    fn input_schema() -> Result<CompiledSchema, SchemaError>;
+    /// Decodes the (already validated) arguments and runs the function.
+    fn call(
+        &self,
+        args: Value,
+        context: Context,
+    ) -> Result<BoxFuture<'static, Self::Output>, String>;
+}
+
+impl<F, Fut, A, R> ToolHandler<(A,)> for F
+where
+    F: Fn(A) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = R> + Send + 'static,
+    A: DeserializeOwned + JsonSchema,
+    R: IntoToolResult + Send + 'static,
+{
+    type Output = R;
+    fn input_schema() -> Result<CompiledSchema, SchemaError> {
+        CompiledSchema::of::<A>()
+    }
+    fn call(&self, args: Value, _: Context) -> Result<BoxFuture<'static, R>, String> {
+        let args: A = serde_json::from_value(args).map_err(|e| e.to_string())?;
+        Ok(Box::pin(self(args)))
+    }
+}
+
+impl<F, Fut, A, R> ToolHandler<(Context, A)> for F
+where
+    F: Fn(Context, A) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = R> + Send + 'static,
+    A: DeserializeOwned + JsonSchema,
+    R: IntoToolResult + Send + 'static,
+{
+    type Output = R;
+    fn input_schema() -> Result<CompiledSchema, SchemaError> {
+        CompiledSchema::of::<A>()
+    }
+    fn call(&self, args: Value, context: Context) -> Result<BoxFuture<'static, R>, String> {
+        let args: A = serde_json::from_value(args).map_err(|e| e.to_string())?;
+        Ok(Box::pin(self(context, args)))
+    }
+}
+
+type ErasedCall =
+    dyn Fn(Value, Context) -> Result<BoxFuture<'static, CallToolResult>, String> + Send + Sync;
+
+/// A tool ready to register: its description, schema and function.
+pub struct ToolDef {
+    pub(crate) tool: Tool,
+    pub(crate) input: Result<Arc<CompiledSchema>, SchemaError>,
+    pub(crate) output_error: Option<SchemaError>,
+    pub(crate) call: Arc<ErasedCall>,
+}
+
+impl std::fmt::Debug for ToolDef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolDef")
+            .field("tool", &self.tool)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Declares a tool called `name` that runs `handler`.
+pub fn tool<M, H: ToolHandler<M>>(name: impl Into<String>, handler: H) -> ToolDef {
+    let input = H::input_schema().map(Arc::new);
+    let mut tool = Tool::new(
+        name,
+        input
+            .as_ref()
+            .map(|s| s.schema().clone())
+            .unwrap_or_default(),
+    );
+    let mut output_error = None;
+    match H::Output::output_schema() {
+        Some(Ok(schema)) => tool.output_schema = Some(schema.schema().clone()),
+        Some(Err(e)) => output_error = Some(e),
+        None => {}
+    }
+    let handler = Arc::new(handler);
+    let call: Arc<ErasedCall> = Arc::new(move |args, context| {
+        let future = handler.call(args, context)?;
+        Ok(Box::pin(async move { future.await.into_tool_result() })
+            as BoxFuture<'static, CallToolResult>)
+    });
+    ToolDef {
+        tool,
+        input,
+        output_error,
+        call,
+    }
+}
+
+impl ToolDef {
+    /// Sets the description the model reads.
+    pub fn description(mut self, text: impl Into<String>) -> Self {
+        self.tool.description = Some(text.into());
+        self
+    }
+
+    /// Sets the display name.
+    pub fn title(mut self, text: impl Into<String>) -> Self {
+        self.tool.title = Some(text.into());
+        self
+    }
+
+    /// Sets the behaviour hints.
+    pub fn annotations(mut self, annotations: ToolAnnotations) -> Self {
+        self.tool.annotations = Some(annotations);
+        self
+    }
+
+    /// The description as it will be listed.
+    pub fn definition(&self) -> &Tool {
+        &self.tool
+    }
+}
