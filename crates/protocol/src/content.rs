@@ -23,6 +23,16 @@ pub enum Role {
     Assistant,
 }
 
+impl Role {
+    /// The name on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        }
+    }
+}
+
 /// Hints about how to use a piece of content.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Annotations {
@@ -41,7 +51,27 @@ pub struct Annotations {
     pub last_modified: Option<String>,
 }
 
-/// Text.
+impl Annotations {
+    /// Sets who it is for.
+    pub fn audience(mut self, audience: impl IntoIterator<Item = Role>) -> Self {
+        self.audience = Some(audience.into_iter().collect());
+        self
+    }
+
+    /// Sets the priority (0 to 1).
+    pub fn priority(mut self, priority: f64) -> Self {
+        self.priority = Some(priority);
+        self
+    }
+
+    /// Sets when it last changed (ISO 8601).
+    pub fn last_modified(mut self, when: impl Into<String>) -> Self {
+        self.last_modified = Some(when.into());
+        self
+    }
+}
+
+/// `TextContent`: text.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TextContent {
     /// The text.
@@ -54,7 +84,19 @@ pub struct TextContent {
     pub meta: Option<Meta>,
 }
 
-/// Base64-encoded image or audio data.
+impl TextContent {
+    /// Plain text without annotations.
+    pub fn new(text: impl Into<String>) -> Self {
+        TextContent {
+            text: text.into(),
+            annotations: None,
+            meta: None,
+        }
+    }
+}
+
+/// Base64-encoded image or audio data: the body of `ImageContent` and `AudioContent`, whose
+/// members are the same.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MediaContent {
     /// The base64 data.
@@ -70,7 +112,16 @@ pub struct MediaContent {
     pub meta: Option<Meta>,
 }
 
-/// A resource's contents carried inline.
+/// `ImageContent`: a base64 image with its MIME type (same members as audio).
+pub type ImageContent = MediaContent;
+
+/// `AudioContent` (2025-03-26): base64 audio with its MIME type.
+pub type AudioContent = MediaContent;
+
+/// `ResourceLink` (2025-06-18): every member of a [`Resource`], under `type: "resource_link"`.
+pub type ResourceLink = Resource;
+
+/// `EmbeddedResource`: a resource's contents carried inline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EmbeddedResource {
     /// The contents.
@@ -124,6 +175,11 @@ impl ContentBlock {
         ContentBlock::Audio(MediaContent::new(data, mime_type))
     }
 
+    /// A `resource_link` block pointing at `resource`.
+    pub fn resource_link(resource: Resource) -> Self {
+        ContentBlock::ResourceLink(resource)
+    }
+
     /// An embedded resource block.
     pub fn embedded(resource: ResourceContents) -> Self {
         ContentBlock::Resource(EmbeddedResource {
@@ -139,6 +195,51 @@ impl ContentBlock {
             ContentBlock::Text(t) => Some(&t.text),
             _ => None,
         }
+    }
+
+    /// The `type` on the wire.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ContentBlock::Text(_) => "text",
+            ContentBlock::Image(_) => "image",
+            ContentBlock::Audio(_) => "audio",
+            ContentBlock::ResourceLink(_) => "resource_link",
+            ContentBlock::Resource(_) => "resource",
+        }
+    }
+
+    /// The block's annotations.
+    pub fn annotations(&self) -> Option<&Annotations> {
+        match self {
+            ContentBlock::Text(t) => t.annotations.as_ref(),
+            ContentBlock::Image(m) | ContentBlock::Audio(m) => m.annotations.as_ref(),
+            ContentBlock::ResourceLink(r) => r.annotations.as_ref(),
+            ContentBlock::Resource(e) => e.annotations.as_ref(),
+        }
+    }
+
+    /// Sets the block's annotations.
+    pub fn with_annotations(mut self, annotations: Annotations) -> Self {
+        let slot = match &mut self {
+            ContentBlock::Text(t) => &mut t.annotations,
+            ContentBlock::Image(m) | ContentBlock::Audio(m) => &mut m.annotations,
+            ContentBlock::ResourceLink(r) => &mut r.annotations,
+            ContentBlock::Resource(e) => &mut e.annotations,
+        };
+        *slot = Some(annotations);
+        self
+    }
+}
+
+impl From<TextContent> for ContentBlock {
+    fn from(t: TextContent) -> Self {
+        ContentBlock::Text(t)
+    }
+}
+
+impl From<EmbeddedResource> for ContentBlock {
+    fn from(e: EmbeddedResource) -> Self {
+        ContentBlock::Resource(e)
     }
 }
 
@@ -184,6 +285,53 @@ mod tests {
             json!({"type": "resource", "resource": {"uri": "test://embedded-resource", "mimeType": "text/plain", "text": "x"}}),
         );
         round_trip(json!({"type": "resource", "resource": {"uri": "test://b", "blob": "AAE="}}));
+    }
+
+    #[test]
+    fn constructors_give_the_spec_wire_forms() {
+        let cases = [
+            (
+                ContentBlock::image("iVBORw0=", "image/png"),
+                json!({"type": "image", "data": "iVBORw0=", "mimeType": "image/png"}),
+            ),
+            (
+                ContentBlock::audio("UklGRg==", "audio/wav"),
+                json!({"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"}),
+            ),
+            (
+                ContentBlock::resource_link(Resource::new(
+                    "file:///project/src/main.rs",
+                    "main.rs",
+                )),
+                json!({"type": "resource_link", "uri": "file:///project/src/main.rs", "name": "main.rs"}),
+            ),
+            (
+                ContentBlock::embedded(ResourceContents::text(
+                    "file:///project/src/main.rs",
+                    "text/x-rust",
+                    "fn main() {}",
+                )),
+                json!({"type": "resource", "resource": {"uri": "file:///project/src/main.rs", "mimeType": "text/x-rust", "text": "fn main() {}"}}),
+            ),
+            (
+                ContentBlock::text("hi").with_annotations(
+                    Annotations::default()
+                        .audience([Role::User])
+                        .priority(0.9)
+                        .last_modified("2025-01-12T15:00:58Z"),
+                ),
+                json!({"type": "text", "text": "hi", "annotations": {"audience": ["user"], "priority": 0.9, "lastModified": "2025-01-12T15:00:58Z"}}),
+            ),
+        ];
+        for (block, wire) in cases {
+            assert_eq!(serde_json::to_value(&block).unwrap(), wire);
+            assert_eq!(serde_json::from_value::<ContentBlock>(wire).unwrap(), block);
+        }
+        let annotated =
+            ContentBlock::text("x").with_annotations(Annotations::default().priority(1.0));
+        assert_eq!(annotated.annotations().and_then(|a| a.priority), Some(1.0));
+        assert_eq!(ContentBlock::image("", "image/png").kind(), "image");
+        assert_eq!(ContentBlock::image("", "image/png").as_text(), None);
     }
 
     #[test]

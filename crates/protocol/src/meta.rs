@@ -16,6 +16,24 @@ pub enum ProgressToken {
     String(String),
 }
 
+impl From<i64> for ProgressToken {
+    fn from(n: i64) -> Self {
+        ProgressToken::Number(n)
+    }
+}
+
+impl From<&str> for ProgressToken {
+    fn from(s: &str) -> Self {
+        ProgressToken::String(s.to_owned())
+    }
+}
+
+impl From<String> for ProgressToken {
+    fn from(s: String) -> Self {
+        ProgressToken::String(s)
+    }
+}
+
 /// An opaque pagination cursor.
 pub type Cursor = String;
 
@@ -32,6 +50,16 @@ pub struct RequestMeta {
     /// Every other key, kept as it came.
     #[serde(flatten)]
     pub extra: Meta,
+}
+
+impl RequestMeta {
+    /// A `_meta` asking for progress notifications with `token`.
+    pub fn with_progress_token(token: impl Into<ProgressToken>) -> Self {
+        RequestMeta {
+            progress_token: Some(token.into()),
+            extra: Meta::new(),
+        }
+    }
 }
 
 /// Params that carry nothing but `_meta` (ping, list_changed notifications, ...).
@@ -55,6 +83,9 @@ pub struct EmptyResult {
         skip_serializing_if = "Option::is_none"
     )]
     pub result_type: Option<String>,
+    /// Unknown members, kept (results are open).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// The params of a notification that carries nothing but `_meta`.
@@ -76,10 +107,65 @@ pub struct PaginatedParams {
     pub meta: Option<RequestMeta>,
 }
 
+impl PaginatedParams {
+    /// The page after `cursor` (the previous page's `nextCursor`).
+    pub fn after(cursor: impl Into<Cursor>) -> Self {
+        PaginatedParams {
+            cursor: Some(cursor.into()),
+            meta: None,
+        }
+    }
+}
+
 /// `task` in request params: run the request as a task (2025-11-25, experimental).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TaskMetadata {
     /// The requested lifetime in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ttl: Option<u64>,
+}
+
+impl TaskMetadata {
+    /// Asks for a task kept `ttl` milliseconds after creation.
+    pub fn with_ttl(ttl: u64) -> Self {
+        TaskMetadata { ttl: Some(ttl) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn empty_result_keeps_unknown_members_and_result_type() {
+        let wire = json!({"resultType": "complete", "_meta": {"a": 1}, "vendor": [1]});
+        let r: EmptyResult = serde_json::from_value(wire.clone()).unwrap();
+        assert_eq!(r.result_type.as_deref(), Some("complete"));
+        assert_eq!(serde_json::to_value(&r).unwrap(), wire);
+        assert_eq!(
+            serde_json::to_value(EmptyResult::default()).unwrap(),
+            json!({})
+        );
+    }
+
+    #[test]
+    fn request_meta_and_pagination() {
+        let p = PaginatedParams {
+            meta: Some(RequestMeta::with_progress_token(3)),
+            ..PaginatedParams::after("c2")
+        };
+        assert_eq!(
+            serde_json::to_value(&p).unwrap(),
+            json!({"cursor": "c2", "_meta": {"progressToken": 3}})
+        );
+        let m: RequestMeta =
+            serde_json::from_value(json!({"progressToken": "t", "io.example/x": true})).unwrap();
+        assert_eq!(m.progress_token, Some(ProgressToken::from("t")));
+        assert_eq!(m.extra.get("io.example/x"), Some(&json!(true)));
+        assert_eq!(
+            serde_json::to_value(PaginatedParams::default()).unwrap(),
+            json!({})
+        );
+    }
 }

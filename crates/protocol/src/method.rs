@@ -14,6 +14,15 @@
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
+use serde_json::value::RawValue;
+
+/// Reads a `params` member as `T`; absent params read as `{}`, so types whose members are all
+/// optional decode from nothing and the others report the missing member by name.
+pub fn decode_params<T: DeserializeOwned>(
+    params: Option<&RawValue>,
+) -> Result<T, serde_json::Error> {
+    serde_json::from_str(params.map_or("{}", RawValue::get))
+}
 
 /// A request method: what is sent, and what comes back.
 pub trait Request {
