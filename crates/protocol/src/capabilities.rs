@@ -71,7 +71,63 @@ pub struct ElicitationCapability {
     pub extra: Map<String, Value>,
 }
 
-/// `tasks` (experimental in 2025-11-25): which requests may be task-augmented.
+/// `tasks.requests.sampling` (client side).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TaskSamplingRequests {
+    /// `sampling/createMessage` may be task-augmented.
+    #[serde(
+        rename = "createMessage",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub create_message: Option<Flag>,
+    /// Unknown members, kept.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `tasks.requests.elicitation` (client side).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TaskElicitationRequests {
+    /// `elicitation/create` may be task-augmented.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub create: Option<Flag>,
+    /// Unknown members, kept.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `tasks.requests.tools` (server side).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TaskToolRequests {
+    /// `tools/call` may be task-augmented.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<Flag>,
+    /// Unknown members, kept.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `tasks.requests`: the request types that accept task augmentation. The set is exhaustive:
+/// a request type not listed cannot be augmented. A client fills `sampling` and
+/// `elicitation`, a server fills `tools`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TaskRequests {
+    /// Client side: `sampling/createMessage`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampling: Option<TaskSamplingRequests>,
+    /// Client side: `elicitation/create`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elicitation: Option<TaskElicitationRequests>,
+    /// Server side: `tools/call`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<TaskToolRequests>,
+    /// Unknown request groups, kept.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `tasks` (experimental in 2025-11-25): task support of the side that declares it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TasksCapability {
     /// `tasks/list` is served.
@@ -80,23 +136,34 @@ pub struct TasksCapability {
     /// `tasks/cancel` is served.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cancel: Option<Flag>,
-    /// The request types that accept augmentation, e.g. `{"tools": {"call": {}}}`. The map
-    /// is exhaustive: a request type not listed cannot be augmented.
+    /// The request types that accept augmentation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub requests: Option<Map<String, Value>>,
+    pub requests: Option<TaskRequests>,
     /// Unknown members, kept.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
 
 impl TasksCapability {
-    /// Whether `requests.<group>.<method>` is declared, e.g. `("tools", "call")`.
+    /// Whether `requests.<group>.<method>` is declared, e.g. `("tools", "call")` or
+    /// `("sampling", "createMessage")`; groups this crate does not know are looked up too.
     pub fn accepts(&self, group: &str, method: &str) -> bool {
-        self.requests
-            .as_ref()
-            .and_then(|r| r.get(group))
-            .and_then(|g| g.get(method))
-            .is_some_and(Value::is_object)
+        let Some(r) = &self.requests else {
+            return false;
+        };
+        match (group, method) {
+            ("tools", "call") => r.tools.as_ref().is_some_and(|t| t.call.is_some()),
+            ("sampling", "createMessage") => r
+                .sampling
+                .as_ref()
+                .is_some_and(|s| s.create_message.is_some()),
+            ("elicitation", "create") => r.elicitation.as_ref().is_some_and(|e| e.create.is_some()),
+            _ => r
+                .extra
+                .get(group)
+                .and_then(|g| g.get(method))
+                .is_some_and(Value::is_object),
+        }
     }
 }
 
@@ -149,9 +216,77 @@ impl ClientCapabilities {
         self.sampling.as_ref().is_some_and(|s| s.tools.is_some())
     }
 
+    /// Whether `includeContext` other than `none` may be used in sampling.
+    pub fn supports_sampling_context(&self) -> bool {
+        self.sampling.as_ref().is_some_and(|s| s.context.is_some())
+    }
+
     /// Whether `roots/list` may be requested.
     pub fn supports_roots(&self) -> bool {
         self.roots.is_some()
+    }
+
+    /// Whether the client sends `notifications/roots/list_changed`.
+    pub fn supports_roots_list_changed(&self) -> bool {
+        self.roots
+            .as_ref()
+            .is_some_and(|r| r.list_changed == Some(true))
+    }
+
+    /// Whether `sampling/createMessage` may be task-augmented.
+    pub fn supports_task_sampling(&self) -> bool {
+        self.tasks
+            .as_ref()
+            .is_some_and(|t| t.accepts("sampling", "createMessage"))
+    }
+
+    /// Whether `elicitation/create` may be task-augmented.
+    pub fn supports_task_elicitation(&self) -> bool {
+        self.tasks
+            .as_ref()
+            .is_some_and(|t| t.accepts("elicitation", "create"))
+    }
+
+    /// Declares `roots`, with or without `listChanged`.
+    pub fn with_roots(mut self, list_changed: bool) -> Self {
+        self.roots = Some(ListChanged {
+            list_changed: list_changed.then_some(true),
+            extra: Map::new(),
+        });
+        self
+    }
+
+    /// Declares `sampling: {}`.
+    pub fn with_sampling(mut self) -> Self {
+        self.sampling.get_or_insert_with(Default::default);
+        self
+    }
+
+    /// Declares `sampling.tools` (and `sampling`).
+    pub fn with_sampling_tools(mut self) -> Self {
+        self.sampling
+            .get_or_insert_with(Default::default)
+            .tools
+            .get_or_insert_with(Flag::new);
+        self
+    }
+
+    /// Declares `elicitation.form`.
+    pub fn with_elicitation_form(mut self) -> Self {
+        self.elicitation
+            .get_or_insert_with(Default::default)
+            .form
+            .get_or_insert_with(Flag::new);
+        self
+    }
+
+    /// Declares `elicitation.url`.
+    pub fn with_elicitation_url(mut self) -> Self {
+        self.elicitation
+            .get_or_insert_with(Default::default)
+            .url
+            .get_or_insert_with(Flag::new);
+        self
     }
 }
 
@@ -206,6 +341,81 @@ pub struct ServerCapabilities {
 }
 
 impl ServerCapabilities {
+    /// Whether tools are offered.
+    pub fn supports_tools(&self) -> bool {
+        self.tools.is_some()
+    }
+
+    /// Whether prompts are offered.
+    pub fn supports_prompts(&self) -> bool {
+        self.prompts.is_some()
+    }
+
+    /// Whether resources are offered.
+    pub fn supports_resources(&self) -> bool {
+        self.resources.is_some()
+    }
+
+    /// Whether `logging/setLevel` may be sent.
+    pub fn supports_logging(&self) -> bool {
+        self.logging.is_some()
+    }
+
+    /// Whether `completion/complete` may be sent.
+    pub fn supports_completions(&self) -> bool {
+        self.completions.is_some()
+    }
+
+    /// Whether `tasks/list` may be sent.
+    pub fn supports_task_list(&self) -> bool {
+        self.tasks.as_ref().is_some_and(|t| t.list.is_some())
+    }
+
+    /// Whether `tasks/cancel` may be sent.
+    pub fn supports_task_cancel(&self) -> bool {
+        self.tasks.as_ref().is_some_and(|t| t.cancel.is_some())
+    }
+
+    /// Declares `tools`, with or without `listChanged`.
+    pub fn with_tools(mut self, list_changed: bool) -> Self {
+        self.tools = Some(ListChanged {
+            list_changed: list_changed.then_some(true),
+            extra: Map::new(),
+        });
+        self
+    }
+
+    /// Declares `prompts`, with or without `listChanged`.
+    pub fn with_prompts(mut self, list_changed: bool) -> Self {
+        self.prompts = Some(ListChanged {
+            list_changed: list_changed.then_some(true),
+            extra: Map::new(),
+        });
+        self
+    }
+
+    /// Declares `resources`, with or without `subscribe` and `listChanged`.
+    pub fn with_resources(mut self, subscribe: bool, list_changed: bool) -> Self {
+        self.resources = Some(ResourcesCapability {
+            subscribe: subscribe.then_some(true),
+            list_changed: list_changed.then_some(true),
+            extra: Map::new(),
+        });
+        self
+    }
+
+    /// Declares `logging: {}`.
+    pub fn with_logging(mut self) -> Self {
+        self.logging = Some(Flag::new());
+        self
+    }
+
+    /// Declares `completions: {}`.
+    pub fn with_completions(mut self) -> Self {
+        self.completions = Some(Flag::new());
+        self
+    }
+
     /// Whether `resources/subscribe` may be sent.
     pub fn supports_resource_subscriptions(&self) -> bool {
         self.resources
@@ -257,6 +467,69 @@ mod tests {
         assert!(!url_only.supports_elicitation_form() && url_only.supports_elicitation_url());
         let sampling: ClientCapabilities = serde_json::from_value(json!({"sampling": {}})).unwrap();
         assert!(sampling.supports_sampling() && !sampling.supports_sampling_tools());
+    }
+
+    #[test]
+    fn builders_give_the_spec_wire_forms() {
+        let client = ClientCapabilities::default()
+            .with_roots(true)
+            .with_sampling_tools()
+            .with_elicitation_form()
+            .with_elicitation_url();
+        assert_eq!(
+            serde_json::to_value(&client).unwrap(),
+            json!({"roots": {"listChanged": true}, "sampling": {"tools": {}}, "elicitation": {"form": {}, "url": {}}})
+        );
+        assert!(client.supports_roots_list_changed() && !client.supports_sampling_context());
+        let server = ServerCapabilities::default()
+            .with_tools(false)
+            .with_prompts(true)
+            .with_resources(true, false)
+            .with_logging()
+            .with_completions();
+        assert_eq!(
+            serde_json::to_value(&server).unwrap(),
+            json!({"tools": {}, "prompts": {"listChanged": true}, "resources": {"subscribe": true}, "logging": {}, "completions": {}})
+        );
+        assert!(
+            server.supports_tools() && server.supports_logging() && server.supports_completions()
+        );
+    }
+
+    #[test]
+    fn task_capabilities_of_both_sides() {
+        let wire = json!({
+            "tasks": {
+                "list": {}, "cancel": {},
+                "requests": {"sampling": {"createMessage": {}}, "elicitation": {"create": {}}, "future": {"do": {}}}
+            }
+        });
+        let caps: ClientCapabilities = serde_json::from_value(wire.clone()).unwrap();
+        assert!(caps.supports_task_sampling() && caps.supports_task_elicitation());
+        assert!(caps.tasks.as_ref().unwrap().accepts("future", "do"));
+        assert!(!caps.tasks.as_ref().unwrap().accepts("tools", "call"));
+        assert_eq!(serde_json::to_value(&caps).unwrap(), wire);
+        let server: ServerCapabilities = serde_json::from_value(
+            json!({"tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}}),
+        )
+        .unwrap();
+        assert!(server.supports_task_list() && server.supports_task_cancel());
+        assert!(server.supports_task_tool_calls());
+    }
+
+    #[test]
+    fn extensions_and_experimental_round_trip() {
+        let wire = json!({
+            "experimental": {"io.example/beta": {"level": 2}},
+            "extensions": {"io.modelcontextprotocol/tasks": {}},
+            "tools": {"listChanged": true, "vendorFlag": 1}
+        });
+        let caps: ServerCapabilities = serde_json::from_value(wire.clone()).unwrap();
+        assert_eq!(
+            caps.tools.as_ref().unwrap().extra.get("vendorFlag"),
+            Some(&json!(1))
+        );
+        assert_eq!(serde_json::to_value(&caps).unwrap(), wire);
     }
 
     #[test]

@@ -51,6 +51,36 @@ pub struct Icon {
     pub theme: Option<Theme>,
 }
 
+impl Icon {
+    /// An icon at `src` (an `https:` or `data:` URI).
+    pub fn new(src: impl Into<String>) -> Self {
+        Icon {
+            src: src.into(),
+            mime_type: None,
+            sizes: None,
+            theme: None,
+        }
+    }
+
+    /// Sets the MIME type.
+    pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.mime_type = Some(mime_type.into());
+        self
+    }
+
+    /// Sets the sizes, e.g. `["48x48"]` or `["any"]`.
+    pub fn sizes<S: Into<String>>(mut self, sizes: impl IntoIterator<Item = S>) -> Self {
+        self.sizes = Some(sizes.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Sets the theme.
+    pub fn theme(mut self, theme: Theme) -> Self {
+        self.theme = Some(theme);
+        self
+    }
+}
+
 /// `clientInfo` / `serverInfo`: who is speaking.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Implementation {
@@ -87,6 +117,35 @@ impl Implementation {
             website_url: None,
             icons: None,
         }
+    }
+
+    /// Sets the display name.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Sets the description.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Sets the website.
+    pub fn website_url(mut self, url: impl Into<String>) -> Self {
+        self.website_url = Some(url.into());
+        self
+    }
+
+    /// Adds an icon.
+    pub fn icon(mut self, icon: Icon) -> Self {
+        self.icons.get_or_insert_with(Vec::new).push(icon);
+        self
+    }
+
+    /// The name to show a person: `title`, then `name`.
+    pub fn display_name(&self) -> &str {
+        self.title.as_deref().unwrap_or(&self.name)
     }
 }
 
@@ -142,6 +201,28 @@ pub struct InitializeResult {
 }
 
 impl InitializeResult {
+    /// The answer choosing `version`, with the server's capabilities and identity.
+    pub fn new(
+        version: ProtocolVersion,
+        capabilities: ServerCapabilities,
+        server_info: Implementation,
+    ) -> Self {
+        InitializeResult {
+            protocol_version: version.as_str().to_owned(),
+            capabilities,
+            server_info,
+            instructions: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+
+    /// Sets the instructions.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
     /// The chosen revision, if this side knows it (a client must disconnect otherwise).
     pub fn version(&self) -> Result<ProtocolVersion, crate::version::UnknownVersion> {
         self.protocol_version.parse()
@@ -195,6 +276,48 @@ pub struct ProgressParams {
     /// `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
+}
+
+impl CancelledParams {
+    /// Cancels request `id`.
+    pub fn new(id: impl Into<RequestId>) -> Self {
+        CancelledParams {
+            request_id: Some(id.into()),
+            reason: None,
+            meta: None,
+        }
+    }
+
+    /// Sets the reason.
+    pub fn reason(mut self, reason: impl Into<String>) -> Self {
+        self.reason = Some(reason.into());
+        self
+    }
+}
+
+impl ProgressParams {
+    /// Progress `progress` for the request that sent `token`.
+    pub fn new(token: ProgressToken, progress: f64) -> Self {
+        ProgressParams {
+            progress_token: token,
+            progress,
+            total: None,
+            message: None,
+            meta: None,
+        }
+    }
+
+    /// Sets the total.
+    pub fn total(mut self, total: f64) -> Self {
+        self.total = Some(total);
+        self
+    }
+
+    /// Sets the message.
+    pub fn message(mut self, message: impl Into<String>) -> Self {
+        self.message = Some(message.into());
+        self
+    }
 }
 
 notification!(
@@ -277,6 +400,59 @@ mod tests {
             serde_json::to_value(&p).unwrap(),
             json!({"progressToken": 7, "progress": 50.0, "total": 100.0})
         );
+    }
+
+    #[test]
+    fn builders_give_the_spec_wire_forms() {
+        let info = Implementation::new("ExampleServer", "1.0.0")
+            .title("Example Server Display Name")
+            .description("An example")
+            .website_url("https://example.com")
+            .icon(
+                Icon::new("https://example.com/icon.png")
+                    .mime_type("image/png")
+                    .sizes(["48x48"])
+                    .theme(Theme::Light),
+            );
+        let result = InitializeResult::new(
+            ProtocolVersion::V2025_11_25,
+            ServerCapabilities::default().with_tools(true),
+            info,
+        )
+        .instructions("Optional instructions for the client");
+        assert_eq!(
+            serde_json::to_value(&result).unwrap(),
+            json!({
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"tools": {"listChanged": true}},
+                "serverInfo": {
+                    "name": "ExampleServer", "title": "Example Server Display Name", "version": "1.0.0",
+                    "description": "An example", "websiteUrl": "https://example.com",
+                    "icons": [{"src": "https://example.com/icon.png", "mimeType": "image/png", "sizes": ["48x48"], "theme": "light"}]
+                },
+                "instructions": "Optional instructions for the client"
+            })
+        );
+        assert_eq!(
+            result.server_info.display_name(),
+            "Example Server Display Name"
+        );
+        assert_eq!(
+            serde_json::to_value(CancelledParams::new(123).reason("User requested cancellation"))
+                .unwrap(),
+            json!({"requestId": 123, "reason": "User requested cancellation"})
+        );
+        assert_eq!(
+            serde_json::to_value(
+                ProgressParams::new("abc123".into(), 50.0)
+                    .total(100.0)
+                    .message("Reticulating splines...")
+            )
+            .unwrap(),
+            json!({"progressToken": "abc123", "progress": 50.0, "total": 100.0, "message": "Reticulating splines..."})
+        );
+        let task_cancel: CancelledParams = serde_json::from_value(json!({})).unwrap();
+        assert!(task_cancel.request_id.is_none());
     }
 
     #[test]
