@@ -1,9 +1,10 @@
 //! The stateless family (revision 2026-07-28): what it adds to the model.
 //!
 //! There is no `initialize`: each request carries the version, the client's capabilities and
-//! (optionally) its identity in `_meta` under the keys below; `server/discover` tells what a
-//! server supports; every result carries `resultType`, where `input_required` replaces
-//! server→client requests (the client retries with `inputResponses`).
+//! (optionally) its identity in `_meta` under the keys below ([`StatelessMeta`]);
+//! `server/discover` tells what a server supports; every result carries `resultType`, where
+//! `input_required` replaces server→client requests (the client answers `inputRequests` and
+//! retries with `inputResponses`); `subscriptions/listen` opens the notification stream.
 //!
 //! ```
 //! use junction_protocol::stateless::ResultType;
@@ -13,29 +14,36 @@
 //! ```
 
 use std::collections::BTreeMap;
+use std::fmt;
 
-use serde::{Deserialize, Serialize};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use crate::capabilities::ServerCapabilities;
-use crate::meta::{Meta, RequestMeta};
-use crate::request;
+use crate::capabilities::{ClientCapabilities, ServerCapabilities};
+use crate::lifecycle::Implementation;
+use crate::logging::LoggingLevel;
+use crate::meta::{EmptyResult, Meta, RequestMeta};
+use crate::{notification, request, RequestId};
 
-/// `_meta` key: the protocol version of this request.
+/// `_meta` key: the protocol version of this request (required in 2026-07-28).
 pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-/// `_meta` key: the client's capabilities.
+/// `_meta` key: the client's capabilities for this request (required in 2026-07-28).
 pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 /// `_meta` key: the client's identity.
 pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
-/// `_meta` key: the log level wanted for this request (no logs without it).
+/// `_meta` key: the log level wanted for this request (no logs without it; deprecated).
 pub const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 /// `_meta` key of results: the server's identity.
 pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
-/// `_meta` key of notifications: the subscription they belong to.
+/// `_meta` key of notifications (and of the listen result): the subscription they belong to.
 pub const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+/// `_meta` key tying a message to a task (2025-11-25 tasks; same as
+/// [`crate::tasks::RELATED_TASK_META`]).
+pub const META_RELATED_TASK: &str = crate::tasks::RELATED_TASK_META;
 
-/// `resultType`: how to read a result.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// `resultType`: how to read a result. Open: unknown strings are kept.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum ResultType {
     /// An ordinary, final result (also what an absent `resultType` means).
     Complete,
@@ -63,9 +71,120 @@ impl ResultType {
             ResultType::Other(s) => s,
         }
     }
+
+    /// Whether this is `complete`.
+    pub fn is_complete(&self) -> bool {
+        *self == ResultType::Complete
+    }
 }
 
-/// The result of `server/discover`.
+impl fmt::Display for ResultType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for ResultType {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for ResultType {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = std::borrow::Cow::<'de, str>::deserialize(d)?;
+        Ok(ResultType::of(Some(&s)))
+    }
+}
+
+/// `cacheScope` of a cacheable result (2026-07-28).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CacheScope {
+    /// No user-specific data: any cache may share it across authorization contexts.
+    Public,
+    /// Reusable only within the same authorization context (the safe default).
+    #[default]
+    Private,
+}
+
+/// The version, capabilities, identity and log level a 2026-07-28 request carries in its
+/// `_meta`, read from or written to a [`RequestMeta`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StatelessMeta {
+    /// `io.modelcontextprotocol/protocolVersion`.
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
+    pub protocol_version: String,
+    /// `io.modelcontextprotocol/clientCapabilities`; an empty object means none.
+    #[serde(rename = "io.modelcontextprotocol/clientCapabilities", default)]
+    pub client_capabilities: ClientCapabilities,
+    /// `io.modelcontextprotocol/clientInfo`.
+    #[serde(
+        rename = "io.modelcontextprotocol/clientInfo",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub client_info: Option<Implementation>,
+    /// `io.modelcontextprotocol/logLevel`.
+    #[serde(
+        rename = "io.modelcontextprotocol/logLevel",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub log_level: Option<LoggingLevel>,
+}
+
+impl StatelessMeta {
+    /// Version and capabilities, no identity or log level.
+    pub fn new(protocol_version: impl Into<String>, capabilities: ClientCapabilities) -> Self {
+        StatelessMeta {
+            protocol_version: protocol_version.into(),
+            client_capabilities: capabilities,
+            client_info: None,
+            log_level: None,
+        }
+    }
+
+    /// Reads the keys from a request's `_meta`; fails when the version is missing or a key
+    /// has the wrong shape.
+    pub fn from_meta(meta: &RequestMeta) -> Result<Self, serde_json::Error> {
+        let keys: Map<String, Value> = meta
+            .extra
+            .iter()
+            .filter(|(k, _)| k.starts_with("io.modelcontextprotocol/"))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        serde_json::from_value(Value::Object(keys))
+    }
+
+    /// Writes the keys into a request's `_meta`, replacing any already there.
+    pub fn write_to(&self, meta: &mut RequestMeta) -> Result<(), serde_json::Error> {
+        if let Value::Object(keys) = serde_json::to_value(self)? {
+            meta.extra.extend(keys);
+        }
+        Ok(())
+    }
+}
+
+/// The server identity a result's `_meta` carries (`io.modelcontextprotocol/serverInfo`).
+pub fn server_info(meta: &Meta) -> Option<Implementation> {
+    serde_json::from_value(meta.get(META_SERVER_INFO)?.clone()).ok()
+}
+
+/// The subscription a notification was delivered on (`io.modelcontextprotocol/subscriptionId`).
+pub fn subscription_id(meta: &Meta) -> Option<RequestId> {
+    serde_json::from_value(meta.get(META_SUBSCRIPTION_ID)?.clone()).ok()
+}
+
+/// The params of `server/discover`: only `_meta`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DiscoverParams {
+    /// `_meta`, with the version and capabilities keys.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<RequestMeta>,
+}
+
+/// The result of `server/discover` (2026-07-28, a cacheable result).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DiscoverResult {
     /// The revisions the server speaks.
@@ -76,12 +195,13 @@ pub struct DiscoverResult {
     /// Hints for the model's system prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions: Option<String>,
-    /// How long the answer may be cached, in milliseconds.
-    #[serde(rename = "ttlMs")]
+    /// How long the answer may be cached, in milliseconds (0: stale at once; read as 0
+    /// when absent).
+    #[serde(rename = "ttlMs", default)]
     pub ttl_ms: u64,
-    /// `public` or `private`.
-    #[serde(rename = "cacheScope")]
-    pub cache_scope: String,
+    /// Who may share the cached answer (read as `private` when absent).
+    #[serde(rename = "cacheScope", default)]
+    pub cache_scope: CacheScope,
     /// `resultType`.
     #[serde(
         rename = "resultType",
@@ -97,27 +217,62 @@ pub struct DiscoverResult {
     pub extra: Map<String, Value>,
 }
 
-/// The params of `server/discover`: only `_meta`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct DiscoverParams {
-    /// `_meta`, with the version and capabilities keys.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<RequestMeta>,
+impl DiscoverResult {
+    /// A complete answer, not cacheable (`ttlMs: 0`, `cacheScope: "private"`).
+    pub fn new(supported_versions: Vec<String>, capabilities: ServerCapabilities) -> Self {
+        DiscoverResult {
+            supported_versions,
+            capabilities,
+            instructions: None,
+            ttl_ms: 0,
+            cache_scope: CacheScope::Private,
+            result_type: Some(ResultType::Complete.as_str().to_owned()),
+            meta: None,
+            extra: Map::new(),
+        }
+    }
 }
 
-/// One request the server needs answered before it can finish (sampling, roots or
-/// elicitation), in `{method, params}` form.
+/// One request the server needs answered before it can finish (`sampling/createMessage`,
+/// `roots/list` or `elicitation/create`), in `{method, params}` form.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct InputRequest {
-    /// `sampling/createMessage`, `roots/list` or `elicitation/create`.
+    /// The method.
     pub method: String,
     /// Its params.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub params: Option<Map<String, Value>>,
 }
 
+impl InputRequest {
+    /// The request `R` with `params`.
+    pub fn of<R: crate::method::Request>(params: &R::Params) -> Result<Self, serde_json::Error> {
+        let params = match serde_json::to_value(params)? {
+            Value::Object(map) => Some(map),
+            _ => None,
+        };
+        Ok(InputRequest {
+            method: R::METHOD.to_owned(),
+            params,
+        })
+    }
+
+    /// Reads the params as `T` (absent params read as `{}`).
+    pub fn decode_params<T: DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
+        serde_json::from_value(Value::Object(self.params.clone().unwrap_or_default()))
+    }
+}
+
+/// `inputRequests`: what the server asks, by a key it chose.
+pub type InputRequests = BTreeMap<String, InputRequest>;
+
+/// `inputResponses`: the client's result for each key of `inputRequests` (a
+/// `CreateMessageResult`, `ListRootsResult` or `ElicitResult`).
+pub type InputResponses = BTreeMap<String, Value>;
+
 /// `resultType: "input_required"`: answer `inputRequests` and retry with a new id, sending
-/// the answers as `inputResponses` and echoing `requestState`.
+/// the answers as `inputResponses` and echoing `requestState`. At least one of the two is
+/// present.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct InputRequiredResult {
     /// What the server asks, by key.
@@ -126,7 +281,7 @@ pub struct InputRequiredResult {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub input_requests: Option<BTreeMap<String, InputRequest>>,
+    pub input_requests: Option<InputRequests>,
     /// Opaque state to echo back.
     #[serde(
         rename = "requestState",
@@ -144,16 +299,108 @@ pub struct InputRequiredResult {
     /// `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
+    /// Unknown members, kept.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl InputRequiredResult {
+    /// An empty `input_required` result; add requests with [`InputRequiredResult::ask`].
+    pub fn new() -> Self {
+        InputRequiredResult {
+            result_type: Some(ResultType::InputRequired.as_str().to_owned()),
+            ..Default::default()
+        }
+    }
+
+    /// Adds one request under `key`.
+    pub fn ask(mut self, key: impl Into<String>, request: InputRequest) -> Self {
+        self.input_requests
+            .get_or_insert_with(BTreeMap::new)
+            .insert(key.into(), request);
+        self
+    }
+
+    /// Sets the state the client must echo.
+    pub fn state(mut self, state: impl Into<String>) -> Self {
+        self.request_state = Some(state.into());
+        self
+    }
+}
+
+/// The notification types a client opts in to on `subscriptions/listen` (and the subset the
+/// server agreed to, in the acknowledgement).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SubscriptionFilter {
+    /// `notifications/tools/list_changed`.
+    #[serde(
+        rename = "toolsListChanged",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub tools_list_changed: Option<bool>,
+    /// `notifications/prompts/list_changed`.
+    #[serde(
+        rename = "promptsListChanged",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub prompts_list_changed: Option<bool>,
+    /// `notifications/resources/list_changed`.
+    #[serde(
+        rename = "resourcesListChanged",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub resources_list_changed: Option<bool>,
+    /// `notifications/resources/updated` for these URIs (replaces `resources/subscribe`).
+    #[serde(
+        rename = "resourceSubscriptions",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub resource_subscriptions: Option<Vec<String>>,
+}
+
+/// The params of `subscriptions/listen`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SubscriptionsListenParams {
+    /// What to receive on this stream.
+    pub notifications: SubscriptionFilter,
+    /// `_meta`.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<RequestMeta>,
+}
+
+/// The params of `notifications/subscriptions/acknowledged`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SubscriptionsAcknowledgedParams {
+    /// The requested types the server will honour.
+    pub notifications: SubscriptionFilter,
+    /// `_meta` (carries the subscription id).
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
 }
 
 request!(
     /// `server/discover` (2026-07-28): versions, capabilities and identity of a server.
     Discover, "server/discover", DiscoverParams, DiscoverResult
 );
+request!(
+    /// `subscriptions/listen` (2026-07-28): a long-lived notification stream. The result
+    /// (empty but for `_meta` with the subscription id) comes only when the server ends it.
+    SubscriptionsListen, "subscriptions/listen", SubscriptionsListenParams, EmptyResult
+);
+notification!(
+    /// `notifications/subscriptions/acknowledged` (2026-07-28): the first message of a
+    /// subscription stream.
+    SubscriptionsAcknowledged, "notifications/subscriptions/acknowledged", SubscriptionsAcknowledgedParams
+);
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::elicitation::Elicit;
     use serde_json::json;
 
     #[test]
@@ -169,7 +416,17 @@ mod tests {
             ResultType::of(r.result_type.as_deref()),
             ResultType::Complete
         );
+        assert_eq!(r.cache_scope, CacheScope::Public);
+        assert_eq!(
+            server_info(r.meta.as_ref().unwrap()).map(|i| i.name),
+            Some("s".to_owned())
+        );
         assert_eq!(serde_json::to_value(&r).unwrap(), wire);
+        let built = DiscoverResult::new(vec!["2026-07-28".into()], ServerCapabilities::default());
+        assert_eq!(
+            serde_json::to_value(&built).unwrap(),
+            json!({"supportedVersions": ["2026-07-28"], "capabilities": {}, "ttlMs": 0, "cacheScope": "private", "resultType": "complete"})
+        );
     }
 
     #[test]
@@ -185,6 +442,69 @@ mod tests {
             ResultType::InputRequired
         );
         assert_eq!(serde_json::to_value(&r).unwrap(), wire);
+        let confirm = &r.input_requests.as_ref().unwrap()["confirm"];
+        let params: crate::elicitation::ElicitParams = confirm.decode_params().unwrap();
+        let rebuilt = InputRequiredResult::new()
+            .ask("confirm", InputRequest::of::<Elicit>(&params).unwrap())
+            .state("opaque");
+        assert_eq!(serde_json::to_value(&rebuilt).unwrap(), wire);
+        let shed = json!({"resultType": "input_required", "requestState": "s"});
+        let r: InputRequiredResult = serde_json::from_value(shed.clone()).unwrap();
+        assert_eq!(serde_json::to_value(&r).unwrap(), shed);
+    }
+
+    #[test]
+    fn result_type_is_open() {
         assert_eq!(ResultType::of(Some("later")).as_str(), "later");
+        let t: ResultType = serde_json::from_value(json!("input_required")).unwrap();
+        assert_eq!(t, ResultType::InputRequired);
+        assert_eq!(
+            serde_json::to_value(ResultType::Other("x".into())).unwrap(),
+            json!("x")
+        );
+        assert!(ResultType::of(None).is_complete());
+    }
+
+    #[test]
+    fn request_meta_keys_read_and_write() {
+        let wire = json!({
+            "progressToken": 1,
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+            "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"},
+            "io.modelcontextprotocol/logLevel": "warning",
+            "com.example/other": true
+        });
+        let meta: RequestMeta = serde_json::from_value(wire.clone()).unwrap();
+        let keys = StatelessMeta::from_meta(&meta).unwrap();
+        assert_eq!(keys.protocol_version, "2026-07-28");
+        assert!(keys.client_capabilities.supports_elicitation_form());
+        assert_eq!(keys.log_level, Some(LoggingLevel::Warning));
+        let mut rebuilt: RequestMeta =
+            serde_json::from_value(json!({"progressToken": 1, "com.example/other": true})).unwrap();
+        keys.write_to(&mut rebuilt).unwrap();
+        assert_eq!(serde_json::to_value(&rebuilt).unwrap(), wire);
+        assert!(StatelessMeta::from_meta(&RequestMeta::default()).is_err());
+    }
+
+    #[test]
+    fn subscriptions_wire_forms() {
+        let wire = json!({
+            "notifications": {"toolsListChanged": true, "resourceSubscriptions": ["file:///a"]},
+            "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+        });
+        let p: SubscriptionsListenParams = serde_json::from_value(wire.clone()).unwrap();
+        assert_eq!(p.notifications.tools_list_changed, Some(true));
+        assert_eq!(serde_json::to_value(&p).unwrap(), wire);
+        let ack = json!({"notifications": {"toolsListChanged": true}, "_meta": {"io.modelcontextprotocol/subscriptionId": 7}});
+        let a: SubscriptionsAcknowledgedParams = serde_json::from_value(ack.clone()).unwrap();
+        assert_eq!(
+            subscription_id(a.meta.as_ref().unwrap()),
+            Some(RequestId::Number(7))
+        );
+        assert_eq!(serde_json::to_value(&a).unwrap(), ack);
+        let closed = json!({"resultType": "complete", "_meta": {"io.modelcontextprotocol/subscriptionId": 7}});
+        let r: EmptyResult = serde_json::from_value(closed.clone()).unwrap();
+        assert_eq!(serde_json::to_value(&r).unwrap(), closed);
     }
 }
