@@ -17,6 +17,7 @@ use serde_json::{Map, Value};
 use crate::content::ContentBlock;
 use crate::lifecycle::Icon;
 use crate::meta::{Cursor, Meta, NotificationParams, PaginatedParams, RequestMeta, TaskMetadata};
+use crate::stateless::{CacheScope, InputResponses};
 use crate::{notification, request};
 
 /// Hints about a tool's behaviour. Untrusted unless the server is trusted.
@@ -53,6 +54,58 @@ pub struct ToolAnnotations {
         skip_serializing_if = "Option::is_none"
     )]
     pub open_world_hint: Option<bool>,
+}
+
+impl ToolAnnotations {
+    /// Sets `title`.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Sets `readOnlyHint`.
+    pub fn read_only(mut self, hint: bool) -> Self {
+        self.read_only_hint = Some(hint);
+        self
+    }
+
+    /// Sets `destructiveHint`.
+    pub fn destructive(mut self, hint: bool) -> Self {
+        self.destructive_hint = Some(hint);
+        self
+    }
+
+    /// Sets `idempotentHint`.
+    pub fn idempotent(mut self, hint: bool) -> Self {
+        self.idempotent_hint = Some(hint);
+        self
+    }
+
+    /// Sets `openWorldHint`.
+    pub fn open_world(mut self, hint: bool) -> Self {
+        self.open_world_hint = Some(hint);
+        self
+    }
+
+    /// `readOnlyHint`, with its default (false).
+    pub fn is_read_only(&self) -> bool {
+        self.read_only_hint.unwrap_or(false)
+    }
+
+    /// `destructiveHint`, with its default (true; meaningful when not read-only).
+    pub fn is_destructive(&self) -> bool {
+        !self.is_read_only() && self.destructive_hint.unwrap_or(true)
+    }
+
+    /// `idempotentHint`, with its default (false).
+    pub fn is_idempotent(&self) -> bool {
+        self.idempotent_hint.unwrap_or(false)
+    }
+
+    /// `openWorldHint`, with its default (true).
+    pub fn is_open_world(&self) -> bool {
+        self.open_world_hint.unwrap_or(true)
+    }
 }
 
 /// Whether a tool may or must run as a task (2025-11-25).
@@ -130,6 +183,59 @@ impl Tool {
         }
     }
 
+    /// The smallest input schema, for a tool without arguments: `{"type": "object"}`.
+    pub fn empty_input_schema() -> Map<String, Value> {
+        let mut schema = Map::new();
+        schema.insert("type".to_owned(), Value::String("object".to_owned()));
+        schema
+    }
+
+    /// Sets the display name.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Sets the description.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Adds an icon.
+    pub fn icon(mut self, icon: Icon) -> Self {
+        self.icons.get_or_insert_with(Vec::new).push(icon);
+        self
+    }
+
+    /// Sets the output schema (an object schema).
+    pub fn output_schema(mut self, schema: Map<String, Value>) -> Self {
+        self.output_schema = Some(schema);
+        self
+    }
+
+    /// Sets the behaviour hints.
+    pub fn annotations(mut self, annotations: ToolAnnotations) -> Self {
+        self.annotations = Some(annotations);
+        self
+    }
+
+    /// Sets `execution.taskSupport`.
+    pub fn task_support(mut self, support: TaskSupport) -> Self {
+        self.execution = Some(ToolExecution {
+            task_support: Some(support),
+        });
+        self
+    }
+
+    /// `execution.taskSupport`, with its default (forbidden).
+    pub fn task_support_or_default(&self) -> TaskSupport {
+        self.execution
+            .as_ref()
+            .and_then(|e| e.task_support)
+            .unwrap_or(TaskSupport::Forbidden)
+    }
+
     /// The name to show a person: `title`, then `annotations.title`, then `name`.
     pub fn display_name(&self) -> &str {
         self.title
@@ -151,13 +257,33 @@ pub struct ListToolsResult {
         skip_serializing_if = "Option::is_none"
     )]
     pub next_cursor: Option<Cursor>,
+    /// `ttlMs` (2026-07-28): how long the page may be cached, in milliseconds.
+    #[serde(rename = "ttlMs", default, skip_serializing_if = "Option::is_none")]
+    pub ttl_ms: Option<u64>,
+    /// `cacheScope` (2026-07-28).
+    #[serde(
+        rename = "cacheScope",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub cache_scope: Option<CacheScope>,
     /// `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
+    /// `resultType` (2026-07-28); absent means `complete`.
+    #[serde(
+        rename = "resultType",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub result_type: Option<String>,
     /// Unknown members, kept (results are open).
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
+
+/// The params of `tools/list`.
+pub type ListToolsParams = PaginatedParams;
 
 /// The params of `tools/call`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -170,6 +296,20 @@ pub struct CallToolParams {
     /// Run as a task (2025-11-25).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task: Option<TaskMetadata>,
+    /// `inputResponses` (2026-07-28): answers to a previous `input_required` result.
+    #[serde(
+        rename = "inputResponses",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub input_responses: Option<InputResponses>,
+    /// `requestState` (2026-07-28): echoed from a previous `input_required` result.
+    #[serde(
+        rename = "requestState",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub request_state: Option<String>,
     /// `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<RequestMeta>,
@@ -182,8 +322,22 @@ impl CallToolParams {
             name: name.into(),
             arguments: None,
             task: None,
+            input_responses: None,
+            request_state: None,
             meta: None,
         }
+    }
+
+    /// Sets every argument at once.
+    pub fn arguments(mut self, arguments: Map<String, Value>) -> Self {
+        self.arguments = Some(arguments);
+        self
+    }
+
+    /// Asks for task-augmented execution.
+    pub fn task(mut self, task: TaskMetadata) -> Self {
+        self.task = Some(task);
+        self
     }
 
     /// Adds one argument.
@@ -239,6 +393,24 @@ impl CallToolResult {
         CallToolResult {
             content: vec![ContentBlock::text(text)],
             is_error: Some(true),
+            ..Default::default()
+        }
+    }
+
+    /// A successful structured result: `structuredContent` plus the same JSON as a text block,
+    /// for clients that read only `content`.
+    pub fn structured(value: Value) -> Self {
+        CallToolResult {
+            content: vec![ContentBlock::text(value.to_string())],
+            structured_content: Some(value),
+            ..Default::default()
+        }
+    }
+
+    /// A successful result with these blocks.
+    pub fn content(content: Vec<ContentBlock>) -> Self {
+        CallToolResult {
+            content,
             ..Default::default()
         }
     }
@@ -327,6 +499,84 @@ mod tests {
             serde_json::to_value(CallToolResult::error("Try again.")).unwrap(),
             json!({"content": [{"type": "text", "text": "Try again."}], "isError": true})
         );
+    }
+
+    #[test]
+    fn builders_give_the_spec_wire_forms() {
+        let mut schema = Map::new();
+        schema.insert("type".into(), json!("object"));
+        schema.insert(
+            "properties".into(),
+            json!({"location": {"type": "string", "description": "City name or zip code"}}),
+        );
+        schema.insert("required".into(), json!(["location"]));
+        let tool = Tool::new("get_weather", schema)
+            .title("Weather Information Provider")
+            .description("Get current weather information for a location")
+            .icon(Icon::new("https://example.com/weather.png"))
+            .output_schema(serde_json::from_value(json!({"type": "object", "properties": {"temperature": {"type": "number"}}, "required": ["temperature"]})).unwrap())
+            .annotations(ToolAnnotations::default().read_only(true).open_world(true))
+            .task_support(TaskSupport::Forbidden);
+        assert_eq!(
+            serde_json::to_value(&tool).unwrap(),
+            json!({
+                "name": "get_weather",
+                "title": "Weather Information Provider",
+                "description": "Get current weather information for a location",
+                "icons": [{"src": "https://example.com/weather.png"}],
+                "inputSchema": {"type": "object", "properties": {"location": {"type": "string", "description": "City name or zip code"}}, "required": ["location"]},
+                "outputSchema": {"type": "object", "properties": {"temperature": {"type": "number"}}, "required": ["temperature"]},
+                "annotations": {"readOnlyHint": true, "openWorldHint": true},
+                "execution": {"taskSupport": "forbidden"}
+            })
+        );
+        let hints = tool.annotations.as_ref().unwrap();
+        assert!(hints.is_read_only() && !hints.is_destructive() && !hints.is_idempotent());
+        assert!(ToolAnnotations::default().is_destructive());
+        assert_eq!(
+            Tool::new("t", Tool::empty_input_schema()).task_support_or_default(),
+            TaskSupport::Forbidden
+        );
+        assert_eq!(
+            serde_json::to_value(CallToolResult::structured(json!({"temperature": 22.5}))).unwrap(),
+            json!({"content": [{"type": "text", "text": "{\"temperature\":22.5}"}], "structuredContent": {"temperature": 22.5}})
+        );
+    }
+
+    #[test]
+    fn call_result_with_every_block_kind() {
+        let wire = json!({
+            "content": [
+                {"type": "text", "text": "Found 2 files"},
+                {"type": "image", "data": "base64-encoded-data", "mimeType": "image/png", "annotations": {"audience": ["user"], "priority": 0.9}},
+                {"type": "audio", "data": "base64-encoded-audio-data", "mimeType": "audio/wav"},
+                {"type": "resource_link", "uri": "file:///project/src/main.rs", "name": "main.rs", "description": "Primary application entry point", "mimeType": "text/x-rust"},
+                {"type": "resource", "resource": {"uri": "file:///project/src/main.rs", "mimeType": "text/x-rust", "text": "fn main() {}", "_meta": {"k": 1}}, "annotations": {"lastModified": "2025-05-03T14:30:00Z"}}
+            ],
+            "isError": false,
+            "_meta": {"io.example/trace": "t"}
+        });
+        let result: CallToolResult = serde_json::from_value(wire.clone()).unwrap();
+        assert_eq!(result.content.len(), 5);
+        assert!(!result.failed());
+        assert_eq!(serde_json::to_value(&result).unwrap(), wire);
+    }
+
+    #[test]
+    fn stateless_members_round_trip() {
+        let wire =
+            json!({"tools": [], "ttlMs": 30000, "cacheScope": "public", "resultType": "complete"});
+        let page: ListToolsResult = serde_json::from_value(wire.clone()).unwrap();
+        assert_eq!(page.cache_scope, Some(CacheScope::Public));
+        assert_eq!(serde_json::to_value(&page).unwrap(), wire);
+        let retry = json!({
+            "name": "book", "arguments": {},
+            "inputResponses": {"confirm": {"action": "accept", "content": {"ok": true}}},
+            "requestState": "s1"
+        });
+        let p: CallToolParams = serde_json::from_value(retry.clone()).unwrap();
+        assert_eq!(p.request_state.as_deref(), Some("s1"));
+        assert_eq!(serde_json::to_value(&p).unwrap(), retry);
     }
 
     #[test]
