@@ -1,5 +1,12 @@
 //! Resources (schema 2025-11-25): the descriptions a server lists, the contents it reads,
 //! templates, and subscriptions.
+//!
+//! ```
+//! use junction_protocol::resources::{ReadResourceResult, Resource, ResourceContents};
+//! let r = Resource::new("file:///project/README.md", "README.md").mime_type("text/markdown");
+//! let read = ReadResourceResult::new(vec![ResourceContents::text(&r.uri, "text/markdown", "# Hi")]);
+//! assert_eq!(read.contents[0].as_text(), Some("# Hi"));
+//! ```
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -7,6 +14,7 @@ use serde_json::{Map, Value};
 use crate::content::Annotations;
 use crate::lifecycle::Icon;
 use crate::meta::{Cursor, EmptyResult, Meta, NotificationParams, PaginatedParams, RequestMeta};
+use crate::stateless::{CacheScope, InputResponses};
 use crate::{notification, request};
 
 /// A resource a server offers (also the body of a `resource_link` content block).
@@ -54,9 +62,51 @@ impl Resource {
             meta: None,
         }
     }
+
+    /// Sets the display name.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Sets the description.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Sets the MIME type.
+    pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.mime_type = Some(mime_type.into());
+        self
+    }
+
+    /// Sets the size in bytes.
+    pub fn size(mut self, size: u64) -> Self {
+        self.size = Some(size);
+        self
+    }
+
+    /// Sets the annotations.
+    pub fn annotations(mut self, annotations: Annotations) -> Self {
+        self.annotations = Some(annotations);
+        self
+    }
+
+    /// Adds an icon.
+    pub fn icon(mut self, icon: Icon) -> Self {
+        self.icons.get_or_insert_with(Vec::new).push(icon);
+        self
+    }
+
+    /// The name to show a person: `title`, then `name`.
+    pub fn display_name(&self) -> &str {
+        self.title.as_deref().unwrap_or(&self.name)
+    }
 }
 
-/// The contents of a resource: text, or base64 binary data.
+/// The contents of a resource: text (`TextResourceContents`) or base64 binary data
+/// (`BlobResourceContents`), told apart by which member is present.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum ResourceContents {
@@ -123,40 +173,30 @@ impl ResourceContents {
             ResourceContents::Text { uri, .. } | ResourceContents::Blob { uri, .. } => uri,
         }
     }
-}
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn contents_decode_by_their_members() {
-        let text: ResourceContents = serde_json::from_value(
-            json!({"uri": "test://static-text", "mimeType": "text/plain", "text": "t"}),
-        )
-        .unwrap();
-        assert_eq!(
-            text,
-            ResourceContents::text("test://static-text", "text/plain", "t")
-        );
-        let blob: ResourceContents = serde_json::from_value(
-            json!({"uri": "test://static-binary", "mimeType": "image/png", "blob": "iVBO"}),
-        )
-        .unwrap();
-        assert_eq!(blob.uri(), "test://static-binary");
-        assert!(matches!(blob, ResourceContents::Blob { .. }));
-        assert!(serde_json::from_value::<ResourceContents>(json!({"uri": "x"})).is_err());
+    /// The MIME type.
+    pub fn mime_type(&self) -> Option<&str> {
+        match self {
+            ResourceContents::Text { mime_type, .. } | ResourceContents::Blob { mime_type, .. } => {
+                mime_type.as_deref()
+            }
+        }
     }
 
-    #[test]
-    fn resource_wire_form() {
-        let mut r = Resource::new("library://policy", "policy");
-        r.mime_type = Some("text/markdown".into());
-        assert_eq!(
-            serde_json::to_value(&r).unwrap(),
-            json!({"uri": "library://policy", "name": "policy", "mimeType": "text/markdown"})
-        );
+    /// The text, for text contents.
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            ResourceContents::Text { text, .. } => Some(text),
+            ResourceContents::Blob { .. } => None,
+        }
+    }
+
+    /// The base64 data, for binary contents.
+    pub fn as_blob(&self) -> Option<&str> {
+        match self {
+            ResourceContents::Blob { blob, .. } => Some(blob),
+            ResourceContents::Text { .. } => None,
+        }
     }
 }
 
@@ -188,6 +228,40 @@ pub struct ResourceTemplate {
     pub meta: Option<Meta>,
 }
 
+impl ResourceTemplate {
+    /// A URI template and a name.
+    pub fn new(uri_template: impl Into<String>, name: impl Into<String>) -> Self {
+        ResourceTemplate {
+            uri_template: uri_template.into(),
+            name: name.into(),
+            title: None,
+            description: None,
+            mime_type: None,
+            annotations: None,
+            icons: None,
+            meta: None,
+        }
+    }
+
+    /// Sets the display name.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Sets the description.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Sets the MIME type every match shares.
+    pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.mime_type = Some(mime_type.into());
+        self
+    }
+}
+
 /// The result of `resources/list`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ListResourcesResult {
@@ -200,9 +274,26 @@ pub struct ListResourcesResult {
         skip_serializing_if = "Option::is_none"
     )]
     pub next_cursor: Option<Cursor>,
+    /// `ttlMs` (2026-07-28): how long the page may be cached, in milliseconds.
+    #[serde(rename = "ttlMs", default, skip_serializing_if = "Option::is_none")]
+    pub ttl_ms: Option<u64>,
+    /// `cacheScope` (2026-07-28).
+    #[serde(
+        rename = "cacheScope",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub cache_scope: Option<CacheScope>,
     /// `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
+    /// `resultType` (2026-07-28); absent means `complete`.
+    #[serde(
+        rename = "resultType",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub result_type: Option<String>,
     /// Unknown members, kept.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -221,39 +312,16 @@ pub struct ListResourceTemplatesResult {
         skip_serializing_if = "Option::is_none"
     )]
     pub next_cursor: Option<Cursor>,
-    /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// Unknown members, kept.
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-/// Params naming one resource: `resources/read`, `resources/subscribe`, `resources/unsubscribe`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct UriParams {
-    /// The resource's URI.
-    pub uri: String,
-    /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<RequestMeta>,
-}
-
-impl UriParams {
-    /// Params for `uri`.
-    pub fn new(uri: impl Into<String>) -> Self {
-        UriParams {
-            uri: uri.into(),
-            meta: None,
-        }
-    }
-}
-
-/// The result of `resources/read`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ReadResourceResult {
-    /// One or more contents (a directory may give its children).
-    pub contents: Vec<ResourceContents>,
+    /// `ttlMs` (2026-07-28).
+    #[serde(rename = "ttlMs", default, skip_serializing_if = "Option::is_none")]
+    pub ttl_ms: Option<u64>,
+    /// `cacheScope` (2026-07-28).
+    #[serde(
+        rename = "cacheScope",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub cache_scope: Option<CacheScope>,
     /// `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
@@ -269,6 +337,95 @@ pub struct ReadResourceResult {
     pub extra: Map<String, Value>,
 }
 
+/// The params of `resources/list`.
+pub type ListResourcesParams = PaginatedParams;
+
+/// The params of `resources/templates/list`.
+pub type ListResourceTemplatesParams = PaginatedParams;
+
+/// Params naming one resource: `resources/read`, `resources/subscribe`, `resources/unsubscribe`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UriParams {
+    /// The resource's URI.
+    pub uri: String,
+    /// `inputResponses` (2026-07-28, `resources/read` only).
+    #[serde(
+        rename = "inputResponses",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub input_responses: Option<InputResponses>,
+    /// `requestState` (2026-07-28, `resources/read` only).
+    #[serde(
+        rename = "requestState",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub request_state: Option<String>,
+    /// `_meta`.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<RequestMeta>,
+}
+
+impl UriParams {
+    /// Params for `uri`.
+    pub fn new(uri: impl Into<String>) -> Self {
+        UriParams {
+            uri: uri.into(),
+            input_responses: None,
+            request_state: None,
+            meta: None,
+        }
+    }
+}
+
+/// The params of `resources/read`.
+pub type ReadResourceParams = UriParams;
+/// The params of `resources/subscribe`.
+pub type SubscribeParams = UriParams;
+/// The params of `resources/unsubscribe`.
+pub type UnsubscribeParams = UriParams;
+
+/// The result of `resources/read`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReadResourceResult {
+    /// One or more contents (a directory may give its children).
+    pub contents: Vec<ResourceContents>,
+    /// `ttlMs` (2026-07-28).
+    #[serde(rename = "ttlMs", default, skip_serializing_if = "Option::is_none")]
+    pub ttl_ms: Option<u64>,
+    /// `cacheScope` (2026-07-28).
+    #[serde(
+        rename = "cacheScope",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub cache_scope: Option<CacheScope>,
+    /// `_meta`.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// `resultType` (2026-07-28); absent means `complete`.
+    #[serde(
+        rename = "resultType",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub result_type: Option<String>,
+    /// Unknown members, kept.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl ReadResourceResult {
+    /// A result with these contents.
+    pub fn new(contents: Vec<ResourceContents>) -> Self {
+        ReadResourceResult {
+            contents,
+            ..Default::default()
+        }
+    }
+}
+
 /// The params of `notifications/resources/updated`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ResourceUpdatedParams {
@@ -277,6 +434,16 @@ pub struct ResourceUpdatedParams {
     /// `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
+}
+
+impl ResourceUpdatedParams {
+    /// `uri` changed.
+    pub fn new(uri: impl Into<String>) -> Self {
+        ResourceUpdatedParams {
+            uri: uri.into(),
+            meta: None,
+        }
+    }
 }
 
 request!(
@@ -292,11 +459,11 @@ request!(
     ReadResource, "resources/read", UriParams, ReadResourceResult
 );
 request!(
-    /// `resources/subscribe` (server capability `resources.subscribe`).
+    /// `resources/subscribe` (server capability `resources.subscribe`; handshake family).
     Subscribe, "resources/subscribe", UriParams, EmptyResult
 );
 request!(
-    /// `resources/unsubscribe`.
+    /// `resources/unsubscribe` (handshake family).
     Unsubscribe, "resources/unsubscribe", UriParams, EmptyResult
 );
 notification!(
@@ -309,20 +476,105 @@ notification!(
 );
 
 #[cfg(test)]
-mod method_tests {
+mod tests {
     use super::*;
+    use crate::content::Role;
     use serde_json::json;
 
     #[test]
+    fn contents_decode_by_their_members() {
+        let text: ResourceContents = serde_json::from_value(
+            json!({"uri": "test://static-text", "mimeType": "text/plain", "text": "t"}),
+        )
+        .unwrap();
+        assert_eq!(
+            text,
+            ResourceContents::text("test://static-text", "text/plain", "t")
+        );
+        assert_eq!(text.mime_type(), Some("text/plain"));
+        let blob: ResourceContents = serde_json::from_value(
+            json!({"uri": "test://static-binary", "mimeType": "image/png", "blob": "iVBO"}),
+        )
+        .unwrap();
+        assert_eq!(blob.uri(), "test://static-binary");
+        assert_eq!(blob.as_blob(), Some("iVBO"));
+        assert!(blob.as_text().is_none());
+        assert!(serde_json::from_value::<ResourceContents>(json!({"uri": "x"})).is_err());
+    }
+
+    #[test]
+    fn resource_with_every_member_round_trips() {
+        let wire = json!({
+            "uri": "file:///project/README.md",
+            "name": "README.md",
+            "title": "Project Documentation",
+            "description": "The project's readme",
+            "mimeType": "text/markdown",
+            "annotations": {"audience": ["user"], "priority": 0.8, "lastModified": "2025-01-12T15:00:58Z"},
+            "size": 1024,
+            "icons": [{"src": "data:image/png;base64,AA==", "mimeType": "image/png"}],
+            "_meta": {"io.example/x": 1}
+        });
+        let r: Resource = serde_json::from_value(wire.clone()).unwrap();
+        assert_eq!(r.display_name(), "Project Documentation");
+        assert_eq!(serde_json::to_value(&r).unwrap(), wire);
+        let built = Resource::new("file:///project/README.md", "README.md")
+            .title("Project Documentation")
+            .description("The project's readme")
+            .mime_type("text/markdown")
+            .annotations(
+                Annotations::default()
+                    .audience([Role::User])
+                    .priority(0.8)
+                    .last_modified("2025-01-12T15:00:58Z"),
+            )
+            .size(1024)
+            .icon(Icon::new("data:image/png;base64,AA==").mime_type("image/png"));
+        assert_eq!(built.meta, None);
+        assert_eq!(
+            serde_json::to_value(Resource {
+                meta: r.meta.clone(),
+                ..built
+            })
+            .unwrap(),
+            wire
+        );
+    }
+
+    #[test]
     fn template_and_read_result_round_trip() {
-        let wire = json!({"uriTemplate": "test://template/{id}/data", "name": "t", "mimeType": "application/json"});
+        let wire = json!({"uriTemplate": "file:///{path}", "name": "Project Files", "title": "📁 Project Files", "description": "Access files", "mimeType": "application/octet-stream"});
         let t: ResourceTemplate = serde_json::from_value(wire.clone()).unwrap();
         assert_eq!(serde_json::to_value(&t).unwrap(), wire);
-        let wire = json!({"contents": [{"uri": "test://template/123/data", "mimeType": "application/json", "text": "{\"id\":\"123\"}"}]});
+        let built = ResourceTemplate::new("file:///{path}", "Project Files")
+            .title("📁 Project Files")
+            .description("Access files")
+            .mime_type("application/octet-stream");
+        assert_eq!(built, t);
+        let wire = json!({"contents": [
+            {"uri": "test://template/123/data", "mimeType": "application/json", "text": "{\"id\":\"123\"}"},
+            {"uri": "file:///logo.png", "mimeType": "image/png", "blob": "iVBORw0KGgo="}
+        ], "resultType": "complete", "ttlMs": 0, "cacheScope": "private"});
         let r: ReadResourceResult = serde_json::from_value(wire.clone()).unwrap();
         assert_eq!(serde_json::to_value(&r).unwrap(), wire);
         let page: ListResourceTemplatesResult =
             serde_json::from_value(json!({"resourceTemplates": [], "nextCursor": "2"})).unwrap();
         assert_eq!(page.next_cursor.as_deref(), Some("2"));
+    }
+
+    #[test]
+    fn list_result_keeps_unknown_members_and_params_wire_forms() {
+        let wire = json!({"resources": [{"uri": "file:///a", "name": "a"}], "nextCursor": "n", "vendor": {"x": 1}});
+        let page: ListResourcesResult = serde_json::from_value(wire.clone()).unwrap();
+        assert_eq!(page.extra.get("vendor"), Some(&json!({"x": 1})));
+        assert_eq!(serde_json::to_value(&page).unwrap(), wire);
+        assert_eq!(
+            serde_json::to_value(UriParams::new("file:///a")).unwrap(),
+            json!({"uri": "file:///a"})
+        );
+        assert_eq!(
+            serde_json::to_value(ResourceUpdatedParams::new("file:///a")).unwrap(),
+            json!({"uri": "file:///a"})
+        );
     }
 }
