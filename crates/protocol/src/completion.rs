@@ -32,6 +32,21 @@ pub enum CompletionRef {
     },
 }
 
+impl CompletionRef {
+    /// `ref/prompt` for prompt `name`.
+    pub fn prompt(name: impl Into<String>) -> Self {
+        CompletionRef::Prompt {
+            name: name.into(),
+            title: None,
+        }
+    }
+
+    /// `ref/resource` for a resource template (or URI).
+    pub fn resource(uri: impl Into<String>) -> Self {
+        CompletionRef::Resource { uri: uri.into() }
+    }
+}
+
 /// The argument being typed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CompletionArgument {
@@ -65,10 +80,40 @@ pub struct CompleteParams {
     pub meta: Option<RequestMeta>,
 }
 
-/// The suggestions.
+impl CompleteParams {
+    /// Completes argument `name`, typed so far as `value`, of `reference`.
+    pub fn new(
+        reference: CompletionRef,
+        name: impl Into<String>,
+        value: impl Into<String>,
+    ) -> Self {
+        CompleteParams {
+            reference,
+            argument: CompletionArgument {
+                name: name.into(),
+                value: value.into(),
+            },
+            context: None,
+            meta: None,
+        }
+    }
+
+    /// Adds an already resolved argument to `context.arguments`.
+    pub fn resolved(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.context
+            .get_or_insert_with(Default::default)
+            .arguments
+            .get_or_insert_with(BTreeMap::new)
+            .insert(key.into(), value.into());
+        self
+    }
+}
+
+/// The suggestions (`completion`): at most 100 values; use [`Completion::from_matches`] to
+/// cap a longer list.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Completion {
-    /// At most [`MAX_COMPLETION_VALUES`] values, best first.
+    /// At most [`MAX_COMPLETION_VALUES`] (100) values, best first.
     pub values: Vec<String>,
     /// How many matches exist in all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -99,9 +144,26 @@ pub struct CompleteResult {
     /// `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
+    /// `resultType` (2026-07-28); absent means `complete`.
+    #[serde(
+        rename = "resultType",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub result_type: Option<String>,
     /// Unknown members, kept.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+impl CompleteResult {
+    /// A result with these suggestions.
+    pub fn new(completion: Completion) -> Self {
+        CompleteResult {
+            completion,
+            ..Default::default()
+        }
+    }
 }
 
 request!(
@@ -123,6 +185,30 @@ mod tests {
             let p: CompleteParams = serde_json::from_value(wire.clone()).unwrap();
             assert_eq!(serde_json::to_value(&p).unwrap(), wire);
         }
+    }
+
+    #[test]
+    fn builders_give_the_spec_wire_forms() {
+        let p = CompleteParams::new(CompletionRef::prompt("code_review"), "language", "py")
+            .resolved("framework", "flask");
+        assert_eq!(
+            serde_json::to_value(&p).unwrap(),
+            json!({"ref": {"type": "ref/prompt", "name": "code_review"}, "argument": {"name": "language", "value": "py"}, "context": {"arguments": {"framework": "flask"}}})
+        );
+        let titled = json!({"ref": {"type": "ref/prompt", "name": "p", "title": "P"}, "argument": {"name": "a", "value": ""}});
+        let back: CompleteParams = serde_json::from_value(titled.clone()).unwrap();
+        assert_eq!(serde_json::to_value(&back).unwrap(), titled);
+        assert_eq!(
+            CompletionRef::resource("file:///{path}"),
+            CompletionRef::Resource {
+                uri: "file:///{path}".into()
+            }
+        );
+        let wire = json!({"completion": {"values": ["python", "pytorch", "pyside"], "total": 10, "hasMore": true}, "resultType": "complete", "vendor": 1});
+        let r: CompleteResult = serde_json::from_value(wire.clone()).unwrap();
+        assert_eq!(r.completion.values.len(), 3);
+        assert_eq!(serde_json::to_value(&r).unwrap(), wire);
+        assert!(serde_json::from_value::<CompleteParams>(json!({"ref": {"type": "ref/tool", "name": "x"}, "argument": {"name": "a", "value": ""}})).is_err());
     }
 
     #[test]

@@ -116,6 +116,31 @@ pub struct LoggingMessageParams {
     pub meta: Option<Meta>,
 }
 
+impl SetLevelParams {
+    /// Asks for `level` and above.
+    pub fn new(level: LoggingLevel) -> Self {
+        SetLevelParams { level, meta: None }
+    }
+}
+
+impl LoggingMessageParams {
+    /// A message at `level` with `data`.
+    pub fn new(level: LoggingLevel, data: impl Into<Value>) -> Self {
+        LoggingMessageParams {
+            level,
+            logger: None,
+            data: data.into(),
+            meta: None,
+        }
+    }
+
+    /// Sets the logger name.
+    pub fn logger(mut self, logger: impl Into<String>) -> Self {
+        self.logger = Some(logger.into());
+        self
+    }
+}
+
 request!(
     /// `logging/setLevel` (server capability `logging`).
     SetLevel, "logging/setLevel", SetLevelParams, EmptyResult
@@ -149,13 +174,32 @@ mod tests {
     }
 
     #[test]
+    fn spec_examples_round_trip() {
+        let wire = json!({"level": "error", "logger": "database", "data": {"error": "Connection failed", "details": {"host": "localhost", "port": 5432}}});
+        let m: LoggingMessageParams = serde_json::from_value(wire.clone()).unwrap();
+        assert_eq!(m.level, LoggingLevel::Error);
+        assert_eq!(serde_json::to_value(&m).unwrap(), wire);
+        assert_eq!(
+            serde_json::to_value(LoggingMessageParams::new(
+                LoggingLevel::Notice,
+                "plain text"
+            ))
+            .unwrap(),
+            json!({"level": "notice", "data": "plain text"})
+        );
+        assert_eq!(
+            serde_json::to_value(SetLevelParams::new(LoggingLevel::Info)).unwrap(),
+            json!({"level": "info"})
+        );
+        for level in LoggingLevel::ALL {
+            assert_eq!(serde_json::to_value(level).unwrap(), json!(level.as_str()));
+            assert_eq!(level.to_string().parse::<LoggingLevel>().unwrap(), level);
+        }
+    }
+
+    #[test]
     fn message_wire_form() {
-        let m = LoggingMessageParams {
-            level: LoggingLevel::Info,
-            logger: Some("db".into()),
-            data: json!({"n": 1}),
-            meta: None,
-        };
+        let m = LoggingMessageParams::new(LoggingLevel::Info, json!({"n": 1})).logger("db");
         assert_eq!(
             serde_json::to_value(&m).unwrap(),
             json!({"level": "info", "logger": "db", "data": {"n": 1}})

@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 use crate::content::{ContentBlock, Role};
 use crate::lifecycle::Icon;
 use crate::meta::{Cursor, Meta, NotificationParams, PaginatedParams, RequestMeta};
+use crate::stateless::{CacheScope, InputResponses};
 use crate::{notification, request};
 
 /// One argument a prompt takes.
@@ -24,6 +25,41 @@ pub struct PromptArgument {
     /// Whether it must be given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub required: Option<bool>,
+}
+
+impl PromptArgument {
+    /// An optional argument called `name`.
+    pub fn new(name: impl Into<String>) -> Self {
+        PromptArgument {
+            name: name.into(),
+            title: None,
+            description: None,
+            required: None,
+        }
+    }
+
+    /// Sets the display name.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Sets the description.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Marks it as required.
+    pub fn required(mut self) -> Self {
+        self.required = Some(true);
+        self
+    }
+
+    /// Whether it must be given (absent means no).
+    pub fn is_required(&self) -> bool {
+        self.required == Some(true)
+    }
 }
 
 /// A prompt a server offers.
@@ -48,6 +84,49 @@ pub struct Prompt {
     pub meta: Option<Meta>,
 }
 
+impl Prompt {
+    /// A prompt called `name`, without arguments.
+    pub fn new(name: impl Into<String>) -> Self {
+        Prompt {
+            name: name.into(),
+            title: None,
+            description: None,
+            arguments: None,
+            icons: None,
+            meta: None,
+        }
+    }
+
+    /// Sets the display name.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Sets the description.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Adds an argument.
+    pub fn argument(mut self, argument: PromptArgument) -> Self {
+        self.arguments.get_or_insert_with(Vec::new).push(argument);
+        self
+    }
+
+    /// Adds an icon.
+    pub fn icon(mut self, icon: Icon) -> Self {
+        self.icons.get_or_insert_with(Vec::new).push(icon);
+        self
+    }
+
+    /// The name to show a person: `title`, then `name`.
+    pub fn display_name(&self) -> &str {
+        self.title.as_deref().unwrap_or(&self.name)
+    }
+}
+
 /// One message of a prompt: a role and a single content block.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PromptMessage {
@@ -58,6 +137,19 @@ pub struct PromptMessage {
 }
 
 impl PromptMessage {
+    /// A message from `role`.
+    pub fn new(role: Role, content: ContentBlock) -> Self {
+        PromptMessage { role, content }
+    }
+
+    /// An assistant message with text.
+    pub fn assistant_text(text: impl Into<String>) -> Self {
+        PromptMessage {
+            role: Role::Assistant,
+            content: ContentBlock::text(text),
+        }
+    }
+
     /// A user message with text.
     pub fn user_text(text: impl Into<String>) -> Self {
         PromptMessage {
@@ -79,13 +171,33 @@ pub struct ListPromptsResult {
         skip_serializing_if = "Option::is_none"
     )]
     pub next_cursor: Option<Cursor>,
+    /// `ttlMs` (2026-07-28).
+    #[serde(rename = "ttlMs", default, skip_serializing_if = "Option::is_none")]
+    pub ttl_ms: Option<u64>,
+    /// `cacheScope` (2026-07-28).
+    #[serde(
+        rename = "cacheScope",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub cache_scope: Option<CacheScope>,
     /// `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
+    /// `resultType` (2026-07-28); absent means `complete`.
+    #[serde(
+        rename = "resultType",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub result_type: Option<String>,
     /// Unknown members, kept.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
+
+/// The params of `prompts/list`.
+pub type ListPromptsParams = PaginatedParams;
 
 /// The params of `prompts/get`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -95,9 +207,49 @@ pub struct GetPromptParams {
     /// Its arguments; values are strings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arguments: Option<BTreeMap<String, String>>,
+    /// `inputResponses` (2026-07-28).
+    #[serde(
+        rename = "inputResponses",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub input_responses: Option<InputResponses>,
+    /// `requestState` (2026-07-28).
+    #[serde(
+        rename = "requestState",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub request_state: Option<String>,
     /// `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<RequestMeta>,
+}
+
+impl GetPromptParams {
+    /// Gets prompt `name` without arguments.
+    pub fn new(name: impl Into<String>) -> Self {
+        GetPromptParams {
+            name: name.into(),
+            arguments: None,
+            input_responses: None,
+            request_state: None,
+            meta: None,
+        }
+    }
+
+    /// Adds one argument.
+    pub fn argument(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.arguments
+            .get_or_insert_with(BTreeMap::new)
+            .insert(key.into(), value.into());
+        self
+    }
+
+    /// The value of argument `key`.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.arguments.as_ref()?.get(key).map(String::as_str)
+    }
 }
 
 /// The result of `prompts/get`.
@@ -121,6 +273,22 @@ pub struct GetPromptResult {
     /// Unknown members, kept.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+impl GetPromptResult {
+    /// A result with these messages.
+    pub fn new(messages: Vec<PromptMessage>) -> Self {
+        GetPromptResult {
+            messages,
+            ..Default::default()
+        }
+    }
+
+    /// Sets the description.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
 }
 
 request!(
@@ -156,6 +324,65 @@ mod tests {
         let r: GetPromptResult = serde_json::from_value(wire.clone()).unwrap();
         assert_eq!(r.messages[0], PromptMessage::user_text("hi"));
         assert_eq!(serde_json::to_value(&r).unwrap(), wire);
+    }
+
+    #[test]
+    fn builders_give_the_spec_wire_forms() {
+        let prompt = Prompt::new("code_review")
+            .title("Request Code Review")
+            .description("Asks the LLM to analyze code quality and suggest improvements")
+            .argument(
+                PromptArgument::new("code")
+                    .description("The code to review")
+                    .required(),
+            )
+            .argument(PromptArgument::new("style").title("Style"));
+        assert_eq!(
+            serde_json::to_value(&prompt).unwrap(),
+            json!({
+                "name": "code_review",
+                "title": "Request Code Review",
+                "description": "Asks the LLM to analyze code quality and suggest improvements",
+                "arguments": [
+                    {"name": "code", "description": "The code to review", "required": true},
+                    {"name": "style", "title": "Style"}
+                ]
+            })
+        );
+        assert!(prompt.arguments.as_ref().unwrap()[0].is_required());
+        let params = GetPromptParams::new("code_review")
+            .argument("code", "def hello():\n    print('world')");
+        assert_eq!(
+            serde_json::to_value(&params).unwrap(),
+            json!({"name": "code_review", "arguments": {"code": "def hello():\n    print('world')"}})
+        );
+        assert_eq!(params.get("style"), None);
+        let result = GetPromptResult::new(vec![
+            PromptMessage::user_text("Please review this Python code"),
+            PromptMessage::assistant_text("Looks fine."),
+        ])
+        .description("Code review prompt");
+        assert_eq!(
+            serde_json::to_value(&result).unwrap(),
+            json!({
+                "description": "Code review prompt",
+                "messages": [
+                    {"role": "user", "content": {"type": "text", "text": "Please review this Python code"}},
+                    {"role": "assistant", "content": {"type": "text", "text": "Looks fine."}}
+                ]
+            })
+        );
+    }
+
+    #[test]
+    fn list_result_with_unknown_members_and_result_type() {
+        let wire = json!({"prompts": [{"name": "p"}], "nextCursor": "c", "resultType": "complete", "vendor": true});
+        let page: ListPromptsResult = serde_json::from_value(wire.clone()).unwrap();
+        assert_eq!(page.extra.get("vendor"), Some(&json!(true)));
+        assert_eq!(serde_json::to_value(&page).unwrap(), wire);
+        let embedded = json!({"messages": [{"role": "user", "content": {"type": "resource", "resource": {"uri": "resource://example", "mimeType": "text/plain", "text": "Resource content"}}}]});
+        let r: GetPromptResult = serde_json::from_value(embedded.clone()).unwrap();
+        assert_eq!(serde_json::to_value(&r).unwrap(), embedded);
     }
 
     #[test]

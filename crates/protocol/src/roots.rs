@@ -19,6 +19,23 @@ pub struct Root {
     pub meta: Option<Meta>,
 }
 
+impl Root {
+    /// A root at `uri` (a `file://` URI).
+    pub fn new(uri: impl Into<String>) -> Self {
+        Root {
+            uri: uri.into(),
+            name: None,
+            meta: None,
+        }
+    }
+
+    /// Sets the display name.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+}
+
 /// The result of `roots/list`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ListRootsResult {
@@ -27,9 +44,26 @@ pub struct ListRootsResult {
     /// `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
+    /// `resultType` (2026-07-28); absent means `complete`.
+    #[serde(
+        rename = "resultType",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub result_type: Option<String>,
     /// Unknown members, kept.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+impl ListRootsResult {
+    /// A result with these roots.
+    pub fn new(roots: Vec<Root>) -> Self {
+        ListRootsResult {
+            roots,
+            ..Default::default()
+        }
+    }
 }
 
 request!(
@@ -51,5 +85,13 @@ mod tests {
         let wire = json!({"roots": [{"uri": "file:///home/a/project", "name": "project"}, {"uri": "file:///tmp"}]});
         let r: ListRootsResult = serde_json::from_value(wire.clone()).unwrap();
         assert_eq!(serde_json::to_value(&r).unwrap(), wire);
+        let built = ListRootsResult::new(vec![
+            Root::new("file:///home/a/project").name("project"),
+            Root::new("file:///tmp"),
+        ]);
+        assert_eq!(built, r);
+        let open = json!({"roots": [{"uri": "file:///x", "_meta": {"k": 1}}], "_meta": {"m": 2}, "vendor": "v"});
+        let r: ListRootsResult = serde_json::from_value(open.clone()).unwrap();
+        assert_eq!(serde_json::to_value(&r).unwrap(), open);
     }
 }
