@@ -29,6 +29,7 @@ pub mod error;
 pub mod jsonrpc;
 pub mod lifecycle;
 pub mod logging;
+pub mod messages;
 pub mod meta;
 pub mod method;
 pub mod prompts;
