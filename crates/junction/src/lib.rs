@@ -41,6 +41,7 @@ pub mod error;
 pub mod schema;
 pub mod server;
 pub mod session;
+mod sync;
 pub mod transport;
 pub mod uri_template;
 

@@ -40,6 +40,7 @@ use crate::error::RequestError;
 use crate::session::{
     BoxFuture, IncomingRequest, Peer, RequestOptions, Service, Session, SessionOptions,
 };
+use crate::sync::lock;
 use crate::transport::Connection;
 
 /// The most pages a list method follows before it decides the server is looping.
@@ -202,10 +203,7 @@ impl Client {
 
     /// The server's notifications; `None` after the first call.
     pub fn take_notifications(&self) -> Option<mpsc::UnboundedReceiver<ServerNotification>> {
-        self.notifications
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take()
+        lock(&self.notifications).take()
     }
 
     /// Closes the connection.

@@ -24,6 +24,8 @@
 
 use std::sync::{Mutex, MutexGuard};
 
+use crate::sync::lock;
+
 use junction_protocol::capabilities::ClientCapabilities;
 use junction_protocol::lifecycle::{Implementation, InitializeParams};
 use junction_protocol::{ErrorObject, ProtocolVersion};
@@ -71,7 +73,7 @@ impl Lifecycle {
     }
 
     fn phase(&self) -> MutexGuard<'_, Phase> {
-        self.phase.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.phase)
     }
 
     /// Whether a request for `method` may be served now; the error to answer otherwise.

@@ -42,6 +42,7 @@ use junction_protocol::capabilities::{ListChanged, ServerCapabilities};
 use junction_protocol::jsonrpc;
 use junction_protocol::lifecycle::{Implementation, InitializeParams, InitializeResult};
 use junction_protocol::meta::PaginatedParams;
+use junction_protocol::method::decode_params;
 use junction_protocol::tools::{CallToolParams, CallToolResult, ListToolsResult};
 use junction_protocol::{ErrorObject, Notification};
 use serde::de::DeserializeOwned;
@@ -232,21 +233,10 @@ struct Router {
     lifecycle: Lifecycle,
 }
 
-fn params<T: DeserializeOwned + Default>(
-    raw: Option<&RawValue>,
-    method: &str,
-) -> Result<T, ErrorObject> {
-    match raw {
-        None => Ok(T::default()),
-        Some(raw) => required(Some(raw), method),
-    }
-}
-
-fn required<T: DeserializeOwned>(raw: Option<&RawValue>, method: &str) -> Result<T, ErrorObject> {
-    let raw = raw.ok_or_else(|| {
-        ErrorObject::invalid_params(format!("Invalid params: `{method}` needs params"))
-    })?;
-    serde_json::from_str(raw.get())
+/// Reads a request's params; absent params read as `{}` (see `decode_params`), so a missing
+/// required member is reported by name.
+fn params<T: DeserializeOwned>(raw: Option<&RawValue>, method: &str) -> Result<T, ErrorObject> {
+    decode_params(raw)
         .map_err(|e| ErrorObject::invalid_params(format!("Invalid params for `{method}`: {e}")))
 }
 
@@ -279,7 +269,7 @@ fn page_bounds(
 
 impl Router {
     fn initialize(&self, raw: Option<&RawValue>) -> Result<Box<RawValue>, ErrorObject> {
-        let params: InitializeParams = required(raw, "initialize")?;
+        let params: InitializeParams = params(raw, "initialize")?;
         let version = self.lifecycle.initialize(&params)?;
         let server = Server {
             inner: self.registry.clone(),
@@ -314,7 +304,7 @@ impl Router {
         raw: Option<&RawValue>,
         request: RequestContext,
     ) -> Result<Box<RawValue>, ErrorObject> {
-        let params: CallToolParams = required(raw, "tools/call")?;
+        let params: CallToolParams = params(raw, "tools/call")?;
         let Some(&i) = self.registry.index.get(&params.name) else {
             return Err(ErrorObject::invalid_params(format!(
                 "Unknown tool: {}",

@@ -8,6 +8,7 @@ use junction_protocol::{ProgressToken, RequestId};
 use tokio_util::sync::CancellationToken;
 
 use super::peer::{Peer, ProgressUpdate};
+use crate::sync::lock;
 
 /// The id, progress token, cancellation signal and peer of one incoming request.
 ///
@@ -80,11 +81,7 @@ impl RequestContext {
             return false;
         }
         {
-            let mut last = self
-                .state
-                .last_progress
-                .lock()
-                .unwrap_or_else(|p| p.into_inner());
+            let mut last = lock(&self.state.last_progress);
             if last.is_some_and(|last| progress <= last) {
                 return false;
             }

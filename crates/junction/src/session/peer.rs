@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use super::context::RequestContext;
 use super::SessionOptions;
 use crate::error::RequestError;
+use crate::sync::lock;
 use crate::transport::Outbound;
 
 /// One `notifications/progress` update for a request this side sent.
@@ -454,11 +455,6 @@ impl Peer {
             token.cancel();
         }
     }
-}
-
-/// Poisoning only follows a panic elsewhere; the maps stay usable, so take the data anyway.
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 fn progress_token_of(params: Option<&RawValue>) -> Option<ProgressToken> {
