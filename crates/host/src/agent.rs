@@ -1,0 +1,476 @@
+//! The host: the conversation, the model, the servers, policy and consent, and the loop
+//! that ties them together.
+//!
+//! [`Host::send`] appends the user's message and runs the agent loop: send the conversation
+//! and the tool list to the model; run each tool call it asks for (through the policy,
+//! asking consent when needed, on the right server, under the tool's original name); append
+//! the results; repeat until the model answers with text only or the step limit is reached.
+//!
+//! Servers see only what they need: a tool call carries its arguments, a resource read its
+//! URI, a prompt its arguments. The conversation never leaves the host except to the model.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use junction::session::RequestOptions;
+use junction::transport::Connection;
+use junction::RequestError;
+use junction_protocol::completion::{CompleteParams, CompletionRef};
+use junction_protocol::content::Role;
+use junction_protocol::prompts::GetPromptParams;
+use junction_protocol::tools::CallToolParams;
+use serde_json::{Map, Value};
+
+use crate::config::{Config, ConfigError};
+use crate::consent::{Consent, ConsentAnswer, ConsentRequest};
+use crate::conversation::{
+    block_text, contents_text, result_text, Conversation, Message, ToolCall,
+};
+use crate::events::{Event, EventSink};
+use crate::model::{Model, ModelError};
+use crate::naming::ToolNames;
+use crate::policy::{Action, Policy, Remembered, RememberedError};
+use crate::prompts::{find_prompt, parse_arguments, split_command, CommandError};
+use crate::resources::{attachables, parse_attachment, Attachable, AttachmentSyntax};
+use crate::servers::{ConnectedServer, Servers, StartFailure, StartOptions};
+
+/// How many model calls one [`Host::run`] makes at most, unless told otherwise.
+pub const DEFAULT_MAX_STEPS: usize = 10;
+
+/// Why the host could not do what was asked.
+#[derive(Debug, thiserror::Error)]
+pub enum HostError {
+    /// The model failed.
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    /// A prompt command could not be read.
+    #[error(transparent)]
+    Command(#[from] CommandError),
+    /// An attachment reference could not be read.
+    #[error(transparent)]
+    Attachment(#[from] AttachmentSyntax),
+    /// The config could not be used.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The remembered answers could not be read.
+    #[error("the consent file could not be used: {0}")]
+    Remembered(#[from] RememberedError),
+    /// No connected server has that name.
+    #[error("no connected server is called `{0}`")]
+    UnknownServer(String),
+    /// A server answered a request with an error, or did not answer.
+    #[error("server `{server}`: {source}")]
+    Request {
+        /// The server.
+        server: String,
+        /// What went wrong.
+        #[source]
+        source: RequestError,
+    },
+    /// A server could not be added.
+    #[error(transparent)]
+    Start(#[from] StartFailure),
+}
+
+/// Why [`Host::run`] stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// The model answered without asking for tools.
+    Answered,
+    /// The step limit was reached while the model still asked for tools.
+    StepLimit,
+}
+
+/// What one [`Host::run`] produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnOutcome {
+    /// The model's last text, if any.
+    pub text: Option<String>,
+    /// How many times the model was asked.
+    pub steps: usize,
+    /// Why the loop stopped.
+    pub stop: Stop,
+}
+
+/// A conversation with a model over a set of servers.
+pub struct Host {
+    servers: Servers,
+    names: ToolNames,
+    policy: Policy,
+    model: Arc<dyn Model>,
+    consent: Arc<dyn Consent>,
+    events: EventSink,
+    conversation: Conversation,
+    max_steps: usize,
+}
+
+impl std::fmt::Debug for Host {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Host")
+            .field("servers", &self.servers)
+            .field("policy", &self.policy)
+            .field("max_steps", &self.max_steps)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Host {
+    /// A host over `servers`.
+    pub fn new(
+        servers: Servers,
+        policy: Policy,
+        model: Arc<dyn Model>,
+        consent: Arc<dyn Consent>,
+        events: EventSink,
+    ) -> Host {
+        let names = ToolNames::new(servers.tools());
+        Host {
+            servers,
+            names,
+            policy,
+            model,
+            consent,
+            events,
+            conversation: Conversation::new(),
+            max_steps: DEFAULT_MAX_STEPS,
+        }
+    }
+
+    /// Starts the servers of `config` and builds its policy (reading remembered answers).
+    /// Servers that fail to start are returned beside the host, which goes on without them.
+    pub async fn from_config(
+        config: &Config,
+        options: &StartOptions,
+        model: Arc<dyn Model>,
+        consent: Arc<dyn Consent>,
+        events: EventSink,
+    ) -> Result<(Host, Vec<StartFailure>), HostError> {
+        let remembered = match &config.policy.consent_file {
+            Some(path) => Remembered::load(PathBuf::from(path))?,
+            None => Remembered::in_memory(),
+        };
+        let policy = Policy::with_remembered(config.policy.rules.clone(), remembered);
+        let (servers, failures) = Servers::start(&config.servers, options, &events).await;
+        Ok((Host::new(servers, policy, model, consent, events), failures))
+    }
+
+    /// Sets how many model calls one run may make.
+    pub fn with_max_steps(mut self, steps: usize) -> Self {
+        self.max_steps = steps.max(1);
+        self
+    }
+
+    /// Connects one more server over `connection` and offers its tools.
+    pub async fn add_server(
+        &mut self,
+        name: impl Into<String>,
+        connection: Connection,
+        trusted: bool,
+        options: &StartOptions,
+    ) -> Result<(), HostError> {
+        self.servers
+            .add_connection(name, connection, trusted, options, &self.events)
+            .await?;
+        self.names = ToolNames::new(self.servers.tools());
+        Ok(())
+    }
+
+    /// The connected servers.
+    pub fn servers(&self) -> &Servers {
+        &self.servers
+    }
+
+    /// The tools as the model sees them.
+    pub fn tool_names(&self) -> &ToolNames {
+        &self.names
+    }
+
+    /// The conversation so far.
+    pub fn conversation(&self) -> &Conversation {
+        &self.conversation
+    }
+
+    /// The policy.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// Adds the user's message and runs the agent loop.
+    pub async fn send(&mut self, text: impl Into<String>) -> Result<TurnOutcome, HostError> {
+        self.conversation.push(Message::User { text: text.into() });
+        self.run().await
+    }
+
+    /// Runs the agent loop on the conversation as it is.
+    pub async fn run(&mut self) -> Result<TurnOutcome, HostError> {
+        let tools = self.names.model_tools();
+        let mut last_text = None;
+        for step in 1..=self.max_steps {
+            let reply = self.model.respond(&self.conversation, &tools).await?;
+            if let Some(text) = &reply.text {
+                self.events.emit(Event::Text { text: text.clone() });
+            }
+            last_text.clone_from(&reply.text);
+            self.conversation.push(Message::Assistant {
+                text: reply.text,
+                tool_calls: reply.tool_calls.clone(),
+            });
+            if reply.tool_calls.is_empty() {
+                return Ok(TurnOutcome {
+                    text: last_text,
+                    steps: step,
+                    stop: Stop::Answered,
+                });
+            }
+            for call in reply.tool_calls {
+                let (text, is_error) = self.execute(&call).await;
+                self.events.emit(Event::ToolCallFinished {
+                    call_id: call.id.clone(),
+                    is_error,
+                    output: text.clone(),
+                });
+                self.conversation.push(Message::ToolResult {
+                    call_id: call.id,
+                    name: call.name,
+                    text,
+                    is_error,
+                });
+            }
+        }
+        self.events.emit(Event::StepLimitReached {
+            steps: self.max_steps,
+        });
+        Ok(TurnOutcome {
+            text: last_text,
+            steps: self.max_steps,
+            stop: Stop::StepLimit,
+        })
+    }
+
+    /// Runs one call; returns the text for the model and whether it is an error.
+    async fn execute(&self, call: &ToolCall) -> (String, bool) {
+        let Some(entry) = self.names.resolve(&call.name) else {
+            self.events.emit(Event::ToolCallStarted {
+                call_id: call.id.clone(),
+                server: String::new(),
+                tool: call.name.clone(),
+                arguments: call.arguments.clone(),
+            });
+            return (
+                format!(
+                    "There is no tool named `{}`. Use one of the tools in your tool list.",
+                    call.name
+                ),
+                true,
+            );
+        };
+        self.events.emit(Event::ToolCallStarted {
+            call_id: call.id.clone(),
+            server: entry.server.clone(),
+            tool: entry.tool.name.clone(),
+            arguments: call.arguments.clone(),
+        });
+        let arguments = match &call.arguments {
+            Value::Object(map) => map.clone(),
+            Value::Null => Map::new(),
+            other => {
+                return (
+                    format!(
+                        "The arguments of `{}` must be a JSON object, not {other}. Call it again with an object.",
+                        call.name
+                    ),
+                    true,
+                )
+            }
+        };
+        let Some(server) = self.servers.get(&entry.server) else {
+            return (
+                format!("The server of `{}` is no longer connected.", call.name),
+                true,
+            );
+        };
+        if let Err(reason) = self.consent_for(call, server, entry).await {
+            self.events.emit(Event::ToolCallDenied {
+                call_id: call.id.clone(),
+                reason: reason.clone(),
+            });
+            return (
+                format!(
+                    "The user declined this call of `{}`, so it was not run ({reason}). Do not retry it; tell the user what you would have done or ask how to proceed.",
+                    call.name
+                ),
+                true,
+            );
+        }
+        let params = CallToolParams::new(entry.tool.name.clone()).arguments(arguments);
+        match server
+            .client
+            .call_tool(params, RequestOptions::default())
+            .await
+        {
+            Ok(result) => (result_text(&result), result.failed()),
+            Err(e) => (format!("The call could not be completed: {e}"), true),
+        }
+    }
+
+    /// Applies the policy, asking the user when it says so. `Err` holds why it is declined.
+    async fn consent_for(
+        &self,
+        call: &ToolCall,
+        server: &ConnectedServer,
+        entry: &crate::naming::ToolEntry,
+    ) -> Result<(), String> {
+        let decision = self
+            .policy
+            .decide(&server.name, &entry.tool, server.trusted);
+        match decision.action {
+            Action::Allow => return Ok(()),
+            Action::Deny => return Err(decision.reason),
+            Action::Ask => {}
+        }
+        let request = ConsentRequest {
+            server: server.name.clone(),
+            tool: entry.tool.name.clone(),
+            model_name: entry.model_name.clone(),
+            arguments: call.arguments.clone(),
+            annotations: entry.tool.annotations.clone(),
+            trusted: server.trusted,
+            reason: decision.reason,
+            rememberable: decision.rememberable,
+        };
+        self.events.emit(Event::ConsentAsked {
+            call_id: call.id.clone(),
+            request: request.clone(),
+        });
+        let answer = self.consent.ask(&request).await;
+        self.events.emit(Event::ConsentAnswered {
+            call_id: call.id.clone(),
+            answer,
+        });
+        if answer == ConsentAnswer::AlwaysAllow && request.rememberable {
+            if let Err(e) = self.policy.remember(&server.name, &entry.tool.name) {
+                self.events.emit(Event::Warning {
+                    message: format!("the answer was not saved: {e}"),
+                });
+            }
+        }
+        if answer.allows() {
+            Ok(())
+        } else {
+            Err("the user said no".to_owned())
+        }
+    }
+
+    fn server(&self, name: &str) -> Result<&Arc<ConnectedServer>, HostError> {
+        self.servers
+            .get(name)
+            .ok_or_else(|| HostError::UnknownServer(name.to_owned()))
+    }
+
+    /// Runs a prompt command (`/server:prompt args`): its messages join the conversation.
+    /// Returns how many messages were added; call [`Host::run`] to let the model answer.
+    pub async fn apply_prompt(&mut self, line: &str) -> Result<usize, HostError> {
+        let (server_name, prompt_name, rest) = split_command(line)?;
+        let server = self
+            .servers
+            .get(server_name)
+            .ok_or_else(|| CommandError::UnknownServer(server_name.to_owned()))?;
+        let prompt = find_prompt(server_name, &server.prompts, prompt_name)?;
+        let arguments = parse_arguments(prompt, rest)?;
+        let mut params = GetPromptParams::new(prompt_name);
+        if !arguments.is_empty() {
+            params.arguments = Some(arguments);
+        }
+        let result =
+            server
+                .client
+                .get_prompt(params)
+                .await
+                .map_err(|source| HostError::Request {
+                    server: server_name.to_owned(),
+                    source,
+                })?;
+        let added = result.messages.len();
+        for message in result.messages {
+            let text = block_text(&message.content);
+            self.conversation.push(match message.role {
+                Role::User => Message::User { text },
+                Role::Assistant => Message::Assistant {
+                    text: Some(text),
+                    tool_calls: Vec::new(),
+                },
+            });
+        }
+        Ok(added)
+    }
+
+    /// Suggestions for argument `argument` of prompt `prompt` on `server`, typed so far as
+    /// `partial`, given the arguments already chosen. Empty when the server offers no
+    /// completions.
+    pub async fn complete_prompt_argument(
+        &self,
+        server: &str,
+        prompt: &str,
+        argument: &str,
+        partial: &str,
+        resolved: &BTreeMap<String, String>,
+    ) -> Result<Vec<String>, HostError> {
+        let connected = self.server(server)?;
+        if connected.client.server_capabilities().completions.is_none() {
+            return Ok(Vec::new());
+        }
+        let mut params = CompleteParams::new(CompletionRef::prompt(prompt), argument, partial);
+        for (key, value) in resolved {
+            params = params.resolved(key, value);
+        }
+        let result =
+            connected
+                .client
+                .complete(params)
+                .await
+                .map_err(|source| HostError::Request {
+                    server: server.to_owned(),
+                    source,
+                })?;
+        Ok(result.completion.values)
+    }
+
+    /// Everything that can be attached with [`Host::attach`].
+    pub fn attachables(&self) -> Vec<Attachable> {
+        attachables(&self.servers)
+    }
+
+    /// Reads `@server:uri` and adds its content to the conversation as a context message.
+    pub async fn attach(&mut self, reference: &str) -> Result<(), HostError> {
+        let (server_name, uri) = parse_attachment(reference)?;
+        let server = self.server(server_name)?;
+        let result =
+            server
+                .client
+                .read_resource(uri)
+                .await
+                .map_err(|source| HostError::Request {
+                    server: server_name.to_owned(),
+                    source,
+                })?;
+        let text = result
+            .contents
+            .iter()
+            .map(contents_text)
+            .collect::<Vec<_>>()
+            .join("\n");
+        let source = format!("@{server_name}:{uri}");
+        self.events.emit(Event::ContextAttached {
+            source: source.clone(),
+            chars: text.chars().count(),
+        });
+        self.conversation.push(Message::Context { source, text });
+        Ok(())
+    }
+
+    /// Ends every server.
+    pub async fn shutdown(self) {
+        self.servers.shutdown().await;
+    }
+}

@@ -1,0 +1,491 @@
+//! Server definitions, read from the config files other hosts already use.
+//!
+//! One reader takes all of these shapes:
+//!
+//! - Claude Desktop `claude_desktop_config.json` and Cursor: `{"mcpServers": {"name":
+//!   {"command", "args", "env"}}}`;
+//! - Claude Code `.mcp.json`: the same plus `"type": "stdio" | "http" | "sse"` and `url`,
+//!   `headers`;
+//! - VS Code `mcp.json`: `{"servers": {...}}` with the same members, written as JSONC
+//!   (comments and trailing commas are accepted).
+//!
+//! `${VAR}`, `${VAR:-default}` and `${env:VAR}` are expanded in `command`, `args`, `env`,
+//! `cwd`, `url` and `headers` (see [`expand`]). Each entry may also carry Junction's own members:
+//! `"trusted": true` (believe its tool annotations), `"disabled": true`, `"startupTimeoutMs"`
+//! and `"policy": {"tool-glob": "allow" | "ask" | "deny"}`. A top-level `"junction"` section
+//! holds rules across servers and the file where "always allow" answers are kept:
+//!
+//! ```json
+//! { "mcpServers": { "library": { "command": "junction", "args": ["serve", "library"], "trusted": true } },
+//!   "junction": { "policy": { "*__delete_*": "deny" }, "consentFile": "${HOME}/.junction/consent.json" } }
+//! ```
+//!
+//! A bad file gets a [`ConfigError`] that names the file, the server and the field.
+
+mod expand;
+mod jsonc;
+
+pub use expand::expand;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use crate::policy::{Action, Rule};
+
+/// Why a config file could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("{}: could not read the file: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The operating system's reason.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is not JSON (or JSONC).
+    #[error("{}:{line}:{column}: not valid JSON: {message}", path.display())]
+    Syntax {
+        /// The file.
+        path: PathBuf,
+        /// The line of the error (1-based).
+        line: usize,
+        /// The column of the error (1-based).
+        column: usize,
+        /// The parser's reason.
+        message: String,
+    },
+    /// A member has the wrong shape or value.
+    #[error("{}: {}field `{field}`: {reason}", path.display(), server.as_ref().map(|s| format!("server `{s}`: ")).unwrap_or_default())]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// The server entry, when the problem is inside one.
+        server: Option<String>,
+        /// The member, e.g. `args` or `junction.policy`.
+        field: String,
+        /// What is wrong, and what is expected.
+        reason: String,
+    },
+}
+
+/// How to reach a server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TransportConfig {
+    /// A child process spoken to over stdin/stdout.
+    Stdio(StdioConfig),
+    /// A remote server over Streamable HTTP, or the legacy HTTP+SSE transport.
+    Http(HttpConfig),
+}
+
+/// A server run as a child process.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct StdioConfig {
+    /// The program.
+    pub command: String,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Variables to set; `None` (JSON `null`, VS Code) asks for the variable to be removed.
+    pub env: BTreeMap<String, Option<String>>,
+    /// The working directory.
+    pub cwd: Option<PathBuf>,
+}
+
+/// A server reached over HTTP.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpConfig {
+    /// The endpoint, `http://` or `https://`.
+    pub url: String,
+    /// Headers sent with every request.
+    pub headers: BTreeMap<String, String>,
+    /// `true` for `"type": "sse"`, the 2024-11-05 HTTP+SSE transport.
+    pub legacy_sse: bool,
+}
+
+/// One configured server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerConfig {
+    /// The config key; it prefixes the server's tool names and names it in commands.
+    pub name: String,
+    /// How to reach it.
+    pub transport: TransportConfig,
+    /// Whether its tool annotations (`readOnlyHint`) are believed.
+    pub trusted: bool,
+    /// Whether it is left out when servers start.
+    pub disabled: bool,
+    /// How long connecting may take, when the entry sets it.
+    pub startup_timeout: Option<Duration>,
+    /// The file it came from.
+    pub source: PathBuf,
+}
+
+/// Junction's policy section: consent rules and where remembered answers are kept.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PolicyConfig {
+    /// Rules from `junction.policy` and from each server's `policy`.
+    pub rules: Vec<Rule>,
+    /// Where "always allow" answers are kept (`junction.consentFile`).
+    pub consent_file: Option<PathBuf>,
+}
+
+/// Everything one config file defines.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Config {
+    /// The servers, in name order.
+    pub servers: Vec<ServerConfig>,
+    /// Consent rules and their storage.
+    pub policy: PolicyConfig,
+}
+
+impl Config {
+    /// Reads `path`, expanding variables from the process environment.
+    pub fn load(path: impl AsRef<Path>) -> Result<Config, ConfigError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        Config::parse(&text, path, &|name| std::env::var(name).ok())
+    }
+
+    /// Parses `text` as the contents of `path`, expanding variables with `env`.
+    pub fn parse(
+        text: &str,
+        path: &Path,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Config, ConfigError> {
+        let clean = jsonc::to_json(text);
+        let root: Value = serde_json::from_str(&clean).map_err(|e| ConfigError::Syntax {
+            path: path.to_owned(),
+            line: e.line(),
+            column: e.column(),
+            message: e.to_string(),
+        })?;
+        let reader = Reader { path, env };
+        let Value::Object(root) = root else {
+            return Err(reader.invalid(None, "(top level)", "expected a JSON object"));
+        };
+        let mut config = Config::default();
+        let mut seen = BTreeMap::new();
+        for key in ["mcpServers", "servers"] {
+            let Some(entries) = root.get(key) else {
+                continue;
+            };
+            let Value::Object(entries) = entries else {
+                return Err(reader.invalid(None, key, "expected an object of server entries"));
+            };
+            for (name, entry) in entries {
+                if let Some(other) = seen.insert(name.clone(), key) {
+                    return Err(reader.invalid(
+                        Some(name),
+                        key,
+                        &format!("the server is defined in both `{other}` and `{key}`"),
+                    ));
+                }
+                let (server, rules) = reader.server(name, entry)?;
+                config.servers.push(server);
+                config.policy.rules.extend(rules);
+            }
+        }
+        config.servers.sort_by(|a, b| a.name.cmp(&b.name));
+        if let Some(section) = root.get("junction") {
+            reader.junction(section, &mut config.policy)?;
+        }
+        Ok(config)
+    }
+
+    /// The server called `name`.
+    pub fn server(&self, name: &str) -> Option<&ServerConfig> {
+        self.servers.iter().find(|s| s.name == name)
+    }
+}
+
+struct Reader<'a> {
+    path: &'a Path,
+    env: &'a dyn Fn(&str) -> Option<String>,
+}
+
+/// Characters a server name may not hold: they separate parts of tool names (`__`),
+/// commands (`/server:prompt`), attachments (`@server:uri`) and globs.
+fn name_problem(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
+        Some("a server name may not be empty")
+    } else if name.contains("__") {
+        Some("a server name may not contain `__`, which separates server and tool in tool names")
+    } else if name.contains(':') || name.contains('*') || name.chars().any(char::is_whitespace) {
+        Some("a server name may not contain `:`, `*` or spaces")
+    } else {
+        None
+    }
+}
+
+impl Reader<'_> {
+    fn invalid(&self, server: Option<&str>, field: &str, reason: &str) -> ConfigError {
+        ConfigError::Invalid {
+            path: self.path.to_owned(),
+            server: server.map(str::to_owned),
+            field: field.to_owned(),
+            reason: reason.to_owned(),
+        }
+    }
+
+    fn expand(&self, text: &str) -> String {
+        expand(text, self.env)
+    }
+
+    fn string(
+        &self,
+        server: &str,
+        entry: &Map<String, Value>,
+        field: &str,
+    ) -> Result<Option<String>, ConfigError> {
+        match entry.get(field) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(self.expand(s))),
+            Some(_) => Err(self.invalid(Some(server), field, "expected a string")),
+        }
+    }
+
+    fn flag(
+        &self,
+        server: &str,
+        entry: &Map<String, Value>,
+        field: &str,
+    ) -> Result<bool, ConfigError> {
+        match entry.get(field) {
+            None | Some(Value::Null) => Ok(false),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(_) => Err(self.invalid(Some(server), field, "expected true or false")),
+        }
+    }
+
+    fn server(&self, name: &str, entry: &Value) -> Result<(ServerConfig, Vec<Rule>), ConfigError> {
+        if let Some(problem) = name_problem(name) {
+            return Err(self.invalid(Some(name), "(name)", problem));
+        }
+        let Value::Object(entry) = entry else {
+            return Err(self.invalid(Some(name), "(entry)", "expected an object"));
+        };
+        let kind = self.string(name, entry, "type")?;
+        let transport = match kind.as_deref() {
+            Some("stdio") => self.stdio(name, entry)?,
+            Some("http") | Some("streamable-http") | Some("streamableHttp") => {
+                self.http(name, entry, false)?
+            }
+            Some("sse") => self.http(name, entry, true)?,
+            Some(other) => {
+                return Err(self.invalid(
+                    Some(name),
+                    "type",
+                    &format!(
+                        "unknown transport {other:?}; expected \"stdio\", \"http\" or \"sse\""
+                    ),
+                ))
+            }
+            None if entry.contains_key("command") => self.stdio(name, entry)?,
+            None if entry.contains_key("url") => self.http(name, entry, false)?,
+            None => return Err(self.invalid(
+                Some(name),
+                "command",
+                "missing: a server needs `command` (a local process) or `url` (a remote server)",
+            )),
+        };
+        let startup_timeout = match entry.get("startupTimeoutMs") {
+            None | Some(Value::Null) => None,
+            Some(v) => match v.as_u64() {
+                Some(ms) if ms > 0 => Some(Duration::from_millis(ms)),
+                _ => {
+                    return Err(self.invalid(
+                        Some(name),
+                        "startupTimeoutMs",
+                        "expected a positive whole number of milliseconds",
+                    ))
+                }
+            },
+        };
+        let rules = match entry.get("policy") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(policy) => self
+                .rules(Some(name), "policy", policy)?
+                .into_iter()
+                .map(|(pattern, action)| Rule::new(format!("{name}__{pattern}"), action))
+                .collect(),
+        };
+        let server = ServerConfig {
+            name: name.to_owned(),
+            transport,
+            trusted: self.flag(name, entry, "trusted")?,
+            disabled: self.flag(name, entry, "disabled")?,
+            startup_timeout,
+            source: self.path.to_owned(),
+        };
+        Ok((server, rules))
+    }
+
+    fn stdio(
+        &self,
+        name: &str,
+        entry: &Map<String, Value>,
+    ) -> Result<TransportConfig, ConfigError> {
+        let command = self
+            .string(name, entry, "command")?
+            .filter(|c| !c.is_empty())
+            .ok_or_else(|| {
+                self.invalid(
+                    Some(name),
+                    "command",
+                    "missing: a stdio server needs the program to run",
+                )
+            })?;
+        let args = match entry.get("args") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(items)) => items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| match item {
+                    Value::String(s) => Ok(self.expand(s)),
+                    Value::Number(n) => Ok(n.to_string()),
+                    _ => Err(self.invalid(Some(name), &format!("args[{i}]"), "expected a string")),
+                })
+                .collect::<Result<_, _>>()?,
+            Some(_) => {
+                return Err(self.invalid(Some(name), "args", "expected an array of strings"))
+            }
+        };
+        let mut env = BTreeMap::new();
+        match entry.get("env") {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(vars)) => {
+                for (key, value) in vars {
+                    let value = match value {
+                        Value::String(s) => Some(self.expand(s)),
+                        Value::Number(n) => Some(n.to_string()),
+                        Value::Bool(b) => Some(b.to_string()),
+                        Value::Null => None,
+                        _ => {
+                            return Err(self.invalid(
+                                Some(name),
+                                &format!("env.{key}"),
+                                "expected a string, a number or null",
+                            ))
+                        }
+                    };
+                    env.insert(key.clone(), value);
+                }
+            }
+            Some(_) => {
+                return Err(self.invalid(Some(name), "env", "expected an object of variables"))
+            }
+        }
+        let cwd = self.string(name, entry, "cwd")?.map(PathBuf::from);
+        Ok(TransportConfig::Stdio(StdioConfig {
+            command,
+            args,
+            env,
+            cwd,
+        }))
+    }
+
+    fn http(
+        &self,
+        name: &str,
+        entry: &Map<String, Value>,
+        legacy_sse: bool,
+    ) -> Result<TransportConfig, ConfigError> {
+        let url = self.string(name, entry, "url")?.ok_or_else(|| {
+            self.invalid(
+                Some(name),
+                "url",
+                "missing: an http or sse server needs its URL",
+            )
+        })?;
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(self.invalid(
+                Some(name),
+                "url",
+                &format!("{url:?} is not an http:// or https:// URL"),
+            ));
+        }
+        let mut headers = BTreeMap::new();
+        match entry.get("headers") {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(map)) => {
+                for (key, value) in map {
+                    let Value::String(value) = value else {
+                        return Err(self.invalid(
+                            Some(name),
+                            &format!("headers.{key}"),
+                            "expected a string",
+                        ));
+                    };
+                    headers.insert(key.clone(), self.expand(value));
+                }
+            }
+            Some(_) => {
+                return Err(self.invalid(
+                    Some(name),
+                    "headers",
+                    "expected an object of header values",
+                ))
+            }
+        }
+        Ok(TransportConfig::Http(HttpConfig {
+            url,
+            headers,
+            legacy_sse,
+        }))
+    }
+
+    fn rules(
+        &self,
+        server: Option<&str>,
+        field: &str,
+        value: &Value,
+    ) -> Result<Vec<(String, Action)>, ConfigError> {
+        let Value::Object(map) = value else {
+            return Err(self.invalid(
+                server,
+                field,
+                "expected an object of \"glob\": \"allow\" | \"ask\" | \"deny\"",
+            ));
+        };
+        map.iter()
+            .map(|(pattern, action)| {
+                let action = action.as_str().and_then(Action::parse).ok_or_else(|| {
+                    self.invalid(
+                        server,
+                        &format!("{field}.{pattern}"),
+                        "expected \"allow\", \"ask\" or \"deny\"",
+                    )
+                })?;
+                Ok((pattern.clone(), action))
+            })
+            .collect()
+    }
+
+    fn junction(&self, section: &Value, policy: &mut PolicyConfig) -> Result<(), ConfigError> {
+        let Value::Object(section) = section else {
+            return Err(self.invalid(None, "junction", "expected an object"));
+        };
+        if let Some(rules) = section.get("policy") {
+            for (pattern, action) in self.rules(None, "junction.policy", rules)? {
+                policy.rules.push(Rule::new(pattern, action));
+            }
+        }
+        match section.get("consentFile") {
+            None | Some(Value::Null) => {}
+            Some(Value::String(path)) => {
+                policy.consent_file = Some(PathBuf::from(self.expand(path)))
+            }
+            Some(_) => return Err(self.invalid(None, "junction.consentFile", "expected a path")),
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

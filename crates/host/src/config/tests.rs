@@ -1,0 +1,194 @@
+use super::*;
+
+fn env(name: &str) -> Option<String> {
+    match name {
+        "TOKEN" => Some("s3cret".to_owned()),
+        "HOME" => Some("/home/ada".to_owned()),
+        _ => None,
+    }
+}
+
+fn parse(text: &str) -> Result<Config, ConfigError> {
+    Config::parse(text, Path::new("/etc/junction/servers.json"), &env)
+}
+
+fn stdio(config: &Config, name: &str) -> StdioConfig {
+    match &config.server(name).unwrap().transport {
+        TransportConfig::Stdio(s) => s.clone(),
+        other => panic!("{name} is not stdio: {other:?}"),
+    }
+}
+
+#[test]
+fn claude_desktop_entries_are_stdio_servers_with_expanded_values() {
+    let config = parse(
+        r#"{"mcpServers": {"files": {"command": "npx", "args": ["-y", "server-files", "${HOME}/docs"],
+            "env": {"API_KEY": "${TOKEN}", "PORT": 8080}}}, "globalShortcut": "x"}"#,
+    )
+    .unwrap();
+    let files = stdio(&config, "files");
+    assert_eq!(files.command, "npx");
+    assert_eq!(files.args, vec!["-y", "server-files", "/home/ada/docs"]);
+    assert_eq!(files.env["API_KEY"].as_deref(), Some("s3cret"));
+    assert_eq!(files.env["PORT"].as_deref(), Some("8080"));
+    let entry = config.server("files").unwrap();
+    assert!(!entry.trusted && !entry.disabled);
+    assert_eq!(entry.source, Path::new("/etc/junction/servers.json"));
+}
+
+#[test]
+fn mcp_json_types_select_the_transport() {
+    let config = parse(
+        r#"{"mcpServers": {
+            "local": {"type": "stdio", "command": "node", "args": ["srv.js"]},
+            "remote": {"type": "http", "url": "https://x/mcp", "headers": {"Authorization": "Bearer ${API_KEY:-none}"}},
+            "legacy": {"type": "sse", "url": "https://x/sse"}}}"#,
+    )
+    .unwrap();
+    assert_eq!(stdio(&config, "local").command, "node");
+    assert_eq!(
+        config.server("remote").unwrap().transport,
+        TransportConfig::Http(HttpConfig {
+            url: "https://x/mcp".into(),
+            headers: [("Authorization".to_owned(), "Bearer none".to_owned())].into(),
+            legacy_sse: false,
+        })
+    );
+    assert!(matches!(
+        &config.server("legacy").unwrap().transport,
+        TransportConfig::Http(HttpConfig {
+            legacy_sse: true,
+            ..
+        })
+    ));
+    let names: Vec<&str> = config.servers.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["legacy", "local", "remote"]);
+}
+
+#[test]
+fn vs_code_files_with_comments_trailing_commas_and_null_env_are_read() {
+    let config = parse(
+        r#"{
+          // VS Code writes JSONC
+          "inputs": [],
+          "servers": {
+            "py": {"type": "stdio", "command": "python", "args": ["-m", "srv",], "env": {"UNSET_ME": null},
+                   "cwd": "${env:HOME}/proj"},
+            "web": {"url": "http://localhost:3001/mcp"}, /* type omitted: url means http */
+          },
+        }"#,
+    )
+    .unwrap();
+    let py = stdio(&config, "py");
+    assert_eq!(py.env["UNSET_ME"], None);
+    assert_eq!(py.cwd, Some(PathBuf::from("/home/ada/proj")));
+    assert!(matches!(
+        config.server("web").unwrap().transport,
+        TransportConfig::Http(_)
+    ));
+}
+
+#[test]
+fn junction_members_set_trust_disabled_timeouts_and_policy() {
+    let config = parse(
+        r#"{"mcpServers": {
+              "library": {"command": "lib", "trusted": true, "startupTimeoutMs": 1500,
+                          "policy": {"delete_*": "deny", "search": "allow"}},
+              "old": {"command": "old", "disabled": true}},
+            "junction": {"policy": {"*__drop_*": "ask"}, "consentFile": "${HOME}/.junction/consent.json"}}"#,
+    )
+    .unwrap();
+    let library = config.server("library").unwrap();
+    assert!(library.trusted);
+    assert_eq!(library.startup_timeout, Some(Duration::from_millis(1500)));
+    assert!(config.server("old").unwrap().disabled);
+    let mut rules = config.policy.rules.clone();
+    rules.sort_by(|a, b| a.pattern.cmp(&b.pattern));
+    assert_eq!(
+        rules,
+        vec![
+            Rule::new("*__drop_*", Action::Ask),
+            Rule::new("library__delete_*", Action::Deny),
+            Rule::new("library__search", Action::Allow),
+        ]
+    );
+    assert_eq!(
+        config.policy.consent_file,
+        Some(PathBuf::from("/home/ada/.junction/consent.json"))
+    );
+}
+
+fn invalid(text: &str) -> (Option<String>, String, String) {
+    match parse(text).unwrap_err() {
+        ConfigError::Invalid {
+            path,
+            server,
+            field,
+            reason,
+        } => {
+            assert_eq!(path, Path::new("/etc/junction/servers.json"));
+            (server, field, reason)
+        }
+        other => panic!("expected Invalid, got {other:?}"),
+    }
+}
+
+#[test]
+fn bad_entries_name_the_file_the_server_and_the_field() {
+    let (server, field, _) = invalid(r#"{"mcpServers": {"a": {"command": "x", "args": "-v"}}}"#);
+    assert_eq!((server.as_deref(), field.as_str()), (Some("a"), "args"));
+    let (_, field, _) = invalid(r#"{"mcpServers": {"a": {"command": "x", "args": ["ok", {}]}}}"#);
+    assert_eq!(field, "args[1]");
+    let (_, field, _) = invalid(r#"{"mcpServers": {"a": {"args": []}}}"#);
+    assert_eq!(field, "command");
+    let (_, field, reason) =
+        invalid(r#"{"mcpServers": {"a": {"type": "websocket", "url": "ws://x"}}}"#);
+    assert_eq!(field, "type");
+    assert!(reason.contains("websocket"), "{reason}");
+    let (_, field, _) = invalid(r#"{"mcpServers": {"a": {"type": "http", "url": "ftp://x"}}}"#);
+    assert_eq!(field, "url");
+    let (_, field, _) = invalid(r#"{"mcpServers": {"a": {"command": "x", "trusted": "yes"}}}"#);
+    assert_eq!(field, "trusted");
+    let (_, field, _) =
+        invalid(r#"{"mcpServers": {"a": {"command": "x", "policy": {"t": "maybe"}}}}"#);
+    assert_eq!(field, "policy.t");
+    let (server, field, _) = invalid(r#"{"junction": {"policy": {"*": "sometimes"}}}"#);
+    assert_eq!((server, field.as_str()), (None, "junction.policy.*"));
+    let (_, field, _) = invalid(r#"{"mcpServers": {"a": {"command": "x", "env": {"K": []}}}}"#);
+    assert_eq!(field, "env.K");
+}
+
+#[test]
+fn server_names_that_would_break_tool_names_are_refused() {
+    let (server, _, reason) = invalid(r#"{"mcpServers": {"my__srv": {"command": "x"}}}"#);
+    assert_eq!(server.as_deref(), Some("my__srv"));
+    assert!(reason.contains("__"), "{reason}");
+    let (_, _, reason) = invalid(r#"{"servers": {"a:b": {"command": "x"}}}"#);
+    assert!(reason.contains(':'), "{reason}");
+}
+
+#[test]
+fn a_name_in_both_sections_is_refused() {
+    let (server, _, reason) =
+        invalid(r#"{"mcpServers": {"a": {"command": "x"}}, "servers": {"a": {"command": "y"}}}"#);
+    assert_eq!(server.as_deref(), Some("a"));
+    assert!(reason.contains("both"), "{reason}");
+}
+
+#[test]
+fn syntax_errors_give_the_file_line_and_column() {
+    let err = parse("{\n  \"mcpServers\": {\n    \"a\": {\"command\": }\n  }\n}").unwrap_err();
+    let text = err.to_string();
+    assert!(text.starts_with("/etc/junction/servers.json:3:"), "{text}");
+}
+
+#[test]
+fn a_missing_file_is_a_read_error_naming_it() {
+    let err = Config::load("/nonexistent/junction/servers.json").unwrap_err();
+    assert!(matches!(err, ConfigError::Read { .. }));
+    assert!(
+        err.to_string()
+            .contains("/nonexistent/junction/servers.json"),
+        "{err}"
+    );
+}

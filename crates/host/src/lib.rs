@@ -1,0 +1,67 @@
+//! # junction-host
+//!
+//! The host side of Junction: it owns the conversation, the model, the policy and the
+//! user's consent, and connects to many MCP servers, one [`junction::client::Client`] each.
+//! Servers never see the conversation nor each other. The host never prints: it reports
+//! what happens as [`events::Event`]s that a CLI or GUI renders.
+//!
+//! - [`config`]: server definitions from Claude Desktop, `.mcp.json` and VS Code files.
+//! - [`servers`]: start every server in parallel; failures come with their stderr tail.
+//! - [`naming`]: tools reach the model as `server__tool`, valid for LLM APIs, never colliding.
+//! - [`prompts`]: prompts as `/server:prompt` commands; [`resources`]: `@server:uri` attachments.
+//! - [`policy`] and [`consent`]: allow / ask / deny rules, trusted annotations, remembered answers.
+//! - [`conversation`], [`model`] and [`agent`]: the messages, the model, and the loop.
+//! - [`events`]: what the host reports.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use junction::server::{tool, Server};
+//! use junction_host::consent::ScriptedConsent;
+//! use junction_host::events::EventSink;
+//! use junction_host::model::ScriptedModel;
+//! use junction_host::policy::{Action, Policy, Rule};
+//! use junction_host::servers::{Servers, StartOptions};
+//! use junction_host::Host;
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct Query {
+//!     text: String,
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")] async fn main() {
+//! let library = Server::builder("library", "1.0.0")
+//!     .tool(tool("search", |q: Query| async move { format!("1 book about {}", q.text) }))
+//!     .build()
+//!     .unwrap();
+//! let (client_end, server_end) = junction::transport::memory::pair(Default::default());
+//! let _served = library.serve(server_end);
+//!
+//! let mut servers = Servers::new();
+//! let options = StartOptions::default();
+//! servers.add_connection("library", client_end, false, &options, &EventSink::discard()).await.unwrap();
+//! let model = ScriptedModel::from_json(r#"[
+//!     {"toolCalls": [{"name": "library__search", "arguments": {"text": "dunes"}}]},
+//!     {"text": "There is one book about dunes."}
+//! ]"#).unwrap();
+//! let policy = Policy::new(vec![Rule::new("library__search", Action::Allow)]);
+//! let mut host = Host::new(servers, policy, Arc::new(model), Arc::new(ScriptedConsent::deny_all()), EventSink::discard());
+//! let outcome = host.send("Find me a book about dunes").await.unwrap();
+//! assert_eq!(outcome.text.as_deref(), Some("There is one book about dunes."));
+//! # }
+//! ```
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+pub mod agent;
+pub mod config;
+pub mod consent;
+pub mod conversation;
+pub mod events;
+pub mod model;
+pub mod naming;
+pub mod policy;
+pub mod prompts;
+pub mod resources;
+pub mod servers;
+
+pub use agent::{Host, HostError, Stop, TurnOutcome};

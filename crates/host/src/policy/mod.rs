@@ -1,0 +1,215 @@
+//! Which tool calls run without asking, which ask, and which never reach the server.
+//!
+//! A [`Policy`] decides for one call, in this order:
+//!
+//! 1. a matching `deny` rule denies; 2. a matching `ask` rule asks; 3. a matching `allow`
+//!    rule, or an earlier "always allow" answer, allows;
+//! 4. otherwise a tool that declares `readOnlyHint: true` is allowed **only when its server
+//!    is trusted**: the specification says annotations from untrusted servers must not be
+//!    believed, so on an untrusted server everything else asks.
+//!
+//! Rules are globs (`*` matches any run of characters) over `server__tool`, written with the
+//! config key of the server and the tool's own name (not the name the model sees), e.g.
+//! `library__*` or `*__delete_*`. "Always allow" answers are kept in a JSON file
+//! ([`Remembered`]) and read back at the next start.
+//!
+//! ```
+//! use junction_host::policy::{Action, Policy, Rule};
+//! use junction_protocol::tools::{Tool, ToolAnnotations};
+//!
+//! let policy = Policy::new(vec![Rule::new("*__delete_*", Action::Deny)]);
+//! let read = Tool::new("search", Tool::empty_input_schema())
+//!     .annotations(ToolAnnotations::default().read_only(true));
+//! assert_eq!(policy.decide("library", &read, true).action, Action::Allow);
+//! assert_eq!(policy.decide("library", &read, false).action, Action::Ask);
+//! let delete = Tool::new("delete_book", Tool::empty_input_schema());
+//! assert_eq!(policy.decide("library", &delete, true).action, Action::Deny);
+//! ```
+
+mod remembered;
+
+pub use remembered::{Remembered, RememberedError};
+
+use junction_protocol::tools::Tool;
+
+/// What to do with a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Action {
+    /// Run it without asking.
+    Allow,
+    /// Ask the user first.
+    Ask,
+    /// Never run it; the model is told the user declined.
+    Deny,
+}
+
+impl Action {
+    /// Reads `allow`, `ask` or `deny`.
+    pub fn parse(text: &str) -> Option<Action> {
+        match text {
+            "allow" => Some(Action::Allow),
+            "ask" => Some(Action::Ask),
+            "deny" => Some(Action::Deny),
+            _ => None,
+        }
+    }
+
+    /// The word for this action.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Allow => "allow",
+            Action::Ask => "ask",
+            Action::Deny => "deny",
+        }
+    }
+}
+
+/// One rule: a glob over `server__tool` and what to do when it matches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rule {
+    /// The glob; `*` matches any run of characters.
+    pub pattern: String,
+    /// What a match means.
+    pub action: Action,
+}
+
+impl Rule {
+    /// A rule.
+    pub fn new(pattern: impl Into<String>, action: Action) -> Self {
+        Rule {
+            pattern: pattern.into(),
+            action,
+        }
+    }
+
+    /// Whether the rule covers `tool` of `server`.
+    pub fn matches(&self, server: &str, tool: &str) -> bool {
+        glob_match(&self.pattern, &format!("{server}__{tool}"))
+    }
+}
+
+/// Whether `text` matches `pattern`, where `*` matches any run of characters (also none).
+pub fn glob_match(pattern: &str, text: &str) -> bool {
+    let mut parts = pattern.split('*');
+    let first = parts.next().unwrap_or_default();
+    let Some(mut rest) = text.strip_prefix(first) else {
+        return false;
+    };
+    let parts: Vec<&str> = parts.collect();
+    let Some((last, middle)) = parts.split_last() else {
+        return rest.is_empty();
+    };
+    for part in middle {
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
+    }
+    rest.len() >= last.len() && rest.ends_with(last)
+}
+
+/// The outcome of [`Policy::decide`], with the reason shown to the user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decision {
+    /// What to do.
+    pub action: Action,
+    /// Why, in words.
+    pub reason: String,
+    /// Whether an "always allow" answer may be remembered for this tool (not when an `ask`
+    /// rule asked, since the rule would win again anyway).
+    pub rememberable: bool,
+}
+
+/// Rules plus remembered answers.
+#[derive(Debug)]
+pub struct Policy {
+    rules: Vec<Rule>,
+    remembered: Remembered,
+}
+
+impl Policy {
+    /// A policy with `rules` whose "always allow" answers last for this run only.
+    pub fn new(rules: Vec<Rule>) -> Self {
+        Policy {
+            rules,
+            remembered: Remembered::in_memory(),
+        }
+    }
+
+    /// A policy with `rules` and answers kept in `remembered`.
+    pub fn with_remembered(rules: Vec<Rule>, remembered: Remembered) -> Self {
+        Policy { rules, remembered }
+    }
+
+    /// The rules.
+    pub fn rules(&self) -> &[Rule] {
+        &self.rules
+    }
+
+    /// Decides what to do with a call of `tool` on `server`.
+    pub fn decide(&self, server: &str, tool: &Tool, trusted: bool) -> Decision {
+        let matching = |action: Action| {
+            self.rules
+                .iter()
+                .find(|r| r.action == action && r.matches(server, &tool.name))
+        };
+        let decision = |action, reason: String, rememberable| Decision {
+            action,
+            reason,
+            rememberable,
+        };
+        if let Some(rule) = matching(Action::Deny) {
+            return decision(
+                Action::Deny,
+                format!("the rule `{}` denies it", rule.pattern),
+                false,
+            );
+        }
+        if let Some(rule) = matching(Action::Ask) {
+            return decision(
+                Action::Ask,
+                format!("the rule `{}` asks for it", rule.pattern),
+                false,
+            );
+        }
+        if let Some(rule) = matching(Action::Allow) {
+            return decision(
+                Action::Allow,
+                format!("the rule `{}` allows it", rule.pattern),
+                true,
+            );
+        }
+        if self.remembered.contains(server, &tool.name) {
+            return decision(
+                Action::Allow,
+                "you chose to always allow it".to_owned(),
+                true,
+            );
+        }
+        let read_only = tool
+            .annotations
+            .as_ref()
+            .is_some_and(|a| a.read_only_hint == Some(true));
+        match (trusted, read_only) {
+            (true, true) => decision(
+                Action::Allow,
+                "a trusted server marks it read-only".to_owned(),
+                true,
+            ),
+            (true, false) => decision(Action::Ask, "it is not marked read-only".to_owned(), true),
+            (false, _) => decision(
+                Action::Ask,
+                format!("`{server}` is not trusted, so its annotations are not believed"),
+                true,
+            ),
+        }
+    }
+
+    /// Remembers an "always allow" answer (and saves it, when a file is configured).
+    pub fn remember(&self, server: &str, tool: &str) -> Result<(), RememberedError> {
+        self.remembered.insert(server, tool)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,113 @@
+use junction_protocol::tools::{Tool, ToolAnnotations};
+
+use super::*;
+
+fn tool(name: &str) -> Tool {
+    Tool::new(name, Tool::empty_input_schema())
+}
+
+fn read_only(name: &str) -> Tool {
+    tool(name).annotations(ToolAnnotations::default().read_only(true))
+}
+
+#[test]
+fn globs_match_prefixes_suffixes_and_middles() {
+    assert!(glob_match("library__*", "library__search"));
+    assert!(!glob_match("library__*", "librarian__search"));
+    assert!(glob_match("*__delete_*", "tasks__delete_task"));
+    assert!(!glob_match("*__delete_*", "tasks__undelete"));
+    assert!(glob_match("*", ""));
+    assert!(glob_match("a*b*c", "abc"));
+    assert!(glob_match("a*a", "aa"));
+    assert!(!glob_match("a*a", "a"));
+    assert!(glob_match("exact", "exact"));
+    assert!(!glob_match("exact", "exactly"));
+}
+
+#[test]
+fn read_only_tools_of_trusted_servers_are_allowed_and_others_ask() {
+    let policy = Policy::new(Vec::new());
+    assert_eq!(
+        policy.decide("s", &read_only("get"), true).action,
+        Action::Allow
+    );
+    assert_eq!(policy.decide("s", &tool("put"), true).action, Action::Ask);
+    let destructive = tool("rm").annotations(
+        ToolAnnotations::default()
+            .read_only(false)
+            .destructive(true),
+    );
+    assert_eq!(policy.decide("s", &destructive, true).action, Action::Ask);
+}
+
+#[test]
+fn annotations_of_untrusted_servers_are_not_believed() {
+    let policy = Policy::new(Vec::new());
+    let decision = policy.decide("web", &read_only("get"), false);
+    assert_eq!(decision.action, Action::Ask);
+    assert!(
+        decision.reason.contains("not trusted"),
+        "{}",
+        decision.reason
+    );
+}
+
+#[test]
+fn deny_beats_ask_beats_allow_whatever_the_order() {
+    let policy = Policy::new(vec![
+        Rule::new("lib__*", Action::Allow),
+        Rule::new("lib__delete_*", Action::Ask),
+        Rule::new("*__delete_all", Action::Deny),
+    ]);
+    assert_eq!(
+        policy.decide("lib", &tool("search"), false).action,
+        Action::Allow
+    );
+    assert_eq!(
+        policy.decide("lib", &tool("delete_one"), true).action,
+        Action::Ask
+    );
+    let denied = policy.decide("lib", &read_only("delete_all"), true);
+    assert_eq!(denied.action, Action::Deny);
+    assert!(denied.reason.contains("*__delete_all"), "{}", denied.reason);
+}
+
+#[test]
+fn an_allow_rule_lets_an_untrusted_server_run_without_asking() {
+    let policy = Policy::new(vec![Rule::new("web__fetch", Action::Allow)]);
+    assert_eq!(
+        policy.decide("web", &tool("fetch"), false).action,
+        Action::Allow
+    );
+    assert_eq!(
+        policy.decide("web", &tool("post"), false).action,
+        Action::Ask
+    );
+}
+
+#[test]
+fn remembered_answers_allow_but_do_not_override_ask_or_deny_rules() {
+    let policy = Policy::new(vec![Rule::new("s__guarded", Action::Ask)]);
+    policy.remember("s", "put").unwrap();
+    policy.remember("s", "guarded").unwrap();
+    assert_eq!(
+        policy.decide("s", &tool("put"), false).action,
+        Action::Allow
+    );
+    assert_eq!(
+        policy.decide("other", &tool("put"), false).action,
+        Action::Ask
+    );
+    let guarded = policy.decide("s", &tool("guarded"), false);
+    assert_eq!(guarded.action, Action::Ask);
+    assert!(!guarded.rememberable);
+}
+
+#[test]
+fn rules_use_original_tool_names_and_the_server_key() {
+    let policy = Policy::new(vec![Rule::new("files__read.file", Action::Allow)]);
+    assert_eq!(
+        policy.decide("files", &tool("read.file"), false).action,
+        Action::Allow
+    );
+}
