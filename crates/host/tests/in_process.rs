@@ -1,0 +1,568 @@
+//! The host against real in-process servers (the junction server framework over in-memory
+//! connections), with a scripted model and scripted consent.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use junction::server::{tool, Server};
+use junction::session::Peer;
+use junction::transport::{memory, Connection, Inbound, Outbound};
+use junction_host::consent::{ConsentAnswer, ScriptedConsent};
+use junction_host::conversation::{Message, ToolCall};
+use junction_host::events::{Event, EventSink};
+use junction_host::model::{ModelReply, ScriptedModel};
+use junction_host::naming::ToolNames;
+use junction_host::policy::{Action, Policy, Remembered, Rule};
+use junction_host::servers::{Servers, StartOptions};
+use junction_host::{Host, Stop};
+use junction_protocol::tools::ToolAnnotations;
+use junction_protocol::Message as Wire;
+use serde_json::{json, Value};
+use tokio::sync::mpsc::UnboundedReceiver;
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Query {
+    query: String,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct BookId {
+    id: u32,
+}
+
+/// What one in-process server saw.
+#[derive(Default)]
+struct Seen {
+    searches: Mutex<Vec<String>>,
+    deletes: AtomicUsize,
+    /// Every frame the client sent to this server, as text.
+    frames: Mutex<Vec<String>>,
+}
+
+impl Seen {
+    fn searches(&self) -> Vec<String> {
+        self.searches.lock().unwrap().clone()
+    }
+    fn frames(&self) -> Vec<String> {
+        self.frames.lock().unwrap().clone()
+    }
+}
+
+/// A library with a read-only `search` and a destructive `delete_book`.
+fn library(label: &'static str, seen: Arc<Seen>) -> Server {
+    let on_search = seen.clone();
+    let on_delete = seen;
+    Server::builder(label, "1.0.0")
+        .tool(
+            tool("search", move |q: Query| {
+                on_search.searches.lock().unwrap().push(q.query.clone());
+                async move { format!("{label} found: {}", q.query) }
+            })
+            .annotations(ToolAnnotations::default().read_only(true)),
+        )
+        .tool(
+            tool("delete_book", move |b: BookId| {
+                on_delete.deletes.fetch_add(1, Ordering::SeqCst);
+                async move { format!("deleted book {}", b.id) }
+            })
+            .annotations(
+                ToolAnnotations::default()
+                    .read_only(false)
+                    .destructive(true),
+            ),
+        )
+        .build()
+        .unwrap()
+}
+
+/// Serves `server` behind a tap that records every frame the client sends it.
+fn tapped(server: &Server, seen: Arc<Seen>) -> (Connection, Peer) {
+    let (client_end, tap_client) = memory::pair(Default::default());
+    let (tap_server, server_end) = memory::pair(Default::default());
+    let peer = server.serve(server_end);
+    let Connection {
+        outgoing: to_client,
+        incoming: mut from_client,
+    } = tap_client;
+    let Connection {
+        outgoing: to_server,
+        incoming: mut from_server,
+    } = tap_server;
+    tokio::spawn(async move {
+        while let Some(Inbound::Frame(bytes)) = from_client.recv().await {
+            seen.frames
+                .lock()
+                .unwrap()
+                .push(String::from_utf8_lossy(&bytes).into_owned());
+            if let Ok(message) = Wire::decode(&bytes) {
+                let _ = to_server.send(Outbound {
+                    message,
+                    related: None,
+                });
+            }
+        }
+    });
+    tokio::spawn(async move {
+        while let Some(Inbound::Frame(bytes)) = from_server.recv().await {
+            if let Ok(message) = Wire::decode(&bytes) {
+                let _ = to_client.send(Outbound {
+                    message,
+                    related: None,
+                });
+            }
+        }
+    });
+    (client_end, peer)
+}
+
+struct Setup {
+    servers: Servers,
+    seen: Vec<Arc<Seen>>,
+    _peers: Vec<Peer>,
+}
+
+/// Connects one library per (name, trusted) pair.
+async fn libraries(specs: &[(&'static str, bool)]) -> Setup {
+    let mut servers = Servers::new();
+    let mut seen = Vec::new();
+    let mut peers = Vec::new();
+    for &(name, trusted) in specs {
+        let s = Arc::new(Seen::default());
+        let (connection, peer) = tapped(&library(name, s.clone()), s.clone());
+        servers
+            .add_connection(
+                name,
+                connection,
+                trusted,
+                &StartOptions::default(),
+                &EventSink::discard(),
+            )
+            .await
+            .unwrap();
+        seen.push(s);
+        peers.push(peer);
+    }
+    Setup {
+        servers,
+        seen,
+        _peers: peers,
+    }
+}
+
+fn host(
+    setup: Setup,
+    policy: Policy,
+    script: &str,
+    consent: Arc<ScriptedConsent>,
+) -> (Host, Vec<Arc<Seen>>, UnboundedReceiver<Event>, Vec<Peer>) {
+    let (events, rx) = EventSink::channel();
+    let model = ScriptedModel::from_json(script).unwrap();
+    let host = Host::new(setup.servers, policy, Arc::new(model), consent, events);
+    (host, setup.seen, rx, setup._peers)
+}
+
+fn drain(rx: &mut UnboundedReceiver<Event>) -> Vec<Event> {
+    let mut all = Vec::new();
+    while let Ok(e) = rx.try_recv() {
+        all.push(e);
+    }
+    all
+}
+
+/// The tool results in the conversation, as (call id, text, is_error).
+fn results(host: &Host) -> Vec<(String, String, bool)> {
+    host.conversation()
+        .messages()
+        .iter()
+        .filter_map(|m| match m {
+            Message::ToolResult {
+                call_id,
+                text,
+                is_error,
+                ..
+            } => Some((call_id.clone(), text.clone(), *is_error)),
+            _ => None,
+        })
+        .collect()
+}
+
+const DELETE_THEN_TEXT: &str = r#"[
+    {"toolCalls": [{"id": "c1", "name": "library__delete_book", "arguments": {"id": 7}}]},
+    {"text": "I did not delete it."}
+]"#;
+
+#[tokio::test]
+async fn a_denied_destructive_call_never_reaches_the_server_and_the_model_hears_the_user_declined()
+{
+    let consent = Arc::new(ScriptedConsent::new([ConsentAnswer::Deny]));
+    let (mut host, seen, mut rx, _peers) = host(
+        libraries(&[("library", true)]).await,
+        Policy::new(Vec::new()),
+        DELETE_THEN_TEXT,
+        consent.clone(),
+    );
+    let outcome = host.send("Delete book 7").await.unwrap();
+    assert_eq!(outcome.stop, Stop::Answered);
+    assert_eq!(outcome.text.as_deref(), Some("I did not delete it."));
+
+    assert_eq!(seen[0].deletes.load(Ordering::SeqCst), 0);
+    assert!(
+        seen[0].frames().iter().all(|f| !f.contains("delete_book")),
+        "the server received the denied call: {:?}",
+        seen[0].frames()
+    );
+    let results = results(&host);
+    assert_eq!(results.len(), 1);
+    let (id, text, is_error) = &results[0];
+    assert_eq!(id, "c1");
+    assert!(is_error);
+    assert!(text.contains("declined"), "{text}");
+
+    let asked = consent.asked();
+    assert_eq!(asked.len(), 1);
+    assert_eq!(asked[0].server, "library");
+    assert_eq!(asked[0].tool, "delete_book");
+    assert_eq!(asked[0].arguments, json!({"id": 7}));
+    let events = drain(&mut rx);
+    assert!(events.iter().any(|e| matches!(
+        e,
+        Event::ConsentAnswered {
+            answer: ConsentAnswer::Deny,
+            ..
+        }
+    )));
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, Event::ToolCallDenied { call_id, .. } if call_id == "c1")));
+}
+
+#[tokio::test]
+async fn a_deny_rule_refuses_without_asking() {
+    let consent = Arc::new(ScriptedConsent::new([ConsentAnswer::AllowOnce]));
+    let (mut host, seen, _rx, _peers) = host(
+        libraries(&[("library", true)]).await,
+        Policy::new(vec![Rule::new("*__delete_*", Action::Deny)]),
+        DELETE_THEN_TEXT,
+        consent.clone(),
+    );
+    host.send("Delete book 7").await.unwrap();
+    assert_eq!(seen[0].deletes.load(Ordering::SeqCst), 0);
+    assert!(consent.asked().is_empty());
+    let (_, text, is_error) = &results(&host)[0];
+    assert!(
+        *is_error && text.contains("declined") && text.contains("*__delete_*"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn always_allow_is_asked_once_saved_and_read_back() {
+    let file = std::env::temp_dir()
+        .join(format!("junction-host-e2e-{}", std::process::id()))
+        .join("consent.json");
+    let _ = std::fs::remove_file(&file);
+    let consent = Arc::new(ScriptedConsent::new([ConsentAnswer::AlwaysAllow]));
+    let policy = Policy::with_remembered(Vec::new(), Remembered::load(&file).unwrap());
+    let (mut host, seen, _rx, _peers) = host(
+        libraries(&[("library", false)]).await,
+        policy,
+        r#"[
+            {"toolCalls": [{"name": "library__delete_book", "arguments": {"id": 1}}]},
+            {"toolCalls": [{"name": "library__delete_book", "arguments": {"id": 2}}]},
+            {"text": "Both are gone."}
+        ]"#,
+        consent.clone(),
+    );
+    host.send("Delete books 1 and 2").await.unwrap();
+    assert_eq!(seen[0].deletes.load(Ordering::SeqCst), 2);
+    assert_eq!(consent.asked().len(), 1);
+    let texts: Vec<String> = results(&host).into_iter().map(|(_, t, _)| t).collect();
+    assert_eq!(texts, ["deleted book 1", "deleted book 2"]);
+
+    let reloaded = Policy::with_remembered(Vec::new(), Remembered::load(&file).unwrap());
+    let delete = &host.servers().get("library").unwrap().tools;
+    let delete = delete.iter().find(|t| t.name == "delete_book").unwrap();
+    assert_eq!(
+        reloaded.decide("library", delete, false).action,
+        Action::Allow
+    );
+}
+
+#[tokio::test]
+async fn read_only_hints_are_believed_only_for_trusted_servers() {
+    let consent = Arc::new(ScriptedConsent::new([ConsentAnswer::AllowOnce]));
+    let (mut host, seen, _rx, _peers) = host(
+        libraries(&[("mine", true), ("theirs", false)]).await,
+        Policy::new(Vec::new()),
+        r#"[
+            {"toolCalls": [{"name": "mine__search", "arguments": {"query": "a"}},
+                           {"name": "theirs__search", "arguments": {"query": "b"}}]},
+            {"text": "ok"}
+        ]"#,
+        consent.clone(),
+    );
+    host.send("search both").await.unwrap();
+    let asked = consent.asked();
+    assert_eq!(asked.len(), 1, "only the untrusted server's tool asks");
+    assert_eq!(asked[0].server, "theirs");
+    assert!(
+        asked[0].reason.contains("not trusted"),
+        "{}",
+        asked[0].reason
+    );
+    assert_eq!(seen[0].searches(), ["a"]);
+    assert_eq!(seen[1].searches(), ["b"]);
+}
+
+#[tokio::test]
+async fn two_servers_offering_search_are_told_apart() {
+    let (mut host, seen, mut rx, _peers) = host(
+        libraries(&[("library", true), ("web", true)]).await,
+        Policy::new(Vec::new()),
+        r#"[
+            {"toolCalls": [{"id": "l", "name": "library__search", "arguments": {"query": "dune"}},
+                           {"id": "w", "name": "web__search", "arguments": {"query": "news"}}]},
+            {"text": "done"}
+        ]"#,
+        Arc::new(ScriptedConsent::deny_all()),
+    );
+    let names: Vec<&str> = host
+        .tool_names()
+        .entries()
+        .iter()
+        .map(|e| e.model_name.as_str())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "library__delete_book",
+            "library__search",
+            "web__delete_book",
+            "web__search"
+        ]
+    );
+    host.send("search").await.unwrap();
+    assert_eq!(seen[0].searches(), ["dune"]);
+    assert_eq!(seen[1].searches(), ["news"]);
+    let results = results(&host);
+    assert_eq!(
+        results[0],
+        ("l".to_owned(), "library found: dune".to_owned(), false)
+    );
+    assert_eq!(
+        results[1],
+        ("w".to_owned(), "web found: news".to_owned(), false)
+    );
+    let started: Vec<(String, String)> = drain(&mut rx)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::ToolCallStarted { server, tool, .. } => Some((server, tool)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        started,
+        [
+            ("library".to_owned(), "search".to_owned()),
+            ("web".to_owned(), "search".to_owned())
+        ]
+    );
+}
+
+#[tokio::test]
+async fn names_that_collide_after_sanitizing_reach_the_right_tool() {
+    let dotted = Arc::new(AtomicUsize::new(0));
+    let underscored = Arc::new(AtomicUsize::new(0));
+    let (d, u) = (dotted.clone(), underscored.clone());
+    let server = Server::builder("odd", "1.0.0")
+        .tool(tool("get.item", move |_: Query| {
+            d.fetch_add(1, Ordering::SeqCst);
+            async { "dotted" }
+        }))
+        .tool(tool("get_item", move |_: Query| {
+            u.fetch_add(1, Ordering::SeqCst);
+            async { "underscored" }
+        }))
+        .build()
+        .unwrap();
+    let (client_end, server_end) = memory::pair(Default::default());
+    let _peer = server.serve(server_end);
+    let mut servers = Servers::new();
+    servers
+        .add_connection(
+            "odd",
+            client_end,
+            true,
+            &StartOptions::default(),
+            &EventSink::discard(),
+        )
+        .await
+        .unwrap();
+    let names = ToolNames::new(servers.tools());
+    let dotted_name = names.model_name("odd", "get.item").unwrap().to_owned();
+    let underscored_name = names.model_name("odd", "get_item").unwrap().to_owned();
+    assert_ne!(dotted_name, underscored_name);
+    let call = |id: &str, name: &str| ToolCall {
+        id: id.to_owned(),
+        name: name.to_owned(),
+        arguments: json!({"query": "x"}),
+    };
+    let model = ScriptedModel::new([
+        ModelReply {
+            text: None,
+            tool_calls: vec![
+                call("1", &dotted_name),
+                call("2", &underscored_name),
+                call("3", &dotted_name),
+            ],
+        },
+        ModelReply {
+            text: Some("ok".to_owned()),
+            tool_calls: Vec::new(),
+        },
+    ]);
+    let mut host = Host::new(
+        servers,
+        Policy::new(vec![Rule::new("odd__*", Action::Allow)]),
+        Arc::new(model),
+        Arc::new(ScriptedConsent::deny_all()),
+        EventSink::discard(),
+    );
+    host.send("get items").await.unwrap();
+    assert_eq!(dotted.load(Ordering::SeqCst), 2);
+    assert_eq!(underscored.load(Ordering::SeqCst), 1);
+    let texts: Vec<String> = results(&host).into_iter().map(|(_, t, _)| t).collect();
+    assert_eq!(texts, ["dotted", "underscored", "dotted"]);
+}
+
+#[tokio::test]
+async fn the_server_receives_only_tool_arguments_never_the_conversation() {
+    const SECRET: &str = "my bank PIN is 4417 and nobody else may know";
+    let (mut host, seen, _rx, _peers) = host(
+        libraries(&[("library", true)]).await,
+        Policy::new(Vec::new()),
+        r#"[
+            {"toolCalls": [{"name": "library__search", "arguments": {"query": "rust"}}]},
+            {"text": "Here are rust books."}
+        ]"#,
+        Arc::new(ScriptedConsent::deny_all()),
+    );
+    host.send(format!("{SECRET}. Now find books about rust."))
+        .await
+        .unwrap();
+    assert_eq!(seen[0].searches(), ["rust"]);
+    let frames = seen[0].frames();
+    for frame in &frames {
+        assert!(
+            !frame.contains("4417") && !frame.contains("bank PIN"),
+            "leaked: {frame}"
+        );
+    }
+    let calls: Vec<Value> = frames
+        .iter()
+        .map(|f| serde_json::from_str::<Value>(f).unwrap())
+        .filter(|v| v["method"] == "tools/call")
+        .collect();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(
+        calls[0]["params"],
+        json!({"name": "search", "arguments": {"query": "rust"}})
+    );
+    let secret_in_host = host
+        .conversation()
+        .messages()
+        .iter()
+        .any(|m| matches!(m, Message::User { text } if text.contains(SECRET)));
+    assert!(secret_in_host, "the conversation keeps what the user typed");
+}
+
+#[tokio::test]
+async fn the_loop_stops_at_the_step_limit() {
+    let (host, seen, mut rx, _peers) = host(
+        libraries(&[("library", true)]).await,
+        Policy::new(Vec::new()),
+        r#"[
+            {"toolCalls": [{"name": "library__search", "arguments": {"query": "1"}}]},
+            {"toolCalls": [{"name": "library__search", "arguments": {"query": "2"}}]},
+            {"toolCalls": [{"name": "library__search", "arguments": {"query": "3"}}]}
+        ]"#,
+        Arc::new(ScriptedConsent::deny_all()),
+    );
+    let mut host = host.with_max_steps(2);
+    let outcome = host.send("loop").await.unwrap();
+    assert_eq!(outcome.stop, Stop::StepLimit);
+    assert_eq!(outcome.steps, 2);
+    assert_eq!(seen[0].searches(), ["1", "2"]);
+    assert!(drain(&mut rx).contains(&Event::StepLimitReached { steps: 2 }));
+}
+
+#[tokio::test]
+async fn unknown_tools_and_non_object_arguments_become_error_results() {
+    let (mut host, seen, _rx, _peers) = host(
+        libraries(&[("library", true)]).await,
+        Policy::new(Vec::new()),
+        r#"[
+            {"toolCalls": [{"id": "a", "name": "library__nope"},
+                           {"id": "b", "name": "library__search", "arguments": "rust"},
+                           {"id": "c", "name": "library__search", "arguments": {"query": 5}}]},
+            {"text": "sorry"}
+        ]"#,
+        Arc::new(ScriptedConsent::deny_all()),
+    );
+    host.send("try").await.unwrap();
+    let results = results(&host);
+    assert_eq!(results.len(), 3);
+    assert!(
+        results.iter().all(|(_, _, is_error)| *is_error),
+        "{results:?}"
+    );
+    assert!(
+        results[0].1.contains("no tool named `library__nope`"),
+        "{}",
+        results[0].1
+    );
+    assert!(results[1].1.contains("JSON object"), "{}", results[1].1);
+    assert!(
+        results[2].1.contains("query"),
+        "the server names the bad field: {}",
+        results[2].1
+    );
+    assert!(seen[0].searches().is_empty());
+}
+
+#[tokio::test]
+async fn events_follow_the_turn_in_order() {
+    let (mut host, _seen, mut rx, _peers) = host(
+        libraries(&[("library", true)]).await,
+        Policy::new(Vec::new()),
+        r#"[
+            {"text": "Looking.", "toolCalls": [{"id": "s", "name": "library__search", "arguments": {"query": "x"}}]},
+            {"text": "Found x."}
+        ]"#,
+        Arc::new(ScriptedConsent::deny_all()),
+    );
+    host.send("find x").await.unwrap();
+    let events = drain(&mut rx);
+    assert_eq!(
+        events,
+        vec![
+            Event::Text {
+                text: "Looking.".into()
+            },
+            Event::ToolCallStarted {
+                call_id: "s".into(),
+                server: "library".into(),
+                tool: "search".into(),
+                arguments: json!({"query": "x"}),
+            },
+            Event::ToolCallFinished {
+                call_id: "s".into(),
+                is_error: false,
+                output: "library found: x".into(),
+            },
+            Event::Text {
+                text: "Found x.".into()
+            },
+        ]
+    );
+}
