@@ -474,3 +474,88 @@ impl Host {
         self.servers.shutdown().await;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::consent::ScriptedConsent;
+    use crate::model::ScriptedModel;
+
+    fn host(script: &str) -> Host {
+        Host::new(
+            Servers::new(),
+            Policy::new(Vec::new()),
+            Arc::new(ScriptedModel::from_json(script).unwrap()),
+            Arc::new(ScriptedConsent::deny_all()),
+            EventSink::discard(),
+        )
+    }
+
+    #[tokio::test]
+    async fn a_text_answer_ends_the_run_at_once() {
+        let mut host = host(r#"[{"text": "hello"}]"#);
+        let outcome = host.send("hi").await.unwrap();
+        assert_eq!(
+            outcome,
+            TurnOutcome {
+                text: Some("hello".into()),
+                steps: 1,
+                stop: Stop::Answered
+            }
+        );
+        assert_eq!(host.conversation().messages().len(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_call_of_a_tool_no_server_offers_is_an_error_result_and_the_loop_goes_on() {
+        let mut host =
+            host(r#"[{"toolCalls": [{"id": "x", "name": "ghost__walk"}]}, {"text": "sorry"}]"#);
+        let outcome = host.send("walk").await.unwrap();
+        assert_eq!(outcome.steps, 2);
+        assert!(matches!(
+            &host.conversation().messages()[2],
+            Message::ToolResult { call_id, is_error: true, text, .. } if call_id == "x" && text.contains("ghost__walk")
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_model_failure_is_returned_and_the_user_message_kept() {
+        let mut host = host(r#"[{"text": "one"}]"#);
+        host.send("first").await.unwrap();
+        let err = host.send("second").await.unwrap_err();
+        assert!(
+            matches!(
+                err,
+                HostError::Model(ModelError::ScriptExhausted { turns: 1 })
+            ),
+            "{err}"
+        );
+        assert!(
+            matches!(host.conversation().messages().last(), Some(Message::User { text }) if text == "second")
+        );
+    }
+
+    #[tokio::test]
+    async fn commands_and_attachments_for_unknown_servers_are_refused_without_changing_the_conversation(
+    ) {
+        let mut host = host(r#"[{"text": "unused"}]"#);
+        let err = host.apply_prompt("/nowhere:greet").await.unwrap_err();
+        assert!(
+            matches!(err, HostError::Command(CommandError::UnknownServer(ref s)) if s == "nowhere"),
+            "{err}"
+        );
+        let err = host.attach("@nowhere:file:///a").await.unwrap_err();
+        assert!(
+            matches!(err, HostError::UnknownServer(ref s) if s == "nowhere"),
+            "{err}"
+        );
+        let err = host.attach("file:///a").await.unwrap_err();
+        assert!(matches!(err, HostError::Attachment(_)), "{err}");
+        let err = host
+            .complete_prompt_argument("nowhere", "p", "a", "", &BTreeMap::new())
+            .await
+            .unwrap_err();
+        assert!(matches!(err, HostError::UnknownServer(_)), "{err}");
+        assert!(host.conversation().messages().is_empty());
+    }
+}

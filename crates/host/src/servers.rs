@@ -464,6 +464,49 @@ mod tests {
         assert!(matches!(other, Event::ServerNotification { .. }));
     }
 
+    #[tokio::test]
+    async fn http_entries_fail_clearly_and_disabled_entries_are_skipped() {
+        use crate::config::{HttpConfig, StdioConfig};
+        let entry = |name: &str, transport, disabled| ServerConfig {
+            name: name.to_owned(),
+            transport,
+            trusted: false,
+            disabled,
+            startup_timeout: None,
+            source: "t.json".into(),
+        };
+        let configs = [
+            entry(
+                "remote",
+                TransportConfig::Http(HttpConfig {
+                    url: "https://example.invalid/mcp".into(),
+                    headers: Default::default(),
+                    legacy_sse: false,
+                }),
+                false,
+            ),
+            entry("off", TransportConfig::Stdio(StdioConfig::default()), true),
+        ];
+        let (events, mut rx) = EventSink::channel();
+        let (servers, failures) = Servers::start(&configs, &StartOptions::default(), &events).await;
+        assert!(servers.is_empty());
+        assert_eq!(failures.len(), 1);
+        assert_eq!(failures[0].server, "remote");
+        assert!(
+            failures[0].reason.contains("not supported yet"),
+            "{}",
+            failures[0].reason
+        );
+        let mut states = Vec::new();
+        while let Ok(Event::ServerStatus { server, state }) = rx.try_recv() {
+            states.push((server, state));
+        }
+        assert!(states.contains(&("off".to_owned(), ServerState::Disabled)));
+        assert!(!states
+            .iter()
+            .any(|(s, st)| s == "off" && *st == ServerState::Starting));
+    }
+
     #[test]
     fn a_failure_shows_its_stderr_tail() {
         let failure = StartFailure {
