@@ -416,11 +416,50 @@ impl Host {
         partial: &str,
         resolved: &BTreeMap<String, String>,
     ) -> Result<Vec<String>, HostError> {
+        self.complete(
+            server,
+            CompletionRef::prompt(prompt),
+            argument,
+            partial,
+            resolved,
+        )
+        .await
+    }
+
+    /// Suggestions for variable `variable` of the resource template `uri_template` on
+    /// `server` (to fill in before [`Host::attach`]). Empty when the server offers no
+    /// completions.
+    pub async fn complete_template_variable(
+        &self,
+        server: &str,
+        uri_template: &str,
+        variable: &str,
+        partial: &str,
+        resolved: &BTreeMap<String, String>,
+    ) -> Result<Vec<String>, HostError> {
+        self.complete(
+            server,
+            CompletionRef::resource(uri_template),
+            variable,
+            partial,
+            resolved,
+        )
+        .await
+    }
+
+    async fn complete(
+        &self,
+        server: &str,
+        reference: CompletionRef,
+        argument: &str,
+        partial: &str,
+        resolved: &BTreeMap<String, String>,
+    ) -> Result<Vec<String>, HostError> {
         let connected = self.server(server)?;
         if connected.client.server_capabilities().completions.is_none() {
             return Ok(Vec::new());
         }
-        let mut params = CompleteParams::new(CompletionRef::prompt(prompt), argument, partial);
+        let mut params = CompleteParams::new(reference, argument, partial);
         for (key, value) in resolved {
             params = params.resolved(key, value);
         }

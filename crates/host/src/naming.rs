@@ -78,6 +78,18 @@ pub fn is_valid_name(name: &str) -> bool {
     !name.is_empty() && name.len() <= MAX_NAME && sanitize(name) == name
 }
 
+/// A description without control characters (other than newline and tab) and without
+/// invisible format characters (zero-width spaces and joiners, bidirectional controls, the
+/// byte order mark): text the user cannot see must not reach the model either.
+pub fn clean_description(text: &str) -> String {
+    text.chars()
+        .filter(|&c| {
+            let invisible = matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}' | '\u{00AD}');
+            !invisible && (!c.is_control() || c == '\n' || c == '\t')
+        })
+        .collect()
+}
+
 /// FNV-1a, 64 bits: small, stable across platforms and releases (unlike `DefaultHasher`).
 fn fnv1a(bytes: impl IntoIterator<Item = u8>) -> u64 {
     bytes.into_iter().fold(0xcbf2_9ce4_8422_2325, |hash, b| {
@@ -166,7 +178,12 @@ impl ToolNames {
             .iter()
             .map(|e| ModelTool {
                 name: e.model_name.clone(),
-                description: e.tool.description.clone().or_else(|| e.tool.title.clone()),
+                description: e
+                    .tool
+                    .description
+                    .as_deref()
+                    .or(e.tool.title.as_deref())
+                    .map(clean_description),
                 input_schema: serde_json::Value::Object(e.tool.input_schema.clone()),
             })
             .collect()
@@ -268,6 +285,17 @@ mod tests {
         assert_eq!(tools[0].name, "s__t");
         assert_eq!(tools[0].description.as_deref(), Some("does t"));
         assert_eq!(tools[0].input_schema["type"], "object");
+    }
+
+    #[test]
+    fn descriptions_lose_invisible_and_control_characters() {
+        let hidden = "Adds numbers.\u{200B}\u{202E}\u{0007} Also\tnote\nthis\u{FEFF}";
+        assert_eq!(clean_description(hidden), "Adds numbers. Also\tnote\nthis");
+        let n = ToolNames::new([("s".to_owned(), tool("t").description(hidden))]);
+        assert_eq!(
+            n.model_tools()[0].description.as_deref(),
+            Some("Adds numbers. Also\tnote\nthis")
+        );
     }
 
     #[test]

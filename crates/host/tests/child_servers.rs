@@ -200,3 +200,36 @@ async fn a_server_that_never_answers_times_out_with_its_stderr() {
     assert!(host.servers().get("everything").is_some());
     host.shutdown().await;
 }
+
+#[tokio::test]
+async fn template_variables_complete_and_filled_templates_attach_text_and_blobs() {
+    let (mut host, _failures, _events) = start(r#"[{"text": "unused"}]"#).await;
+    let template = "demo://resource/dynamic/text/{resourceId}";
+    assert!(host
+        .attachables()
+        .iter()
+        .any(|a| a.template && a.uri == template));
+    let none = BTreeMap::new();
+    let ids = host
+        .complete_template_variable("everything", template, "resourceId", "3", &none)
+        .await
+        .unwrap();
+    assert_eq!(ids, ["3"]);
+    let refused = host
+        .complete_template_variable("everything", template, "resourceId", "x", &none)
+        .await
+        .unwrap();
+    assert!(refused.is_empty());
+
+    host.attach("@everything:demo://resource/dynamic/text/3")
+        .await
+        .unwrap();
+    assert!(matches!(host.conversation().messages().last(),
+        Some(Message::Context { text, .. }) if text.starts_with("Resource 3: This is a plaintext resource")));
+    host.attach("@everything:demo://resource/dynamic/blob/4")
+        .await
+        .unwrap();
+    assert!(matches!(host.conversation().messages().last(),
+        Some(Message::Context { text, .. }) if text.starts_with("[binary resource demo://resource/dynamic/blob/4: text/plain,")));
+    host.shutdown().await;
+}
