@@ -114,6 +114,7 @@ impl Servers {
         events: &EventSink,
     ) -> (Servers, Vec<StartFailure>) {
         let mut tasks = JoinSet::new();
+        let mut names = std::collections::HashMap::new();
         for config in configs {
             if config.disabled {
                 events.emit(status(&config.name, ServerState::Disabled));
@@ -123,19 +124,32 @@ impl Servers {
             let config = config.clone();
             let options = options.clone();
             let events = events.clone();
-            tasks.spawn(async move { start_one(config, options, events).await });
+            let name = config.name.clone();
+            let task = tasks.spawn(async move { start_one(config, options, events).await });
+            names.insert(task.id(), name);
         }
         let mut servers = Servers::new();
         let mut failures = Vec::new();
-        while let Some(joined) = tasks.join_next().await {
+        while let Some(joined) = tasks.join_next_with_id().await {
             match joined {
-                Ok(Ok(server)) => servers.insert(server),
-                Ok(Err(failure)) => failures.push(failure),
-                Err(e) => failures.push(StartFailure {
-                    server: "(unknown)".to_owned(),
-                    reason: format!("the start-up task failed: {e}"),
-                    stderr_tail: Vec::new(),
-                }),
+                Ok((_, Ok(server))) => servers.insert(server),
+                Ok((_, Err(failure))) => failures.push(failure),
+                Err(e) => {
+                    let server = names.get(&e.id()).cloned().unwrap_or_default();
+                    let reason = format!("starting it failed inside the host: {e}");
+                    events.emit(status(
+                        &server,
+                        ServerState::Failed {
+                            reason: reason.clone(),
+                            stderr_tail: Vec::new(),
+                        },
+                    ));
+                    failures.push(StartFailure {
+                        server,
+                        reason,
+                        stderr_tail: Vec::new(),
+                    });
+                }
             }
         }
         failures.sort_by(|a, b| a.server.cmp(&b.server));
