@@ -24,8 +24,10 @@ fn sampling() -> Sampling {
             .as_text()
             .unwrap_or_default()
             .to_owned();
-        Ok(CreateMessageResult::text("test-model", format!("You said: {prompt}"))
-            .stop_reason(StopReason::END_TURN))
+        Ok(
+            CreateMessageResult::text("test-model", format!("You said: {prompt}"))
+                .stop_reason(StopReason::END_TURN),
+        )
     })
 }
 
@@ -33,9 +35,10 @@ fn sampling() -> Sampling {
 fn elicitation_form() -> Elicitation {
     Elicitation::form(|params, _ctx| async move {
         Ok(match params {
-            ElicitParams::Form(_) => {
-                ElicitResult::accept(BTreeMap::from([("name".to_owned(), ElicitValue::from("Ada"))]))
-            }
+            ElicitParams::Form(_) => ElicitResult::accept(BTreeMap::from([(
+                "name".to_owned(),
+                ElicitValue::from("Ada"),
+            )])),
             ElicitParams::Url(_) => ElicitResult::accept_url(),
         })
     })
@@ -56,7 +59,11 @@ async fn connect(options: ClientOptions, declared: Value) -> (Client, RawPeer) {
 
 /// Sends a request from the server and returns the client's answer.
 async fn ask(raw: &mut RawPeer, id: &str, method: &str, params: Value) -> Value {
-    send(raw, json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).await;
+    send(
+        raw,
+        json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+    )
+    .await;
     raw.recv().await.unwrap()
 }
 
@@ -78,14 +85,19 @@ async fn initialize_declares_exactly_the_features_with_handlers() {
             json!({"elicitation": {"form": {}}}),
         ),
         (
-            options().elicitation(Elicitation::url(|_, _| async { Ok(ElicitResult::cancel()) })),
+            options().elicitation(Elicitation::url(|_, _| async {
+                Ok(ElicitResult::cancel())
+            })),
             json!({"elicitation": {"url": {}}}),
         ),
         (
             options().elicitation(elicitation_form().with_url()),
             json!({"elicitation": {"form": {}, "url": {}}}),
         ),
-        (options().roots(roots()), json!({"roots": {"listChanged": true}})),
+        (
+            options().roots(roots()),
+            json!({"roots": {"listChanged": true}}),
+        ),
         (
             options().roots(roots().without_list_changed()),
             json!({"roots": {}}),
@@ -108,8 +120,16 @@ async fn initialize_declares_exactly_the_features_with_handlers() {
 async fn requests_for_undeclared_features_are_method_not_found() {
     let (_client, mut raw) = connect(options(), json!({})).await;
     for (id, method, params) in [
-        ("1", "sampling/createMessage", json!({"messages": [], "maxTokens": 5})),
-        ("2", "elicitation/create", json!({"message": "Name?", "requestedSchema": {"type": "object", "properties": {}}})),
+        (
+            "1",
+            "sampling/createMessage",
+            json!({"messages": [], "maxTokens": 5}),
+        ),
+        (
+            "2",
+            "elicitation/create",
+            json!({"message": "Name?", "requestedSchema": {"type": "object", "properties": {}}}),
+        ),
         ("3", "roots/list", json!({})),
     ] {
         assert_eq!(
@@ -165,7 +185,13 @@ async fn sampling_with_undeclared_tools_or_context_is_refused() {
             .contains("`sampling.context`"),
         "{context}"
     );
-    let malformed = ask(&mut raw, "m", "sampling/createMessage", json!({"messages": message})).await;
+    let malformed = ask(
+        &mut raw,
+        "m",
+        "sampling/createMessage",
+        json!({"messages": message}),
+    )
+    .await;
     assert_eq!(malformed["error"]["code"], -32602);
     assert!(
         malformed["error"]["message"]
@@ -188,7 +214,13 @@ async fn handler_errors_become_json_rpc_errors() {
     )
     .await;
     assert_eq!(
-        ask(&mut raw, "1", "sampling/createMessage", json!({"messages": [], "maxTokens": 1})).await,
+        ask(
+            &mut raw,
+            "1",
+            "sampling/createMessage",
+            json!({"messages": [], "maxTokens": 1})
+        )
+        .await,
         json!({"jsonrpc": "2.0", "id": "1", "error": {"code": -1, "message": "sampling/createMessage failed: the user declined"}})
     );
     assert_eq!(
@@ -241,7 +273,11 @@ async fn url_elicitation_is_answered_and_decline_and_cancel_pass_through() {
             })
         }
     });
-    let (_client, mut raw) = connect(options().elicitation(handler), json!({"elicitation": {"url": {}}})).await;
+    let (_client, mut raw) = connect(
+        options().elicitation(handler),
+        json!({"elicitation": {"url": {}}}),
+    )
+    .await;
     for (id, action) in [("yes", "accept"), ("no", "decline"), ("later", "cancel")] {
         let reply = ask(
             &mut raw,
@@ -257,7 +293,10 @@ async fn url_elicitation_is_answered_and_decline_and_cancel_pass_through() {
         assert_eq!(seen.recv().await.unwrap(), "https://example.com/auth");
     }
     let form: Value = serde_json::from_str(FORM).unwrap();
-    assert_eq!(ask(&mut raw, "f", "elicitation/create", form).await["error"]["code"], -32602);
+    assert_eq!(
+        ask(&mut raw, "f", "elicitation/create", form).await["error"]["code"],
+        -32602
+    );
 }
 
 #[tokio::test]
@@ -268,7 +307,11 @@ async fn accepted_content_that_breaks_the_requested_schema_is_not_sent() {
             ElicitValue::from(3),
         )])))
     });
-    let (_client, mut raw) = connect(options().elicitation(sloppy), json!({"elicitation": {"form": {}}})).await;
+    let (_client, mut raw) = connect(
+        options().elicitation(sloppy),
+        json!({"elicitation": {"form": {}}}),
+    )
+    .await;
     let form: Value = serde_json::from_str(FORM).unwrap();
     assert_eq!(
         ask(&mut raw, "f", "elicitation/create", form).await["error"],
@@ -278,7 +321,11 @@ async fn accepted_content_that_breaks_the_requested_schema_is_not_sent() {
 
 #[tokio::test]
 async fn roots_are_listed_and_changes_are_announced() {
-    let (client, mut raw) = connect(options().roots(roots()), json!({"roots": {"listChanged": true}})).await;
+    let (client, mut raw) = connect(
+        options().roots(roots()),
+        json!({"roots": {"listChanged": true}}),
+    )
+    .await;
     assert_eq!(
         ask(&mut raw, "r", "roots/list", json!({})).await,
         json!({"jsonrpc": "2.0", "id": "r", "result": {"roots": [{"uri": "file:///home/ada/project", "name": "project"}, {"uri": "file:///tmp"}]}})
@@ -292,7 +339,8 @@ async fn roots_are_listed_and_changes_are_announced() {
 
 #[tokio::test]
 async fn roots_changes_are_refused_without_list_changed_and_bad_roots_are_errors() {
-    let bad = Roots::new(|_| async { Ok(vec![Root::new("https://example.com/")]) }).without_list_changed();
+    let bad = Roots::new(|_| async { Ok(vec![Root::new("https://example.com/")]) })
+        .without_list_changed();
     let (client, mut raw) = connect(options().roots(bad), json!({"roots": {}})).await;
     let err = client.notify_roots_changed().unwrap_err();
     assert!(matches!(err, RequestError::NotSupported { .. }), "{err:?}");
@@ -332,7 +380,10 @@ async fn handlers_run_concurrently_and_see_their_request() {
     }
     assert_eq!(
         answered,
-        BTreeMap::from([("a".to_owned(), json!("\"a\"")), ("b".to_owned(), json!("\"b\""))])
+        BTreeMap::from([
+            ("a".to_owned(), json!("\"a\"")),
+            ("b".to_owned(), json!("\"b\""))
+        ])
     );
 }
 
@@ -355,7 +406,11 @@ async fn a_cancelled_handler_is_stopped_and_sends_no_answer() {
     let token = started.recv().await.unwrap();
     send(&raw, json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 9, "reason": "no longer needed"}})).await;
     token.cancelled().await;
-    assert_eq!(dropped.recv().await, Some(()), "the handler was not dropped");
+    assert_eq!(
+        dropped.recv().await,
+        Some(()),
+        "the handler was not dropped"
+    );
     // The next thing on the wire is the ping's answer, not one for request 9.
     let ping = ask(&mut raw, "p", "ping", json!({})).await;
     assert_eq!(ping, json!({"jsonrpc": "2.0", "id": "p", "result": {}}));

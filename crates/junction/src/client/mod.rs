@@ -61,11 +61,11 @@ use junction_protocol::method::Request;
 use junction_protocol::prompts::{
     GetPrompt, GetPromptParams, GetPromptResult, ListPrompts, Prompt,
 };
-use junction_protocol::roots::RootsListChanged;
 use junction_protocol::resources::{
     ListResourceTemplates, ListResources, ReadResource, ReadResourceResult, Resource,
     ResourceTemplate, Subscribe, Unsubscribe, UriParams,
 };
+use junction_protocol::roots::RootsListChanged;
 use junction_protocol::tools::{CallTool, CallToolParams, CallToolResult, ListTools, Tool};
 use junction_protocol::ProtocolVersion;
 use tokio::sync::mpsc;

@@ -40,7 +40,12 @@ impl Service for ClientService {
                 context,
             } = request;
             let params = params.as_deref();
-            match (method.as_str(), &self.sampling, &self.elicitation, &self.roots) {
+            match (
+                method.as_str(),
+                &self.sampling,
+                &self.elicitation,
+                &self.roots,
+            ) {
                 ("ping", ..) => Ok(jsonrpc::empty_object()),
                 (CreateMessage::METHOD, Some(sampling), ..) => {
                     let params: CreateMessageParams = decode::<CreateMessage>(params)?;
@@ -114,9 +119,8 @@ fn decode<R: Request>(params: Option<&RawValue>) -> Result<R::Params, ErrorObjec
 where
     R::Params: DeserializeOwned,
 {
-    decode_params(params).map_err(|e| {
-        ErrorObject::invalid_params(format!("Invalid params for {}: {e}", R::METHOD))
-    })
+    decode_params(params)
+        .map_err(|e| ErrorObject::invalid_params(format!("Invalid params for {}: {e}", R::METHOD)))
 }
 
 fn encode<R: Request>(result: &impl Serialize) -> Result<Box<RawValue>, ErrorObject> {

@@ -244,10 +244,14 @@ async fn tool_server(mut raw: RawPeer, results: Vec<Value>) {
     let list = raw.recv().await.unwrap();
     assert_eq!(list["method"], "tools/list");
     let schema: Value = serde_json::from_str(WEATHER_SCHEMA).unwrap();
-    answer(&raw, &list["id"], json!({"tools": [
-        {"name": "weather", "inputSchema": {"type": "object"}, "outputSchema": schema},
-        {"name": "plain", "inputSchema": {"type": "object"}},
-    ]}))
+    answer(
+        &raw,
+        &list["id"],
+        json!({"tools": [
+            {"name": "weather", "inputSchema": {"type": "object"}, "outputSchema": schema},
+            {"name": "plain", "inputSchema": {"type": "object"}},
+        ]}),
+    )
     .await;
     for result in results {
         let call = raw.recv().await.unwrap();
@@ -281,7 +285,10 @@ async fn structured_content_is_checked_against_the_listed_output_schema() {
         .call_tool(call("weather"), RequestOptions::default())
         .await
         .unwrap();
-    assert_eq!(ok.structured_content, Some(good["structuredContent"].clone()));
+    assert_eq!(
+        ok.structured_content,
+        Some(good["structuredContent"].clone())
+    );
 
     let wrong_type = client
         .call_tool(call("weather"), RequestOptions::default())
@@ -292,7 +299,8 @@ async fn structured_content_is_checked_against_the_listed_output_schema() {
     };
     assert_eq!(method, "tools/call");
     assert!(
-        reason.starts_with("the structuredContent of tool `weather` does not match its outputSchema")
+        reason
+            .starts_with("the structuredContent of tool `weather` does not match its outputSchema")
             && reason.contains("`temperature`"),
         "{reason}"
     );
@@ -311,9 +319,9 @@ async fn structured_content_is_checked_against_the_listed_output_schema() {
         .await
         .unwrap_err();
     assert!(
-        absent
-            .to_string()
-            .contains("tool `weather` declares an outputSchema but its result has no structuredContent"),
+        absent.to_string().contains(
+            "tool `weather` declares an outputSchema but its result has no structuredContent"
+        ),
         "{absent}"
     );
 
@@ -338,13 +346,21 @@ async fn tools_never_listed_are_not_checked() {
     let (client, mut raw) = connected(json!({"tools": {}})).await;
     let server = tokio::spawn(async move {
         let call = raw.recv().await.unwrap();
-        answer(&raw, &call["id"], json!({"content": [], "structuredContent": {"temperature": "hot"}})).await;
+        answer(
+            &raw,
+            &call["id"],
+            json!({"content": [], "structuredContent": {"temperature": "hot"}}),
+        )
+        .await;
     });
     let result = client
         .call_tool(call("weather"), RequestOptions::default())
         .await
         .unwrap();
-    assert_eq!(result.structured_content, Some(json!({"temperature": "hot"})));
+    assert_eq!(
+        result.structured_content,
+        Some(json!({"temperature": "hot"}))
+    );
     server.await.unwrap();
 }
 
@@ -377,7 +393,12 @@ async fn an_unusable_output_schema_is_reported_when_the_tool_is_called() {
         let list = raw.recv().await.unwrap();
         answer(&raw, &list["id"], json!({"tools": [{"name": "odd", "inputSchema": {"type": "object"}, "outputSchema": {"type": "array"}}]})).await;
         let call = raw.recv().await.unwrap();
-        answer(&raw, &call["id"], json!({"content": [], "structuredContent": {}})).await;
+        answer(
+            &raw,
+            &call["id"],
+            json!({"content": [], "structuredContent": {}}),
+        )
+        .await;
     });
     client.list_tools().await.unwrap();
     let err = client
@@ -439,17 +460,31 @@ async fn progress_updates_reach_the_callers_sink() {
         for (progress, message) in [(1, "one"), (2, "two")] {
             send(&raw, json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": token, "progress": progress, "total": 2, "message": message}})).await;
         }
-        answer(&raw, &request["id"], json!({"content": [{"type": "text", "text": "done"}]})).await;
+        answer(
+            &raw,
+            &request["id"],
+            json!({"content": [{"type": "text", "text": "done"}]}),
+        )
+        .await;
     });
     let result = client.call_tool(call("slow"), options).await.unwrap();
     assert!(!result.failed());
     server.await.unwrap();
-    let got: Vec<ProgressUpdate> = [updates.recv().await.unwrap(), updates.recv().await.unwrap()].into();
+    let got: Vec<ProgressUpdate> =
+        [updates.recv().await.unwrap(), updates.recv().await.unwrap()].into();
     assert_eq!(
         got,
         [
-            ProgressUpdate { progress: 1.0, total: Some(2.0), message: Some("one".into()) },
-            ProgressUpdate { progress: 2.0, total: Some(2.0), message: Some("two".into()) },
+            ProgressUpdate {
+                progress: 1.0,
+                total: Some(2.0),
+                message: Some("one".into())
+            },
+            ProgressUpdate {
+                progress: 2.0,
+                total: Some(2.0),
+                message: Some("two".into())
+            },
         ]
     );
     assert!(
