@@ -425,3 +425,32 @@ impl Drop for DropSignal {
         let _ = self.0.send(());
     }
 }
+
+#[tokio::test]
+async fn sampling_histories_that_break_the_tool_rules_are_refused() {
+    let (_client, mut raw) = connect(
+        options().sampling(sampling().with_tools()),
+        json!({"sampling": {"tools": {}}}),
+    )
+    .await;
+    let tools = json!([{"name": "get_weather", "inputSchema": {"type": "object"}}]);
+    let asks = json!({"role": "user", "content": {"type": "text", "text": "Weather?"}});
+    let uses = json!({"role": "assistant", "content": [{"type": "tool_use", "id": "call_1", "name": "get_weather", "input": {}}]});
+    let result = json!({"type": "tool_result", "toolUseId": "call_1", "content": [{"type": "text", "text": "Sunny"}]});
+
+    let mixed = ask(&mut raw, "1", "sampling/createMessage", json!({"messages": [asks, uses, {"role": "user", "content": [result, {"type": "text", "text": "and?"}]}], "maxTokens": 10, "tools": tools})).await;
+    assert_eq!(
+        mixed["error"],
+        json!({"code": -32602, "message": "sampling/createMessage failed: message 2 mixes tool_result blocks with other content; a user message with tool results must hold only tool results"})
+    );
+    let unanswered = ask(&mut raw, "2", "sampling/createMessage", json!({"messages": [asks, uses, {"role": "user", "content": {"type": "text", "text": "never mind"}}], "maxTokens": 10, "tools": tools})).await;
+    assert_eq!(
+        unanswered["error"],
+        json!({"code": -32602, "message": "sampling/createMessage failed: the tool_use \"call_1\" in message 1 has no tool_result in the user message that directly follows it"})
+    );
+    let complete = ask(&mut raw, "3", "sampling/createMessage", json!({"messages": [asks, uses, {"role": "user", "content": [result]}], "maxTokens": 10, "tools": tools, "toolChoice": {"mode": "auto"}})).await;
+    assert_eq!(
+        complete["result"]["content"],
+        json!({"type": "text", "text": "You said: Weather?"})
+    );
+}

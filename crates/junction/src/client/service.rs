@@ -3,12 +3,15 @@
 
 use std::collections::BTreeMap;
 
+use junction_protocol::content::Role;
 use junction_protocol::elicitation::{Elicit, ElicitAction, ElicitParams};
 use junction_protocol::jsonrpc;
 use junction_protocol::messages::ServerNotification;
 use junction_protocol::method::{decode_params, Request};
 use junction_protocol::roots::{ListRoots, ListRootsResult};
-use junction_protocol::sampling::{CreateMessage, CreateMessageParams};
+use junction_protocol::sampling::{
+    CreateMessage, CreateMessageParams, SamplingMessageContentBlock,
+};
 use junction_protocol::{ErrorObject, Notification};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -130,7 +133,8 @@ fn encode<R: Request>(result: &impl Serialize) -> Result<Box<RawValue>, ErrorObj
 }
 
 /// The specification requires an error when tools arrive undeclared; `includeContext` is
-/// refused the same way, so a handler never sees a request it did not agree to.
+/// refused the same way, so a handler never sees a request it did not agree to. A history
+/// that breaks the tool-call rules is refused too (-32602, as the sampling section says).
 fn check_sampling(sampling: &Sampling, params: &CreateMessageParams) -> Result<(), HandlerError> {
     if params.uses_tools() && !sampling.tools {
         return Err(HandlerError::invalid_params(
@@ -141,6 +145,56 @@ fn check_sampling(sampling: &Sampling, params: &CreateMessageParams) -> Result<(
         return Err(HandlerError::invalid_params(
             "the request asks for `includeContext` other than \"none\", but this client did not declare `sampling.context`",
         ));
+    }
+    check_tool_turns(params)
+}
+
+/// The sampling section's rules for tool calls in the history: a user message with tool
+/// results holds nothing else, and an assistant message that uses tools is directly followed
+/// by a user message with a result for every one of them.
+fn check_tool_turns(params: &CreateMessageParams) -> Result<(), HandlerError> {
+    let is_result =
+        |b: &SamplingMessageContentBlock| matches!(b, SamplingMessageContentBlock::ToolResult(_));
+    for (i, message) in params.messages.iter().enumerate() {
+        let blocks = message.content.blocks();
+        if message.role == Role::User
+            && blocks.iter().any(is_result)
+            && !blocks.iter().all(is_result)
+        {
+            return Err(HandlerError::invalid_params(format!(
+                "message {i} mixes tool_result blocks with other content; a user message with tool results must hold only tool results"
+            )));
+        }
+        let uses: Vec<&str> = blocks
+            .iter()
+            .filter_map(|b| match b {
+                SamplingMessageContentBlock::ToolUse(u) => Some(u.id.as_str()),
+                _ => None,
+            })
+            .collect();
+        if message.role != Role::Assistant || uses.is_empty() {
+            continue;
+        }
+        let answered: Vec<&str> = params
+            .messages
+            .get(i + 1)
+            .filter(|next| next.role == Role::User)
+            .map(|next| {
+                next.content
+                    .blocks()
+                    .iter()
+                    .filter_map(|b| match b {
+                        SamplingMessageContentBlock::ToolResult(r) => Some(r.tool_use_id.as_str()),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        if let Some(missing) = uses.iter().find(|id| !answered.contains(id)) {
+            return Err(HandlerError::invalid_params(format!(
+                "the tool_use {missing:?} in message {i} has no tool_result in the user message that directly follows it"
+            )));
+        }
     }
     Ok(())
 }
