@@ -29,9 +29,10 @@
 //!
 //! [`Client::call_tool`] checks `structuredContent` against the output schema that
 //! [`Client::list_tools`] last reported for the tool, when the negotiated revision has
-//! structured output (2025-06-18 and later). Progress and cancellation of any request go
-//! through [`RequestOptions`]; a request whose cancel token fires fails with
-//! [`RequestError::Cancelled`] after `notifications/cancelled` is sent.
+//! structured output (2025-06-18 and later). Its [`RequestOptions`] carry progress (a token is
+//! added and every update reaches the sink) and cancellation: when the caller's token fires,
+//! `notifications/cancelled` is sent and the call fails with [`RequestError::Cancelled`]. Any
+//! other request can be sent with options through [`Client::peer`].
 //!
 //! Other notifications arrive typed, as [`ServerNotification`], on the stream of
 //! [`Client::take_notifications`]; progress for a request reaches that request's sink instead.
