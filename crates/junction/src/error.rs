@@ -29,6 +29,12 @@ pub enum RequestError {
         /// The method that was waiting.
         method: String,
     },
+    /// The caller's own cancellation token fired; a `notifications/cancelled` was sent.
+    #[error("`{method}` was cancelled by the caller")]
+    Cancelled {
+        /// The method that was cancelled.
+        method: String,
+    },
     /// The params could not be serialized.
     #[error("could not encode the params of `{method}`: {source}")]
     Encode {

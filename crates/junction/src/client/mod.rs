@@ -6,17 +6,53 @@
 //! [`RequestError::NotSupported`] without sending anything when the feature is missing. List
 //! methods follow `nextCursor` to the end.
 //!
-//! This client declares no client capabilities yet (sampling, elicitation and roots arrive
-//! with their handlers), so it answers server requests other than `ping` with -32601.
+//! The server's requests are answered by the handlers the host sets on [`ClientOptions`]:
+//! [`Sampling`], [`Elicitation`] and [`Roots`], each one async closure that gets the params
+//! and the request's context (id, cancellation) plus the sub-capabilities it supports. Only
+//! the features with a handler are declared in `initialize`; the server's requests for the
+//! others, and for anything unknown, are answered -32601. A [`HandlerError`] becomes the
+//! JSON-RPC error the server receives.
+//!
+//! ```
+//! use junction::client::{ClientOptions, Roots, Sampling};
+//! use junction_protocol::roots::Root;
+//! use junction_protocol::sampling::CreateMessageResult;
+//!
+//! let options = ClientOptions::new("my-host", "1.0.0")
+//!     .sampling(Sampling::new(|_params, _ctx| async { Ok(CreateMessageResult::text("m", "Hi")) }).with_tools())
+//!     .roots(Roots::new(|_ctx| async { Ok(vec![Root::new("file:///srv/project")]) }));
+//! assert_eq!(
+//!     serde_json::to_value(options.capabilities()).unwrap(),
+//!     serde_json::json!({"sampling": {"tools": {}}, "roots": {"listChanged": true}})
+//! );
+//! ```
+//!
+//! [`Client::call_tool`] checks `structuredContent` against the output schema that
+//! [`Client::list_tools`] last reported for the tool, when the negotiated revision has
+//! structured output (2025-06-18 and later). Its [`RequestOptions`] carry progress (a token is
+//! added and every update reaches the sink) and cancellation: when the caller's token fires,
+//! `notifications/cancelled` is sent and the call fails with [`RequestError::Cancelled`]. Any
+//! other request can be sent with options through [`Client::peer`].
+//!
+//! Other notifications arrive typed, as [`ServerNotification`], on the stream of
+//! [`Client::take_notifications`]; progress for a request reaches that request's sink instead.
 
+mod handlers;
+mod output_schema;
+mod service;
+
+#[cfg(test)]
+mod handler_tests;
 #[cfg(test)]
 mod tests;
 
+pub use handlers::{Elicitation, HandlerError, Roots, Sampling};
+pub use junction_protocol::messages::ServerNotification;
+
 use std::sync::Mutex;
 
-use junction_protocol::capabilities::ServerCapabilities;
+use junction_protocol::capabilities::{ClientCapabilities, Flag, ServerCapabilities};
 use junction_protocol::completion::{Complete, CompleteParams, CompleteResult};
-use junction_protocol::jsonrpc;
 use junction_protocol::lifecycle::{
     Implementation, Initialize, InitializeParams, InitializeResult, Initialized, Ping,
 };
@@ -30,30 +66,20 @@ use junction_protocol::resources::{
     ListResourceTemplates, ListResources, ReadResource, ReadResourceResult, Resource,
     ResourceTemplate, Subscribe, Unsubscribe, UriParams,
 };
+use junction_protocol::roots::RootsListChanged;
 use junction_protocol::tools::{CallTool, CallToolParams, CallToolResult, ListTools, Tool};
-use junction_protocol::{ErrorObject, Notification, ProtocolVersion};
-use serde_json::value::RawValue;
-use serde_json::Value;
+use junction_protocol::ProtocolVersion;
 use tokio::sync::mpsc;
 
+use self::output_schema::OutputSchemas;
+use self::service::ClientService;
 use crate::error::RequestError;
-use crate::session::{
-    BoxFuture, IncomingRequest, Peer, RequestOptions, Service, Session, SessionOptions,
-};
+use crate::session::{Peer, RequestOptions, Session, SessionOptions};
 use crate::sync::lock;
 use crate::transport::Connection;
 
 /// The most pages a list method follows before it decides the server is looping.
 const MAX_PAGES: usize = 10_000;
-
-/// A notification the server sent (other than progress, which reaches its request).
-#[derive(Debug, Clone, PartialEq)]
-pub struct ServerNotification {
-    /// The method, e.g. `notifications/tools/list_changed`.
-    pub method: String,
-    /// The params, if any.
-    pub params: Option<Value>,
-}
 
 /// Why the handshake failed.
 #[derive(Debug, thiserror::Error)]
@@ -71,7 +97,8 @@ pub enum ConnectError {
     },
 }
 
-/// How to connect.
+/// How to connect: who the client is, the revision it offers, and the handlers that answer
+/// the server's requests (builder by value).
 #[derive(Debug, Clone)]
 pub struct ClientOptions {
     /// Who this client is.
@@ -80,6 +107,9 @@ pub struct ClientOptions {
     pub version: ProtocolVersion,
     /// Session settings (default request timeout, log name).
     pub session: SessionOptions,
+    sampling: Option<Sampling>,
+    elicitation: Option<Elicitation>,
+    roots: Option<Roots>,
 }
 
 impl ClientOptions {
@@ -92,7 +122,54 @@ impl ClientOptions {
                 name: "client".to_owned(),
                 ..SessionOptions::default()
             },
+            sampling: None,
+            elicitation: None,
+            roots: None,
         }
+    }
+
+    /// Answers `sampling/createMessage` with `handler`, and declares `sampling`.
+    pub fn sampling(mut self, handler: Sampling) -> Self {
+        self.sampling = Some(handler);
+        self
+    }
+
+    /// Answers `elicitation/create` with `handler`, and declares `elicitation` with its modes.
+    pub fn elicitation(mut self, handler: Elicitation) -> Self {
+        self.elicitation = Some(handler);
+        self
+    }
+
+    /// Answers `roots/list` with `handler`, and declares `roots`.
+    pub fn roots(mut self, handler: Roots) -> Self {
+        self.roots = Some(handler);
+        self
+    }
+
+    /// The capabilities these options declare in `initialize`.
+    pub fn capabilities(&self) -> ClientCapabilities {
+        let mut caps = ClientCapabilities::default();
+        if let Some(sampling) = &self.sampling {
+            caps = caps.with_sampling();
+            if sampling.tools {
+                caps = caps.with_sampling_tools();
+            }
+            if let Some(declared) = caps.sampling.as_mut().filter(|_| sampling.context) {
+                declared.context = Some(Flag::new());
+            }
+        }
+        if let Some(elicitation) = &self.elicitation {
+            if elicitation.form {
+                caps = caps.with_elicitation_form();
+            }
+            if elicitation.url {
+                caps = caps.with_elicitation_url();
+            }
+        }
+        if let Some(roots) = &self.roots {
+            caps = caps.with_roots(roots.list_changed);
+        }
+        caps
     }
 }
 
@@ -103,35 +180,9 @@ pub struct Client {
     init: InitializeResult,
     version: ProtocolVersion,
     notifications: Mutex<Option<mpsc::UnboundedReceiver<ServerNotification>>>,
-}
-
-/// Answers the server: `ping`, and -32601 for everything this client does not declare.
-struct ClientService {
-    notifications: mpsc::UnboundedSender<ServerNotification>,
-}
-
-impl Service for ClientService {
-    fn request<'a>(
-        &'a self,
-        request: IncomingRequest,
-    ) -> BoxFuture<'a, Result<Box<RawValue>, ErrorObject>> {
-        Box::pin(async move {
-            match request.method.as_str() {
-                "ping" => Ok(jsonrpc::empty_object()),
-                other => Err(ErrorObject::method_not_found(other)),
-            }
-        })
-    }
-
-    fn notification<'a>(&'a self, n: Notification, _: &'a Peer) -> BoxFuture<'a, ()> {
-        let params = n.params.and_then(|p| serde_json::from_str(p.get()).ok());
-        // Nobody listening is fine: notifications are advisory.
-        let _ = self.notifications.send(ServerNotification {
-            method: n.method,
-            params,
-        });
-        Box::pin(async {})
-    }
+    output_schemas: OutputSchemas,
+    /// Whether `roots.listChanged` was declared.
+    roots_list_changed: bool,
 }
 
 impl Client {
@@ -141,12 +192,16 @@ impl Client {
         options: ClientOptions,
     ) -> Result<Client, ConnectError> {
         let (tx, rx) = mpsc::unbounded_channel();
-        let peer = Session::start(
-            connection,
-            ClientService { notifications: tx },
-            options.session.clone(),
-        );
-        let params = InitializeParams::new(options.version, options.info.clone());
+        let mut params = InitializeParams::new(options.version, options.info.clone());
+        params.capabilities = options.capabilities();
+        let roots_list_changed = params.capabilities.supports_roots_list_changed();
+        let service = ClientService {
+            sampling: options.sampling,
+            elicitation: options.elicitation,
+            roots: options.roots,
+            notifications: tx,
+        };
+        let peer = Session::start(connection, service, options.session.clone());
         let init = match peer
             .request::<Initialize>(&params, RequestOptions::default())
             .await
@@ -173,6 +228,8 @@ impl Client {
             init,
             version,
             notifications: Mutex::new(Some(rx)),
+            output_schemas: OutputSchemas::default(),
+            roots_list_changed,
         })
     }
 
@@ -201,9 +258,24 @@ impl Client {
         &self.peer
     }
 
-    /// The server's notifications; `None` after the first call.
+    /// The server's notifications, typed (unknown methods arrive as
+    /// [`ServerNotification::Other`], and so do known ones whose params are malformed, after a
+    /// warning in the log); `None` after the first call.
     pub fn take_notifications(&self) -> Option<mpsc::UnboundedReceiver<ServerNotification>> {
         lock(&self.notifications).take()
+    }
+
+    /// Sends `notifications/roots/list_changed`: call it whenever the roots change. Refused
+    /// locally unless the options declared roots with `listChanged`.
+    pub fn notify_roots_changed(&self) -> Result<(), RequestError> {
+        if !self.roots_list_changed {
+            return Err(RequestError::NotSupported {
+                method: "notifications/roots/list_changed".to_owned(),
+                reason: "this client did not declare `roots.listChanged`".to_owned(),
+            });
+        }
+        self.peer
+            .notify::<RootsListChanged>(&NotificationParams::default(), None)
     }
 
     /// Closes the connection.
@@ -230,21 +302,40 @@ impl Client {
             .map(drop)
     }
 
-    /// Every tool, following pages.
+    /// Every tool, following pages. Remembers each tool's output schema, which
+    /// [`Client::call_tool`] then checks results against.
     pub async fn list_tools(&self) -> Result<Vec<Tool>, RequestError> {
         self.require::<ListTools>(self.init.capabilities.tools.is_some(), "tools")?;
-        self.collect::<ListTools, _>(|r| (r.tools, r.next_cursor))
-            .await
+        let tools = self
+            .collect::<ListTools, _>(|r| (r.tools, r.next_cursor))
+            .await?;
+        self.output_schemas.remember(&tools);
+        Ok(tools)
     }
 
     /// Calls a tool. A tool execution error is an `Ok` result with `isError: true`.
+    ///
+    /// `options` carries progress (each `notifications/progress` reaches the sink) and
+    /// cancellation. When the negotiated revision has structured output and the last
+    /// [`Client::list_tools`] gave this tool an `outputSchema`, a successful result must carry
+    /// `structuredContent` that matches it, else the call fails with
+    /// [`RequestError::Invalid`] naming the problem.
     pub async fn call_tool(
         &self,
         params: CallToolParams,
         options: RequestOptions,
     ) -> Result<CallToolResult, RequestError> {
         self.require::<CallTool>(self.init.capabilities.tools.is_some(), "tools")?;
-        self.peer.request::<CallTool>(&params, options).await
+        let result = self.peer.request::<CallTool>(&params, options).await?;
+        if self.version.has_structured_output() {
+            self.output_schemas
+                .check(&params.name, &result)
+                .map_err(|reason| RequestError::Invalid {
+                    method: CallTool::METHOD.to_owned(),
+                    reason,
+                })?;
+        }
+        Ok(result)
     }
 
     /// Every resource, following pages.

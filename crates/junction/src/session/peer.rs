@@ -52,7 +52,8 @@ pub struct RequestOptions {
     /// The incoming request this one is made on behalf of (server→client requests made by a
     /// handler), so multi-stream transports send it on that request's stream.
     pub related: Option<RequestId>,
-    /// Stop waiting (and cancel on the peer) when this token fires.
+    /// Stop waiting (and cancel on the peer) when this token fires; the request then fails
+    /// with [`RequestError::Cancelled`].
     pub cancel: Option<CancellationToken>,
 }
 
@@ -281,7 +282,7 @@ impl Peer {
                     guard.armed = false;
                     self.forget(&id);
                     self.send_cancel(&id, "cancelled by the requester");
-                    return Err(RequestError::Closed { method: method.to_owned() });
+                    return Err(RequestError::Cancelled { method: method.to_owned() });
                 }
                 _ = tokio::time::sleep_until(deadline) => {
                     if options.reset_timeout_on_progress {
