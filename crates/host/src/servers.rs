@@ -12,7 +12,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use junction::client::{Client, ClientOptions, ConnectError};
+use junction::client::{Client, ClientOptions, ConnectError, ServerNotification};
 use junction::transport::child::{self, ChildProcess, CommandSpec, ShutdownTimeouts};
 use junction::transport::Connection;
 use junction::RequestError;
@@ -420,7 +420,7 @@ async fn connect(
         let server = name.to_owned();
         tokio::spawn(async move {
             while let Some(n) = notifications.recv().await {
-                events.emit(notification_event(&server, n.method, n.params));
+                events.emit(notification_event(&server, n));
             }
         });
     }
@@ -436,17 +436,23 @@ async fn connect(
     })
 }
 
-fn notification_event(server: &str, method: String, params: Option<serde_json::Value>) -> Event {
-    if method == "notifications/message" {
-        if let Some(p) = &params {
-            return Event::LogLine {
-                server: server.to_owned(),
-                level: p["level"].as_str().unwrap_or("info").to_owned(),
-                logger: p["logger"].as_str().map(str::to_owned),
-                data: p.get("data").cloned().unwrap_or_default(),
-            };
-        }
+fn notification_event(server: &str, notification: ServerNotification) -> Event {
+    if let ServerNotification::LoggingMessage(p) = notification {
+        return Event::LogLine {
+            server: server.to_owned(),
+            level: p.level.as_str().to_owned(),
+            logger: p.logger,
+            data: p.data,
+        };
     }
+    let method = notification.method().to_owned();
+    // Re-encoding a notification that was just decoded cannot fail; if it did, the event
+    // still names the method.
+    let params = notification
+        .into_parts()
+        .ok()
+        .and_then(|(_, raw)| raw)
+        .and_then(|raw| serde_json::from_str(raw.get()).ok());
     Event::ServerNotification {
         server: server.to_owned(),
         method,
@@ -462,8 +468,12 @@ mod tests {
     fn log_messages_become_log_lines_and_others_stay_notifications() {
         let log = notification_event(
             "s",
-            "notifications/message".into(),
-            Some(serde_json::json!({"level": "warning", "logger": "db", "data": "slow"})),
+            ServerNotification::LoggingMessage(
+                serde_json::from_value(
+                    serde_json::json!({"level": "warning", "logger": "db", "data": "slow"}),
+                )
+                .unwrap(),
+            ),
         );
         assert_eq!(
             log,
@@ -474,7 +484,7 @@ mod tests {
                 data: serde_json::json!("slow"),
             }
         );
-        let other = notification_event("s", "notifications/tools/list_changed".into(), None);
+        let other = notification_event("s", ServerNotification::ToolListChanged(Default::default()));
         assert!(matches!(other, Event::ServerNotification { .. }));
     }
 
