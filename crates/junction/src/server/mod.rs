@@ -289,4 +289,6 @@ impl Server {
 }
 
 #[cfg(test)]
+mod feature_tests;
+#[cfg(test)]
 mod tests;

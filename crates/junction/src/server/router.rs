@@ -296,6 +296,29 @@ impl Router {
         reply(&completion::complete(completer, params, self.context(request)).await)
     }
 
+    /// Refuses (-32601) a method of a feature this session was not told about in
+    /// `initialize`, so a session sees one consistent server.
+    fn declared(&self, method: &str) -> Result<(), ErrorObject> {
+        let declared = lock(&self.session.declared);
+        let Some(caps) = declared.as_ref() else {
+            return Ok(());
+        };
+        let offered = match method.split('/').next() {
+            Some("tools") => caps.tools.is_some(),
+            Some("resources") => caps.resources.is_some(),
+            Some("prompts") => caps.prompts.is_some(),
+            Some("completion") => {
+                caps.completions.is_some() || caps.prompts.is_some() || caps.resources.is_some()
+            }
+            _ => true,
+        };
+        if offered {
+            Ok(())
+        } else {
+            Err(ErrorObject::method_not_found(method))
+        }
+    }
+
     fn set_level(&self, raw: Option<&RawValue>) -> Result<Box<RawValue>, ErrorObject> {
         let p: SetLevelParams = params(raw, "logging/setLevel")?;
         *lock(&self.session.log_level) = p.level;
@@ -315,6 +338,7 @@ impl Service for Router {
                 context,
             } = request;
             self.session.lifecycle.admit(&method)?;
+            self.declared(&method)?;
             let raw = params.as_deref();
             match method.as_str() {
                 "initialize" => self.initialize(raw),
