@@ -57,8 +57,26 @@ fn conformance() -> Server {
             Err(e) => format!("Elicitation not supported or error: {e}"),
         }
     }
+    async fn echo_schema(args: serde_json::Map<String, Value>) -> String {
+        format!(
+            "JSON Schema 2020-12 tool called with: {}",
+            Value::Object(args)
+        )
+    }
+    let Value::Object(schema_2020_12) = json!({"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",
+        "$defs":{"address":{"type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},
+        "properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"}},
+        "additionalProperties":false})
+    else {
+        unreachable!()
+    };
     Server::builder("mcp-conformance-test-server", "1.0.0")
         .tool(tool("test_tool_with_logging", with_logging).description("Logs"))
+        .tool(
+            tool("json_schema_2020_12_tool", echo_schema)
+                .description("Tool with JSON Schema 2020-12 features")
+                .input_schema(schema_2020_12),
+        )
         .tool(tool("test_sampling", sampling).description("Samples"))
         .tool(tool("test_elicitation", elicitation).description("Elicits"))
         .resource(
@@ -241,6 +259,30 @@ async fn capabilities_declare_every_offered_feature() {
                "prompts":{"listChanged":true},"logging":{},"completions":{}})
     );
     assert!(init["result"].get("resultType").is_none());
+}
+
+#[tokio::test]
+async fn a_hand_written_schema_is_listed_verbatim_and_enforced() {
+    let mut w = Wire::open(&conformance(), "2025-11-25", json!({})).await;
+    let tools = w.ok("tools/list", json!({})).await;
+    let listed = &tools["tools"][1];
+    assert_eq!(listed["name"], "json_schema_2020_12_tool");
+    assert_eq!(
+        listed["inputSchema"]["$defs"]["address"]["properties"]["city"],
+        json!({"type": "string"})
+    );
+    assert_eq!(listed["inputSchema"]["additionalProperties"], false);
+    let ok = w
+        .ok("tools/call", json!({"name": "json_schema_2020_12_tool", "arguments": {"name": "n", "address": {"city": "c"}}}))
+        .await;
+    assert_eq!(
+        ok["content"][0]["text"],
+        r#"JSON Schema 2020-12 tool called with: {"address":{"city":"c"},"name":"n"}"#
+    );
+    let bad = w
+        .ok("tools/call", json!({"name": "json_schema_2020_12_tool", "arguments": {"address": {"city": 1}, "extra": true}}))
+        .await;
+    assert_eq!(bad["isError"], true, "{bad}");
 }
 
 #[tokio::test]

@@ -360,19 +360,16 @@ impl Service for Router {
 
     fn notification<'a>(&'a self, n: Notification, peer: &'a Peer) -> BoxFuture<'a, ()> {
         Box::pin(async move {
-            match n.method.as_str() {
-                "notifications/initialized" => {
-                    if !self.session.lifecycle.initialized() {
-                        tracing::debug!("ignoring notifications/initialized outside the handshake");
-                    }
+            let hook = &self.server.registry.on_roots_changed;
+            match (n.method.as_str(), hook) {
+                ("notifications/initialized", _) if !self.session.lifecycle.initialized() => {
+                    tracing::debug!("ignoring notifications/initialized outside the handshake");
                 }
-                "notifications/roots/list_changed" => {
-                    if let Some(on_change) = &self.server.registry.on_roots_changed {
-                        on_change(super::context::RootsChanged {
-                            peer: peer.clone(),
-                            session: self.session.clone(),
-                        });
-                    }
+                ("notifications/roots/list_changed", Some(on_change)) => {
+                    on_change(super::context::RootsChanged {
+                        peer: peer.clone(),
+                        session: self.session.clone(),
+                    });
                 }
                 _ => {}
             }
