@@ -647,3 +647,116 @@ async fn older_revisions_get_only_what_they_know() {
         json!({"tools":{"listChanged":true},"prompts":{"listChanged":true},"logging":{}})
     );
 }
+
+#[tokio::test]
+async fn each_client_request_is_refused_locally_without_its_exact_capability() {
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Which {
+        what: String,
+    }
+    async fn ask(ctx: Context, args: Which) -> String {
+        let outcome = match args.what.as_str() {
+            "url" => {
+                let url = junction_protocol::elicitation::UrlParams::new(
+                    "Sign in",
+                    "e1",
+                    "https://example.com/login",
+                );
+                ctx.elicit(url).await.map(|_| ())
+            }
+            "sampling-tools" => {
+                let schema = junction_protocol::tools::Tool::empty_input_schema();
+                let params = CreateMessageParams::new(vec![SamplingMessage::user_text("hi")], 10)
+                    .tools(vec![junction_protocol::tools::Tool::new("t", schema)], None);
+                ctx.create_message(params).await.map(|_| ())
+            }
+            _ => ctx.list_roots().await.map(|_| ()),
+        };
+        match outcome {
+            Ok(()) => "sent".to_owned(),
+            Err(e) => e.to_string(),
+        }
+    }
+    let server = Server::builder("s", "1")
+        .tool(tool("ask", ask))
+        .build()
+        .unwrap();
+    let mut w = Wire::open(
+        &server,
+        "2025-11-25",
+        json!({"sampling": {}, "elicitation": {}}),
+    )
+    .await;
+    let r = w
+        .ok(
+            "tools/call",
+            json!({"name": "ask", "arguments": {"what": "url"}}),
+        )
+        .await;
+    assert_eq!(
+        r["content"][0]["text"],
+        "`elicitation/create` was not sent: the client did not declare URL-mode elicitation (`elicitation.url`)"
+    );
+    let r = w
+        .ok(
+            "tools/call",
+            json!({"name": "ask", "arguments": {"what": "sampling-tools"}}),
+        )
+        .await;
+    assert_eq!(
+        r["content"][0]["text"],
+        "`sampling/createMessage` was not sent: the request carries tools but the client did not declare `sampling.tools`"
+    );
+    let r = w
+        .ok(
+            "tools/call",
+            json!({"name": "ask", "arguments": {"what": "roots"}}),
+        )
+        .await;
+    assert_eq!(
+        r["content"][0]["text"],
+        "`roots/list` was not sent: the client did not declare the `roots` capability"
+    );
+    assert!(w.asked.is_empty());
+    let mut old = Wire::open(&server, "2025-03-26", json!({"elicitation": {"url": {}}})).await;
+    let r = old
+        .ok(
+            "tools/call",
+            json!({"name": "ask", "arguments": {"what": "url"}}),
+        )
+        .await;
+    assert!(r["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("added in 2025-06-18"));
+}
+
+#[tokio::test]
+async fn a_roots_change_runs_the_hook_which_can_list_the_roots() {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let server = Server::builder("s", "1")
+        .on_roots_changed(move |changed| {
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                let _ = tx.send(changed.list_roots().await.map(|r| r.roots[0].uri.clone()));
+            });
+        })
+        .build()
+        .unwrap();
+    let mut w = Wire::open(
+        &server,
+        "2025-11-25",
+        json!({"roots": {"listChanged": true}}),
+    )
+    .await;
+    w.notify("notifications/roots/list_changed", None).await;
+    let ask = w.raw.recv().await.unwrap();
+    assert_eq!(
+        (ask["method"].clone(), ask.get("params")),
+        (json!("roots/list"), Some(&json!({})))
+    );
+    let reply =
+        json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"roots": [{"uri": "file:///work"}]}});
+    w.raw.send(reply.to_string()).await;
+    assert_eq!(rx.recv().await.unwrap().unwrap(), "file:///work");
+}
