@@ -3,7 +3,6 @@
 //!
 //! ```
 //! use junction::server::{choices, prompt, resource, template, tool, Json, Server};
-//! use junction::protocol::ErrorObject;
 //!
 //! #[derive(serde::Deserialize, schemars::JsonSchema)]
 //! struct AddArgs {
@@ -45,7 +44,6 @@
 //!     .build()
 //!     .unwrap();
 //! let _handle = server.handle(); // add or remove items later; sessions are told
-//! # let _: Option<ErrorObject> = None;
 //! ```
 //!
 //! Served methods (handshake family, 2024-11-05 … 2025-11-25): the handshake

@@ -234,14 +234,13 @@ impl Router {
             return Err(ErrorObject::method_not_found(method));
         }
         let UriParams { uri, .. } = params(raw, method)?;
-        let mut subscriptions = lock(&self.session.subscriptions);
         if method == "resources/subscribe" {
             if !lock(&self.server.registry.lists).knows_uri(&uri) {
                 return Err(resource::not_found(&uri));
             }
-            subscriptions.insert(uri);
+            lock(&self.session.subscriptions).insert(uri);
         } else {
-            subscriptions.remove(&uri);
+            lock(&self.session.subscriptions).remove(&uri);
         }
         Ok(jsonrpc::empty_object())
     }
