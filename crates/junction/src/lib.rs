@@ -8,7 +8,9 @@
 //! - [`transport`]: stdio, child process, in-memory.
 //! - [`server::lifecycle`]: the handshake rules of a server session.
 //! - [`client`]: the handshake and a capability-checked method per server feature.
-//! - [`server`]: tools as async functions, served over any connection.
+//! - [`server`]: tools, resources, templates, prompts and completions as async functions,
+//!   with logging, subscriptions, run-time list changes and server→client requests, served
+//!   over any connection.
 //! - [`schema`]: input schemas derived from argument types, and argument validation.
 //! - [`uri_template`]: RFC 6570 matching for resource templates.
 //!

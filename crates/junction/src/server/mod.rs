@@ -1,7 +1,8 @@
-//! The server side of MCP: declare tools as async functions, then serve any connection.
+//! The server side of MCP: declare tools, resources, templates, prompts and completions as
+//! async functions, then serve any connection.
 //!
 //! ```
-//! use junction::server::{tool, Json, Server};
+//! use junction::server::{choices, prompt, resource, template, tool, Json, Server};
 //!
 //! #[derive(serde::Deserialize, schemars::JsonSchema)]
 //! struct AddArgs {
@@ -22,76 +23,82 @@
 //!
 //! let server = Server::builder("calculator", "1.0.0")
 //!     .tool(tool("add_numbers", add).description("Adds two numbers"))
+//!     .resource(
+//!         resource("calc://readme", "readme", |_| async { "Adds numbers." }).mime_type("text/plain"),
+//!     )
+//!     .template(
+//!         template("calc://constants/{name}", "constant", |r| async move {
+//!             match r.var("name") {
+//!                 Some("pi") => Ok(std::f64::consts::PI.to_string()),
+//!                 _ => Err(junction::server::not_found(&r.uri)),
+//!             }
+//!         })
+//!         .complete("name", choices(["pi"])),
+//!     )
+//!     .prompt(
+//!         prompt("explain", |p| async move { format!("Explain {} step by step.", p.arg("topic").unwrap_or("")) })
+//!             .description("Explains a topic")
+//!             .required("topic", "What to explain")
+//!             .complete("topic", choices(["addition", "subtraction"])),
+//!     )
 //!     .build()
 //!     .unwrap();
-//! # drop(server);
+//! let _handle = server.handle(); // add or remove items later; sessions are told
 //! ```
 //!
-//! So far the framework serves the handshake ([`lifecycle`]), `ping`, `tools/list` (paginated)
-//! and `tools/call`; other methods are answered with -32601.
+//! Served methods (handshake family, 2024-11-05 … 2025-11-25): the handshake
+//! ([`lifecycle`]), `ping`, `tools/list`, `tools/call`, `resources/list`,
+//! `resources/templates/list`, `resources/read`, `resources/subscribe`/`unsubscribe` (when
+//! [`ServerBuilder::subscriptions`] is on), `prompts/list`, `prompts/get`,
+//! `completion/complete`, `logging/setLevel`; list pages hold [`ServerBuilder::page_size`]
+//! items. Handlers get a [`Context`] for progress, logging ([`logging`]) and requests to the
+//! client. Results sent to a client of an older revision are trimmed to what it knows.
 
+mod completion;
+mod context;
 pub mod lifecycle;
+pub mod logging;
+mod prompt;
+mod registry;
+mod resource;
+mod revision;
+mod router;
 mod tool;
 
+pub use completion::{choices, CompleteRequest};
+pub use context::{Context, RootsChanged};
+pub use prompt::{prompt, IntoPromptResult, PromptDef, PromptRequest};
+pub use registry::ServerHandle;
+pub use resource::{
+    not_found, resource, template, Blob, IntoReadResult, ReadRequest, ResourceDef, TemplateDef,
+};
 pub use tool::{tool, IntoToolResult, Json, ToolDef, ToolHandler};
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
-use junction_protocol::capabilities::{ListChanged, ServerCapabilities};
-use junction_protocol::jsonrpc;
-use junction_protocol::lifecycle::{Implementation, InitializeParams, InitializeResult};
-use junction_protocol::meta::PaginatedParams;
-use junction_protocol::method::decode_params;
-use junction_protocol::tools::{CallToolParams, CallToolResult, ListToolsResult};
-use junction_protocol::{ErrorObject, Notification};
-use serde::de::DeserializeOwned;
-use serde::Serialize;
-use serde_json::value::RawValue;
-use serde_json::Value;
+use junction_protocol::lifecycle::Implementation;
 
-use crate::schema::{CompiledSchema, SchemaError};
-use crate::session::{
-    BoxFuture, IncomingRequest, Peer, RequestContext, Service, Session, SessionOptions,
-};
+use crate::schema::SchemaError;
+use crate::session::{Peer, Session, SessionOptions};
 use crate::transport::Connection;
-use lifecycle::{Lifecycle, Negotiated};
+use crate::uri_template::TemplateError;
+use registry::{Declare, Item, Lists, Registry, SessionState};
 
-/// What a tool function may use besides its arguments.
-#[derive(Debug, Clone)]
-pub struct Context {
-    request: RequestContext,
-    client: Option<Negotiated>,
-}
-
-impl Context {
-    /// Reports progress, if the caller asked for it (see [`RequestContext::progress`]).
-    pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) -> bool {
-        self.request.progress(progress, total, message)
-    }
-
-    /// Whether the caller cancelled the call.
-    pub fn is_cancelled(&self) -> bool {
-        self.request.is_cancelled()
-    }
-
-    /// The request's context: id, cancellation signal, peer.
-    pub fn request(&self) -> &RequestContext {
-        &self.request
-    }
-
-    /// The client: negotiated revision, capabilities and identity.
-    pub fn client(&self) -> Option<&Negotiated> {
-        self.client.as_ref()
-    }
-}
-
-/// Why a server could not be built.
+/// Why a server could not be built, or an item not added.
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
     /// Two tools share a name.
     #[error("two tools are named `{0}`; tool names must be unique within a server")]
     DuplicateTool(String),
+    /// Two resources share a URI.
+    #[error("two resources have the URI `{0}`; resource URIs must be unique within a server")]
+    DuplicateResource(String),
+    /// A template is registered twice.
+    #[error("the resource template `{0}` is registered twice")]
+    DuplicateTemplate(String),
+    /// Two prompts share a name.
+    #[error("two prompts are named `{0}`; prompt names must be unique within a server")]
+    DuplicatePrompt(String),
     /// A tool's argument or output type does not give a usable schema.
     #[error("tool `{tool}`: {source}")]
     Schema {
@@ -101,15 +108,38 @@ pub enum BuildError {
         #[source]
         source: SchemaError,
     },
+    /// A resource template is not valid RFC 6570.
+    #[error("resource template `{template}`: {source}")]
+    Template {
+        /// The template text.
+        template: String,
+        /// What is wrong with it.
+        #[source]
+        source: TemplateError,
+    },
 }
 
+/// Called when a client sends `notifications/roots/list_changed`.
+type RootsHook = Arc<dyn Fn(RootsChanged) + Send + Sync>;
+
 /// Collects a server's definition.
-#[derive(Debug)]
 pub struct ServerBuilder {
     info: Implementation,
     instructions: Option<String>,
-    tools: Vec<ToolDef>,
+    items: Vec<Item>,
     page_size: usize,
+    subscriptions: bool,
+    declare: Declare,
+    on_roots_changed: Option<RootsHook>,
+}
+
+impl std::fmt::Debug for ServerBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerBuilder")
+            .field("info", &self.info)
+            .field("items", &self.items.len())
+            .finish_non_exhaustive()
+    }
 }
 
 impl ServerBuilder {
@@ -119,9 +149,59 @@ impl ServerBuilder {
         self
     }
 
+    /// Sets the display name in `serverInfo`.
+    pub fn title(mut self, text: impl Into<String>) -> Self {
+        self.info.title = Some(text.into());
+        self
+    }
+
     /// Adds a tool.
     pub fn tool(mut self, tool: ToolDef) -> Self {
-        self.tools.push(tool);
+        self.items.push(Item::Tool(tool));
+        self
+    }
+
+    /// Adds a resource.
+    pub fn resource(mut self, resource: ResourceDef) -> Self {
+        self.items.push(Item::Resource(resource));
+        self
+    }
+
+    /// Adds a resource template.
+    pub fn template(mut self, template: TemplateDef) -> Self {
+        self.items.push(Item::Template(template));
+        self
+    }
+
+    /// Adds a prompt.
+    pub fn prompt(mut self, prompt: PromptDef) -> Self {
+        self.items.push(Item::Prompt(prompt));
+        self
+    }
+
+    /// Serves `resources/subscribe` and `resources/unsubscribe` (capability
+    /// `resources.subscribe: true`); see [`ServerHandle::notify_resource_updated`].
+    pub fn subscriptions(mut self) -> Self {
+        self.subscriptions = true;
+        self
+    }
+
+    /// Declares `tools`, `resources` and `prompts` even while their lists are empty (each is
+    /// otherwise declared only when it has an item at `initialize`), for servers that add
+    /// items at run time through [`ServerHandle`].
+    pub fn declare_all_lists(mut self) -> Self {
+        self.declare = Declare {
+            tools: true,
+            resources: true,
+            prompts: true,
+        };
+        self
+    }
+
+    /// Runs `hook` when a client says its roots changed. It runs before the next message
+    /// is read: keep it short, and spawn a task to call [`RootsChanged::list_roots`].
+    pub fn on_roots_changed(mut self, hook: impl Fn(RootsChanged) + Send + Sync + 'static) -> Self {
+        self.on_roots_changed = Some(Arc::new(hook));
         self
     }
 
@@ -133,65 +213,37 @@ impl ServerBuilder {
 
     /// Checks the definition and builds the server.
     pub fn build(self) -> Result<Server, BuildError> {
-        let mut tools = Vec::with_capacity(self.tools.len());
-        let mut index = HashMap::new();
-        for def in self.tools {
-            let name = def.tool.name.clone();
-            let schema_error = |source| BuildError::Schema {
-                tool: name.clone(),
-                source,
-            };
-            if let Some(e) = def.output_error {
-                return Err(schema_error(e));
-            }
-            let input = def.input.map_err(schema_error)?;
-            if index.insert(name.clone(), tools.len()).is_some() {
-                return Err(BuildError::DuplicateTool(name));
-            }
-            tools.push(RegisteredTool {
-                tool: def.tool,
-                input,
-                call: def.call,
-            });
+        let mut lists = Lists::default();
+        for item in self.items {
+            lists.add(item)?;
         }
+        let registry = Registry::new(
+            self.info,
+            self.instructions,
+            self.page_size,
+            self.subscriptions,
+            self.declare,
+            self.on_roots_changed,
+            lists,
+        );
         Ok(Server {
-            inner: Arc::new(Registry {
-                info: self.info,
-                instructions: self.instructions,
-                tools,
-                index,
-                page_size: self.page_size,
-            }),
+            handle: ServerHandle {
+                registry: Arc::new(registry),
+            },
         })
     }
-}
-
-struct RegisteredTool {
-    tool: junction_protocol::tools::Tool,
-    input: Arc<CompiledSchema>,
-    call: Arc<
-        dyn Fn(Value, Context) -> Result<BoxFuture<'static, CallToolResult>, String> + Send + Sync,
-    >,
-}
-
-struct Registry {
-    info: Implementation,
-    instructions: Option<String>,
-    tools: Vec<RegisteredTool>,
-    index: HashMap<String, usize>,
-    page_size: usize,
 }
 
 /// A built server; cheap to clone, serves any number of connections.
 #[derive(Clone)]
 pub struct Server {
-    inner: Arc<Registry>,
+    handle: ServerHandle,
 }
 
 impl std::fmt::Debug for Server {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Server")
-            .field("info", &self.inner.info)
+            .field("info", &self.handle.registry.info)
             .finish_non_exhaustive()
     }
 }
@@ -202,168 +254,39 @@ impl Server {
         ServerBuilder {
             info: Implementation::new(name, version),
             instructions: None,
-            tools: Vec::new(),
+            items: Vec::new(),
             page_size: 100,
+            subscriptions: false,
+            declare: Declare::default(),
+            on_roots_changed: None,
         }
+    }
+
+    /// The handle that changes this server's lists while it serves.
+    pub fn handle(&self) -> ServerHandle {
+        self.handle.clone()
     }
 
     /// Serves one connection; the returned peer ends when the connection does.
     pub fn serve(&self, connection: Connection) -> Peer {
-        let router = Router {
-            registry: self.inner.clone(),
-            lifecycle: Lifecycle::new(),
+        let session = Arc::new(SessionState::new());
+        self.handle.registry.attach(&session);
+        let router = router::Router {
+            server: self.handle.clone(),
+            session: session.clone(),
         };
         let options = SessionOptions {
-            name: self.inner.info.name.clone(),
+            name: self.handle.registry.info.name.clone(),
             ..SessionOptions::default()
         };
-        Session::start(connection, router, options)
-    }
-
-    fn capabilities(&self) -> ServerCapabilities {
-        ServerCapabilities {
-            tools: Some(ListChanged::default()),
-            ..Default::default()
-        }
+        let peer = Session::start(connection, router, options);
+        // Only this function sets it, once per session.
+        let _ = session.peer.set(peer.clone());
+        peer
     }
 }
 
-struct Router {
-    registry: Arc<Registry>,
-    lifecycle: Lifecycle,
-}
-
-/// Reads a request's params; absent params read as `{}` (see `decode_params`), so a missing
-/// required member is reported by name.
-fn params<T: DeserializeOwned>(raw: Option<&RawValue>, method: &str) -> Result<T, ErrorObject> {
-    decode_params(raw)
-        .map_err(|e| ErrorObject::invalid_params(format!("Invalid params for `{method}`: {e}")))
-}
-
-fn reply<T: Serialize>(value: &T) -> Result<Box<RawValue>, ErrorObject> {
-    jsonrpc::to_raw(value)
-        .map_err(|e| ErrorObject::internal(format!("could not encode the result: {e}")))
-}
-
-/// Cursors are page offsets, opaque to clients.
-fn page_bounds(
-    cursor: Option<&str>,
-    len: usize,
-    size: usize,
-) -> Result<(usize, usize, Option<String>), ErrorObject> {
-    let start = match cursor {
-        None => 0,
-        Some(c) => c
-            .strip_prefix("offset:")
-            .and_then(|n| n.parse::<usize>().ok())
-            .filter(|&n| n <= len)
-            .ok_or_else(|| {
-                ErrorObject::invalid_params(format!(
-                    "Invalid params: unknown cursor {c:?}; list again from the start"
-                ))
-            })?,
-    };
-    let end = (start + size).min(len);
-    Ok((start, end, (end < len).then(|| format!("offset:{end}"))))
-}
-
-impl Router {
-    fn initialize(&self, raw: Option<&RawValue>) -> Result<Box<RawValue>, ErrorObject> {
-        let params: InitializeParams = params(raw, "initialize")?;
-        let version = self.lifecycle.initialize(&params)?;
-        let server = Server {
-            inner: self.registry.clone(),
-        };
-        reply(&InitializeResult {
-            protocol_version: version.as_str().to_owned(),
-            capabilities: server.capabilities(),
-            server_info: self.registry.info.clone(),
-            instructions: self.registry.instructions.clone(),
-            meta: None,
-            extra: Default::default(),
-        })
-    }
-
-    fn list_tools(&self, raw: Option<&RawValue>) -> Result<Box<RawValue>, ErrorObject> {
-        let params: PaginatedParams = params(raw, "tools/list")?;
-        let tools = &self.registry.tools;
-        let (start, end, next_cursor) = page_bounds(
-            params.cursor.as_deref(),
-            tools.len(),
-            self.registry.page_size,
-        )?;
-        reply(&ListToolsResult {
-            tools: tools[start..end].iter().map(|t| t.tool.clone()).collect(),
-            next_cursor,
-            ..Default::default()
-        })
-    }
-
-    async fn call_tool(
-        &self,
-        raw: Option<&RawValue>,
-        request: RequestContext,
-    ) -> Result<Box<RawValue>, ErrorObject> {
-        let params: CallToolParams = params(raw, "tools/call")?;
-        let Some(&i) = self.registry.index.get(&params.name) else {
-            return Err(ErrorObject::invalid_params(format!(
-                "Unknown tool: {}",
-                params.name
-            )));
-        };
-        let entry = &self.registry.tools[i];
-        let args = Value::Object(params.arguments.unwrap_or_default());
-        if let Err(problems) = entry.input.check(&args) {
-            return reply(&CallToolResult::error(format!(
-                "Invalid arguments for tool `{}`: {}.",
-                params.name,
-                problems.join("; ")
-            )));
-        }
-        let context = Context {
-            request,
-            client: self.lifecycle.negotiated(),
-        };
-        let result = match (entry.call)(args, context) {
-            Ok(future) => future.await,
-            Err(e) => CallToolResult::error(format!(
-                "Invalid arguments for tool `{}`: {e}.",
-                params.name
-            )),
-        };
-        reply(&result)
-    }
-}
-
-impl Service for Router {
-    fn request<'a>(
-        &'a self,
-        request: IncomingRequest,
-    ) -> BoxFuture<'a, Result<Box<RawValue>, ErrorObject>> {
-        Box::pin(async move {
-            let IncomingRequest {
-                method,
-                params,
-                context,
-            } = request;
-            self.lifecycle.admit(&method)?;
-            match method.as_str() {
-                "initialize" => self.initialize(params.as_deref()),
-                "ping" => Ok(jsonrpc::empty_object()),
-                "tools/list" => self.list_tools(params.as_deref()),
-                "tools/call" => self.call_tool(params.as_deref(), context).await,
-                other => Err(ErrorObject::method_not_found(other)),
-            }
-        })
-    }
-
-    fn notification<'a>(&'a self, n: Notification, _: &'a Peer) -> BoxFuture<'a, ()> {
-        if n.method == "notifications/initialized" && !self.lifecycle.initialized() {
-            tracing::debug!("ignoring notifications/initialized outside the handshake");
-        }
-        Box::pin(async {})
-    }
-}
-
+#[cfg(test)]
+mod feature_tests;
 #[cfg(test)]
 mod tests;

@@ -181,7 +181,10 @@ async fn lifecycle_errors_unknown_methods_and_bad_cursors_on_the_wire() {
         init["result"]["serverInfo"],
         json!({"name": "test", "version": "1.0.0"})
     );
-    assert_eq!(init["result"]["capabilities"], json!({"tools": {}}));
+    assert_eq!(
+        init["result"]["capabilities"],
+        json!({"tools": {"listChanged": true}, "logging": {}})
+    );
     exchange(r#"{"jsonrpc":"2.0","id":4,"method":"tools/list"}"#).await;
     assert!(raw.recv().await.unwrap()["error"]["message"]
         .as_str()

@@ -15,7 +15,7 @@ use junction_protocol::tools::{CallToolResult, Tool, ToolAnnotations};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::Context;
 use crate::schema::{CompiledSchema, SchemaError};
@@ -214,6 +214,16 @@ impl ToolDef {
     /// Sets the behaviour hints.
     pub fn annotations(mut self, annotations: ToolAnnotations) -> Self {
         self.tool.annotations = Some(annotations);
+        self
+    }
+
+    /// Lists `schema` verbatim as the input schema (for example a hand-written JSON Schema
+    /// 2020-12 with `$defs`) and validates arguments against it instead of the derived one.
+    /// The function's argument type should then accept anything the schema allows
+    /// (`serde_json::Map<String, Value>` does).
+    pub fn input_schema(mut self, schema: Map<String, Value>) -> Self {
+        self.input = CompiledSchema::new(schema.clone()).map(Arc::new);
+        self.tool.input_schema = schema;
         self
     }
 

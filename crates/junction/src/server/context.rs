@@ -1,0 +1,240 @@
+//! [`Context`]: what a handler may use besides its arguments: progress, cancellation, logging
+//! to the client, and requests to the client (sampling, elicitation, roots), each checked
+//! against the capabilities the client declared before anything is sent.
+
+use std::sync::Arc;
+
+use junction_protocol::elicitation::{Elicit, ElicitParams, ElicitResult};
+use junction_protocol::logging::LoggingLevel;
+use junction_protocol::meta::EmptyParams;
+use junction_protocol::method::Request;
+use junction_protocol::roots::{ListRoots, ListRootsResult};
+use junction_protocol::sampling::{CreateMessage, CreateMessageParams, CreateMessageResult};
+use junction_protocol::ProtocolVersion;
+use serde_json::Value;
+
+use super::lifecycle::Negotiated;
+use super::logging;
+use super::registry::SessionState;
+use super::ServerHandle;
+use crate::error::RequestError;
+use crate::session::{RequestContext, RequestOptions};
+
+/// What a tool, resource, prompt or completion handler may use besides its arguments.
+///
+/// Cheap to clone. Server→client requests are sent as related to the request being handled
+/// (so multi-stream transports use that request's stream) and are cancelled with it.
+#[derive(Clone)]
+pub struct Context {
+    request: RequestContext,
+    client: Option<Negotiated>,
+    session: Arc<SessionState>,
+    server: ServerHandle,
+}
+
+impl std::fmt::Debug for Context {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Context")
+            .field("request", &self.request.id())
+            .field("client", &self.client)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Context {
+    pub(super) fn new(
+        request: RequestContext,
+        session: Arc<SessionState>,
+        server: ServerHandle,
+    ) -> Self {
+        Context {
+            request,
+            client: session.lifecycle.negotiated(),
+            session,
+            server,
+        }
+    }
+
+    /// Reports progress, if the caller asked for it (see [`RequestContext::progress`]).
+    pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) -> bool {
+        self.request.progress(progress, total, message)
+    }
+
+    /// Whether the caller cancelled the call.
+    pub fn is_cancelled(&self) -> bool {
+        self.request.is_cancelled()
+    }
+
+    /// The request's context: id, cancellation signal, peer.
+    pub fn request(&self) -> &RequestContext {
+        &self.request
+    }
+
+    /// The client: negotiated revision, capabilities and identity.
+    pub fn client(&self) -> Option<&Negotiated> {
+        self.client.as_ref()
+    }
+
+    /// The server this request is served by, to change its tools, resources or prompts.
+    pub fn server(&self) -> &ServerHandle {
+        &self.server
+    }
+
+    /// Sends `notifications/message` when `level` is at or above the session's level (set by
+    /// `logging/setLevel`; [`logging::DEFAULT_LEVEL`] until then). Returns whether it was sent.
+    pub fn log(&self, level: LoggingLevel, logger: Option<&str>, data: impl Into<Value>) -> bool {
+        logging::send(
+            &self.session,
+            self.request.peer(),
+            level,
+            logger,
+            data.into(),
+            Some(self.request.id().clone()),
+        )
+    }
+
+    /// Logs at `debug`.
+    pub fn debug(&self, data: impl Into<Value>) -> bool {
+        self.log(LoggingLevel::Debug, None, data)
+    }
+
+    /// Logs at `info`.
+    pub fn info(&self, data: impl Into<Value>) -> bool {
+        self.log(LoggingLevel::Info, None, data)
+    }
+
+    /// Logs at `notice`.
+    pub fn notice(&self, data: impl Into<Value>) -> bool {
+        self.log(LoggingLevel::Notice, None, data)
+    }
+
+    /// Logs at `warning`.
+    pub fn warning(&self, data: impl Into<Value>) -> bool {
+        self.log(LoggingLevel::Warning, None, data)
+    }
+
+    /// Logs at `error`.
+    pub fn error(&self, data: impl Into<Value>) -> bool {
+        self.log(LoggingLevel::Error, None, data)
+    }
+
+    /// Asks the client's model for a message (`sampling/createMessage`, client capability
+    /// `sampling`; `sampling.tools` when `params` carries tools, `sampling.context` when it
+    /// asks for context). Without the capability nothing is sent and
+    /// [`RequestError::NotSupported`] says which one is missing.
+    pub async fn create_message(
+        &self,
+        params: CreateMessageParams,
+    ) -> Result<CreateMessageResult, RequestError> {
+        let caps = self.capabilities();
+        let missing = if !caps.is_some_and(|c| c.supports_sampling()) {
+            Some("the client did not declare the `sampling` capability")
+        } else if params.uses_tools() && !caps.is_some_and(|c| c.supports_sampling_tools()) {
+            Some("the request carries tools but the client did not declare `sampling.tools`")
+        } else if params.uses_context() && !caps.is_some_and(|c| c.supports_sampling_context()) {
+            Some("the request asks for context but the client did not declare `sampling.context`")
+        } else {
+            None
+        };
+        self.send::<CreateMessage>(missing, &params).await
+    }
+
+    /// Asks the client's user for input (`elicitation/create`, 2025-06-18 and later). Form
+    /// mode needs the client capability `elicitation` (an empty object means form) or
+    /// `elicitation.form`; URL mode needs `elicitation.url`. Without it nothing is sent and
+    /// [`RequestError::NotSupported`] says which one is missing.
+    pub async fn elicit(
+        &self,
+        params: impl Into<ElicitParams>,
+    ) -> Result<ElicitResult, RequestError> {
+        let params = params.into();
+        let caps = self.capabilities();
+        let missing = if !self.version().is_some_and(|v| v.has_structured_output()) {
+            Some("the negotiated protocol revision has no elicitation (added in 2025-06-18)")
+        } else {
+            match &params {
+                ElicitParams::Form(_) if !caps.is_some_and(|c| c.supports_elicitation_form()) => {
+                    Some("the client did not declare form-mode elicitation (`elicitation` or `elicitation.form`)")
+                }
+                ElicitParams::Url(_) if !caps.is_some_and(|c| c.supports_elicitation_url()) => {
+                    Some("the client did not declare URL-mode elicitation (`elicitation.url`)")
+                }
+                _ => None,
+            }
+        };
+        self.send::<Elicit>(missing, &params).await
+    }
+
+    /// Asks the client for its roots (`roots/list`, client capability `roots`). Without the
+    /// capability nothing is sent and [`RequestError::NotSupported`] says so.
+    pub async fn list_roots(&self) -> Result<ListRootsResult, RequestError> {
+        let missing = (!self.capabilities().is_some_and(|c| c.supports_roots()))
+            .then_some("the client did not declare the `roots` capability");
+        self.send::<ListRoots>(missing, &EmptyParams::default())
+            .await
+    }
+
+    fn capabilities(&self) -> Option<&junction_protocol::capabilities::ClientCapabilities> {
+        self.client.as_ref().map(|c| &c.capabilities)
+    }
+
+    fn version(&self) -> Option<ProtocolVersion> {
+        self.client.as_ref().map(|c| c.version)
+    }
+
+    async fn send<R: Request>(
+        &self,
+        missing: Option<&str>,
+        params: &R::Params,
+    ) -> Result<R::Result, RequestError> {
+        if let Some(reason) = missing {
+            return Err(RequestError::NotSupported {
+                method: R::METHOD.to_owned(),
+                reason: reason.to_owned(),
+            });
+        }
+        let options = RequestOptions {
+            related: Some(self.request.id().clone()),
+            cancel: Some(self.request.cancellation()),
+            ..RequestOptions::default()
+        };
+        self.request.peer().request::<R>(params, options).await
+    }
+}
+
+/// A client said its roots changed (`notifications/roots/list_changed`); see
+/// [`super::ServerBuilder::on_roots_changed`].
+#[derive(Clone)]
+pub struct RootsChanged {
+    pub(super) peer: crate::session::Peer,
+    pub(super) session: Arc<SessionState>,
+}
+
+impl std::fmt::Debug for RootsChanged {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RootsChanged").finish_non_exhaustive()
+    }
+}
+
+impl RootsChanged {
+    /// The client that sent it.
+    pub fn client(&self) -> Option<Negotiated> {
+        self.session.lifecycle.negotiated()
+    }
+
+    /// Asks that client for its roots now (`roots/list`).
+    pub async fn list_roots(&self) -> Result<ListRootsResult, RequestError> {
+        if !self
+            .client()
+            .is_some_and(|c| c.capabilities.supports_roots())
+        {
+            return Err(RequestError::NotSupported {
+                method: ListRoots::METHOD.to_owned(),
+                reason: "the client did not declare the `roots` capability".to_owned(),
+            });
+        }
+        self.peer
+            .request::<ListRoots>(&EmptyParams::default(), RequestOptions::default())
+            .await
+    }
+}

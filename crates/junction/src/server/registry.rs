@@ -1,0 +1,396 @@
+//! What a server offers and who it is serving: the tool, resource, template and prompt lists
+//! (changeable while sessions run, through [`ServerHandle`]), and the live sessions that hear
+//! about each change.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+
+use junction_protocol::capabilities::ServerCapabilities;
+use junction_protocol::jsonrpc;
+use junction_protocol::lifecycle::Implementation;
+use junction_protocol::logging::LoggingLevel;
+use junction_protocol::resources::ResourceUpdatedParams;
+use junction_protocol::tools::{CallToolResult, Tool};
+use serde_json::Value;
+
+use super::lifecycle::Lifecycle;
+use super::prompt::PromptDef;
+use super::resource::{ResourceDef, TemplateDef};
+use super::{BuildError, Context, ToolDef};
+use crate::schema::CompiledSchema;
+use crate::session::{BoxFuture, Peer};
+use crate::sync::lock;
+
+pub(super) type CallFn =
+    dyn Fn(Value, Context) -> Result<BoxFuture<'static, CallToolResult>, String> + Send + Sync;
+
+pub(super) struct RegisteredTool {
+    pub(super) tool: Tool,
+    pub(super) input: Arc<CompiledSchema>,
+    pub(super) call: Arc<CallFn>,
+}
+
+impl RegisteredTool {
+    fn new(def: ToolDef) -> Result<Self, BuildError> {
+        let name = def.tool.name.clone();
+        let schema_error = |source| BuildError::Schema {
+            tool: name.clone(),
+            source,
+        };
+        if let Some(e) = def.output_error {
+            return Err(schema_error(e));
+        }
+        Ok(RegisteredTool {
+            input: def.input.map_err(schema_error)?,
+            tool: def.tool,
+            call: def.call,
+        })
+    }
+}
+
+/// The four lists, in the order items were added.
+#[derive(Default)]
+pub(super) struct Lists {
+    pub(super) tools: Vec<Arc<RegisteredTool>>,
+    pub(super) resources: Vec<ResourceDef>,
+    pub(super) templates: Vec<TemplateDef>,
+    pub(super) prompts: Vec<PromptDef>,
+}
+
+impl Lists {
+    pub(super) fn tool(&self, name: &str) -> Option<Arc<RegisteredTool>> {
+        self.tools.iter().find(|t| t.tool.name == name).cloned()
+    }
+
+    pub(super) fn prompt(&self, name: &str) -> Option<&PromptDef> {
+        self.prompts.iter().find(|p| p.prompt.name == name)
+    }
+
+    fn add_tool(&mut self, def: ToolDef) -> Result<(), BuildError> {
+        if self.tool(&def.tool.name).is_some() {
+            return Err(BuildError::DuplicateTool(def.tool.name));
+        }
+        self.tools.push(Arc::new(RegisteredTool::new(def)?));
+        Ok(())
+    }
+
+    fn add_resource(&mut self, def: ResourceDef) -> Result<(), BuildError> {
+        if self
+            .resources
+            .iter()
+            .any(|r| r.resource.uri == def.resource.uri)
+        {
+            return Err(BuildError::DuplicateResource(def.resource.uri));
+        }
+        self.resources.push(def);
+        Ok(())
+    }
+
+    fn add_template(&mut self, def: TemplateDef) -> Result<(), BuildError> {
+        let text = def.template.uri_template.clone();
+        if let Err(source) = &def.parsed {
+            return Err(BuildError::Template {
+                template: text,
+                source: source.clone(),
+            });
+        }
+        if self
+            .templates
+            .iter()
+            .any(|t| t.template.uri_template == text)
+        {
+            return Err(BuildError::DuplicateTemplate(text));
+        }
+        self.templates.push(def);
+        Ok(())
+    }
+
+    fn add_prompt(&mut self, def: PromptDef) -> Result<(), BuildError> {
+        if self.prompt(&def.prompt.name).is_some() {
+            return Err(BuildError::DuplicatePrompt(def.prompt.name));
+        }
+        self.prompts.push(def);
+        Ok(())
+    }
+
+    pub(super) fn add(&mut self, item: Item) -> Result<(), BuildError> {
+        match item {
+            Item::Tool(d) => self.add_tool(d),
+            Item::Resource(d) => self.add_resource(d),
+            Item::Template(d) => self.add_template(d),
+            Item::Prompt(d) => self.add_prompt(d),
+        }
+    }
+
+    pub(super) fn has_completions(&self) -> bool {
+        self.prompts.iter().any(|p| !p.completers.is_empty())
+            || self.templates.iter().any(|t| !t.completers.is_empty())
+    }
+
+    /// Whether a resource or template answers to `uri`.
+    pub(super) fn knows_uri(&self, uri: &str) -> bool {
+        self.resources.iter().any(|r| r.resource.uri == uri)
+            || self
+                .templates
+                .iter()
+                .any(|t| t.parsed.as_ref().is_ok_and(|p| p.matches(uri).is_some()))
+    }
+}
+
+/// One definition, of any kind.
+pub(super) enum Item {
+    Tool(ToolDef),
+    Resource(ResourceDef),
+    Template(TemplateDef),
+    Prompt(PromptDef),
+}
+
+/// Which list a change touched.
+#[derive(Clone, Copy)]
+enum ListKind {
+    Tools,
+    Resources,
+    Prompts,
+}
+
+/// The state of one served connection.
+pub(super) struct SessionState {
+    pub(super) lifecycle: Lifecycle,
+    pub(super) peer: OnceLock<Peer>,
+    pub(super) log_level: Mutex<LoggingLevel>,
+    pub(super) subscriptions: Mutex<HashSet<String>>,
+    /// What this session was told in `initialize`.
+    pub(super) declared: Mutex<Option<ServerCapabilities>>,
+}
+
+impl SessionState {
+    pub(super) fn new() -> Self {
+        SessionState {
+            lifecycle: Lifecycle::new(),
+            peer: OnceLock::new(),
+            log_level: Mutex::new(super::logging::DEFAULT_LEVEL),
+            subscriptions: Mutex::new(HashSet::new()),
+            declared: Mutex::new(None),
+        }
+    }
+
+    fn declared_list_changed(&self, kind: ListKind) -> bool {
+        let declared = lock(&self.declared);
+        let Some(caps) = declared.as_ref() else {
+            return false;
+        };
+        match kind {
+            ListKind::Tools => caps.tools.as_ref().and_then(|c| c.list_changed),
+            ListKind::Resources => caps.resources.as_ref().and_then(|c| c.list_changed),
+            ListKind::Prompts => caps.prompts.as_ref().and_then(|c| c.list_changed),
+        }
+        .unwrap_or(false)
+    }
+}
+
+/// Everything a server is, shared by its handle and every session.
+pub(super) struct Registry {
+    pub(super) info: Implementation,
+    pub(super) instructions: Option<String>,
+    pub(super) page_size: usize,
+    pub(super) subscriptions: bool,
+    pub(super) declare: Declare,
+    pub(super) lists: Mutex<Lists>,
+    pub(super) on_roots_changed: Option<super::RootsHook>,
+    sessions: Mutex<Vec<Weak<SessionState>>>,
+}
+
+/// Lists declared even while empty, because items will be added at run time.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Declare {
+    pub(super) tools: bool,
+    pub(super) resources: bool,
+    pub(super) prompts: bool,
+}
+
+impl Registry {
+    pub(super) fn new(
+        info: Implementation,
+        instructions: Option<String>,
+        page_size: usize,
+        subscriptions: bool,
+        declare: Declare,
+        on_roots_changed: Option<super::RootsHook>,
+        lists: Lists,
+    ) -> Self {
+        Registry {
+            info,
+            instructions,
+            page_size,
+            subscriptions,
+            declare,
+            lists: Mutex::new(lists),
+            on_roots_changed,
+            sessions: Mutex::new(Vec::new()),
+        }
+    }
+
+    pub(super) fn attach(&self, session: &Arc<SessionState>) {
+        let mut sessions = lock(&self.sessions);
+        sessions.retain(|s| s.strong_count() > 0);
+        sessions.push(Arc::downgrade(session));
+    }
+
+    /// The sessions still open and past `notifications/initialized`.
+    fn ready_sessions(&self) -> Vec<Arc<SessionState>> {
+        let mut sessions = lock(&self.sessions);
+        sessions.retain(|s| {
+            s.upgrade()
+                .is_some_and(|s| s.peer.get().is_none_or(|p| !p.is_closed()))
+        });
+        sessions
+            .iter()
+            .filter_map(Weak::upgrade)
+            .filter(|s| s.lifecycle.is_ready())
+            .collect()
+    }
+
+    /// What this server declares in `initialize`, from what it offers now.
+    pub(super) fn capabilities(&self) -> ServerCapabilities {
+        let lists = lock(&self.lists);
+        let mut caps = ServerCapabilities::default().with_logging();
+        if self.declare.tools || !lists.tools.is_empty() {
+            caps = caps.with_tools(true);
+        }
+        if self.declare.resources || !lists.resources.is_empty() || !lists.templates.is_empty() {
+            caps = caps.with_resources(self.subscriptions, true);
+        }
+        if self.declare.prompts || !lists.prompts.is_empty() {
+            caps = caps.with_prompts(true);
+        }
+        if lists.has_completions() {
+            caps = caps.with_completions();
+        }
+        caps
+    }
+
+    fn changed(&self, kind: ListKind) -> usize {
+        let method = match kind {
+            ListKind::Tools => "notifications/tools/list_changed",
+            ListKind::Resources => "notifications/resources/list_changed",
+            ListKind::Prompts => "notifications/prompts/list_changed",
+        };
+        self.ready_sessions()
+            .iter()
+            .filter(|s| s.declared_list_changed(kind))
+            .filter_map(|s| s.peer.get())
+            .filter(|p| p.notify_raw(method, None, None).is_ok())
+            .count()
+    }
+}
+
+/// A cloneable handle on a built server: changes its tools, resources, templates and prompts
+/// while sessions are live (each change is visible to the next list request and announced
+/// with `notifications/*/list_changed` to every initialized session), and tells subscribers
+/// that a resource changed.
+#[derive(Clone)]
+pub struct ServerHandle {
+    pub(super) registry: Arc<Registry>,
+}
+
+impl std::fmt::Debug for ServerHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerHandle")
+            .field("info", &self.registry.info)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ServerHandle {
+    fn add(&self, item: Item, kind: ListKind) -> Result<(), BuildError> {
+        lock(&self.registry.lists).add(item)?;
+        self.registry.changed(kind);
+        Ok(())
+    }
+
+    fn remove(&self, kind: ListKind, remove: impl FnOnce(&mut Lists) -> bool) -> bool {
+        let removed = remove(&mut lock(&self.registry.lists));
+        if removed {
+            self.registry.changed(kind);
+        }
+        removed
+    }
+
+    /// Adds a tool; refused if one has the same name.
+    pub fn add_tool(&self, tool: ToolDef) -> Result<(), BuildError> {
+        self.add(Item::Tool(tool), ListKind::Tools)
+    }
+
+    /// Removes the tool called `name`; returns whether there was one.
+    pub fn remove_tool(&self, name: &str) -> bool {
+        self.remove(ListKind::Tools, |l| {
+            remove_where(&mut l.tools, |t| t.tool.name == name)
+        })
+    }
+
+    /// Adds a resource; refused if one has the same URI.
+    pub fn add_resource(&self, resource: ResourceDef) -> Result<(), BuildError> {
+        self.add(Item::Resource(resource), ListKind::Resources)
+    }
+
+    /// Removes the resource at `uri`; returns whether there was one.
+    pub fn remove_resource(&self, uri: &str) -> bool {
+        self.remove(ListKind::Resources, |l| {
+            remove_where(&mut l.resources, |r| r.resource.uri == uri)
+        })
+    }
+
+    /// Adds a resource template; refused if it is not RFC 6570 or already registered.
+    pub fn add_template(&self, template: TemplateDef) -> Result<(), BuildError> {
+        self.add(Item::Template(template), ListKind::Resources)
+    }
+
+    /// Removes the template `uri_template`; returns whether there was one.
+    pub fn remove_template(&self, uri_template: &str) -> bool {
+        self.remove(ListKind::Resources, |l| {
+            remove_where(&mut l.templates, |t| {
+                t.template.uri_template == uri_template
+            })
+        })
+    }
+
+    /// Adds a prompt; refused if one has the same name.
+    pub fn add_prompt(&self, prompt: super::PromptDef) -> Result<(), BuildError> {
+        self.add(Item::Prompt(prompt), ListKind::Prompts)
+    }
+
+    /// Removes the prompt called `name`; returns whether there was one.
+    pub fn remove_prompt(&self, name: &str) -> bool {
+        self.remove(ListKind::Prompts, |l| {
+            remove_where(&mut l.prompts, |p| p.prompt.name == name)
+        })
+    }
+
+    /// Sends `notifications/resources/updated` for `uri` to the sessions subscribed to it;
+    /// returns how many were told.
+    pub fn notify_resource_updated(&self, uri: &str) -> usize {
+        let Ok(params) = jsonrpc::to_raw(&ResourceUpdatedParams::new(uri)) else {
+            return 0;
+        };
+        self.registry
+            .ready_sessions()
+            .iter()
+            .filter(|s| lock(&s.subscriptions).contains(uri))
+            .filter_map(|s| s.peer.get())
+            .filter(|p| {
+                p.notify_raw(
+                    "notifications/resources/updated",
+                    Some(params.clone()),
+                    None,
+                )
+                .is_ok()
+            })
+            .count()
+    }
+}
+
+fn remove_where<T>(items: &mut Vec<T>, hit: impl Fn(&T) -> bool) -> bool {
+    let before = items.len();
+    items.retain(|item| !hit(item));
+    items.len() != before
+}
