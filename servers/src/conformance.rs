@@ -57,9 +57,10 @@ this, the client properly reconnected after stream closure.";
 /// The pause between two progress steps of `test_tool_with_progress`.
 const PROGRESS_STEP: Duration = Duration::from_millis(50);
 
-/// The arguments of every fixture tool: none (unknown ones are ignored, as the reference does).
+// The arguments of every fixture tool: none (unknown ones are ignored, as the reference does).
+// Not documented with `///`, which would become the listed schema's description.
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
-pub struct NoArguments {}
+struct NoArguments {}
 
 /// Builds the conformance server.
 pub fn server() -> Result<Server, BuildError> {
