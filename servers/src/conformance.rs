@@ -132,16 +132,18 @@ async fn error_handling(_: NoArguments) -> CallToolResult {
 
 /// Reports 0, 50 and 100 of 100, 50 ms apart, then answers with the progress token as text
 /// (as the reference does), so a client can check which token the server saw.
+///
+/// It pauses once more after the last update: the TypeScript SDK handles a notification a
+/// microtask after reading it but a response at once, so an update that reaches it in the
+/// same read as the result is dropped ("unknown token").
 async fn with_progress(context: Context, _: NoArguments) -> String {
-    for (i, step) in [0u32, 50, 100].into_iter().enumerate() {
-        if i > 0 {
-            tokio::time::sleep(PROGRESS_STEP).await;
-        }
+    for step in [0u32, 50, 100] {
         context.progress(
             f64::from(step),
             Some(100.0),
             Some(format!("Completed step {step} of 100")),
         );
+        tokio::time::sleep(PROGRESS_STEP).await;
     }
     match context.request().progress_token() {
         Some(ProgressToken::Number(n)) => n.to_string(),
