@@ -364,3 +364,45 @@ fn call_lists_and_gets_server_everything_prompts() {
             "text": "What's weather in Paris?"}}]})
     );
 }
+
+#[test]
+fn call_completes_lists_templates_sets_the_level_and_pings_server_everything() {
+    let completed = ok(&call_everything(&[
+        "--method",
+        "completion/complete",
+        "--ref",
+        "prompt:completable-prompt",
+        "--arg-name",
+        "department",
+        "--arg-value",
+        "E",
+    ]));
+    assert_eq!(
+        completed,
+        json!({"completion": {"values": ["Engineering"], "total": 1, "hasMore": false}})
+    );
+    let templates = ok(&call_everything(&["--method", "resources/templates/list"]));
+    assert!(
+        templates["resourceTemplates"].as_array().unwrap().contains(&json!({
+            "uriTemplate": "demo://resource/dynamic/text/{resourceId}",
+            "name": "Dynamic Text Resource",
+            "description": "Plaintext dynamic resource fabricated from the {resourceId} variable, which must be an integer.",
+            "mimeType": "text/plain"
+        })),
+        "{templates}"
+    );
+    let set = call_everything(&["--method", "logging/setLevel", "--level", "debug"]);
+    assert_eq!(
+        (set.code, set.stdout.as_str()),
+        (0, "{}\n"),
+        "{}",
+        set.stderr
+    );
+    let ping = call_everything(&["--method", "ping"]);
+    assert_eq!(
+        (ping.code, ping.stdout.as_str()),
+        (0, "{}\n"),
+        "{}",
+        ping.stderr
+    );
+}
