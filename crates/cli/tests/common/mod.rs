@@ -31,14 +31,8 @@ impl Run {
 
 /// Runs `program args` to completion with stdin closed.
 pub fn run(program: &str, args: &[&str]) -> Run {
-    run_with_env(program, args, &[])
-}
-
-/// Runs `program args` with extra environment variables.
-pub fn run_with_env(program: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
     let output = Command::new(program)
         .args(args)
-        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .output()
         .unwrap_or_else(|e| panic!("could not run {program}: {e}"));
