@@ -1,0 +1,4 @@
+//! One module per command.
+
+pub mod call;
+pub mod serve;

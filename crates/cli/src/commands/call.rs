@@ -1,0 +1,328 @@
+//! `junction call [OPTIONS] -- COMMAND ARGS...`: starts an MCP server over stdio, makes the
+//! handshake, runs one method and prints its result (like the MCP Inspector's CLI mode).
+
+mod request;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{anyhow, bail};
+use clap::builder::PossibleValuesParser;
+use junction::client::{Client, ClientOptions};
+use junction::session::RequestOptions;
+use junction::transport::child::{self, ChildProcess, CommandSpec, ShutdownTimeouts};
+use junction::transport::Limits;
+use junction::RequestError;
+use junction_protocol::lifecycle::InitializeResult;
+use junction_protocol::logging::LoggingLevel;
+use junction_protocol::{ErrorObject, ProtocolVersion};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::render::{self, Outcome};
+use request::Request;
+
+const EXIT_CODES: &str = "\
+Exit codes:
+  0  the result is on stdout
+  1  the server answered with a JSON-RPC error (the error object is on stdout)
+  2  the tool failed: a result with isError: true (the result is on stdout)
+  3  bad usage, or the server could not be started, reached or understood (stderr says why)
+
+Example:
+  junction call --method tools/call --tool echo --arg message=hi -- npx -y @modelcontextprotocol/server-everything";
+
+/// The methods `junction call` can run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Method {
+    /// Print the server's answer to the handshake.
+    #[value(name = "initialize")]
+    Initialize,
+    /// Check that the server answers.
+    #[value(name = "ping")]
+    Ping,
+    /// List every tool.
+    #[value(name = "tools/list")]
+    ToolsList,
+    /// Call a tool (--tool, --arg, --args).
+    #[value(name = "tools/call")]
+    ToolsCall,
+    /// List every resource.
+    #[value(name = "resources/list")]
+    ResourcesList,
+    /// List every resource template.
+    #[value(name = "resources/templates/list")]
+    ResourcesTemplatesList,
+    /// Read a resource (--uri).
+    #[value(name = "resources/read")]
+    ResourcesRead,
+    /// List every prompt.
+    #[value(name = "prompts/list")]
+    PromptsList,
+    /// Get a prompt (--prompt, --arg, --args).
+    #[value(name = "prompts/get")]
+    PromptsGet,
+    /// Complete an argument (--ref, --arg-name, --arg-value, --arg).
+    #[value(name = "completion/complete")]
+    CompletionComplete,
+    /// Set the server's log level (--level).
+    #[value(name = "logging/setLevel")]
+    LoggingSetLevel,
+}
+
+impl Method {
+    /// The method's name on the command line (the JSON-RPC method, except `initialize`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Initialize => "initialize",
+            Method::Ping => "ping",
+            Method::ToolsList => "tools/list",
+            Method::ToolsCall => "tools/call",
+            Method::ResourcesList => "resources/list",
+            Method::ResourcesTemplatesList => "resources/templates/list",
+            Method::ResourcesRead => "resources/read",
+            Method::PromptsList => "prompts/list",
+            Method::PromptsGet => "prompts/get",
+            Method::CompletionComplete => "completion/complete",
+            Method::LoggingSetLevel => "logging/setLevel",
+        }
+    }
+}
+
+/// The arguments of `junction call`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = EXIT_CODES)]
+pub struct CallArgs {
+    /// The method to run.
+    #[arg(long, value_enum)]
+    method: Method,
+    /// The tool to call (tools/call).
+    #[arg(long, value_name = "NAME")]
+    tool: Option<String>,
+    /// The resource to read (resources/read).
+    #[arg(long, value_name = "URI")]
+    uri: Option<String>,
+    /// The prompt to get (prompts/get).
+    #[arg(long, value_name = "NAME")]
+    prompt: Option<String>,
+    /// An argument (repeatable). For tools a VALUE that parses as JSON is sent as that JSON
+    /// (`n=5` is a number, `s="5"` a string), anything else as a string; prompt and
+    /// completion arguments are always strings.
+    #[arg(long = "arg", value_name = "KEY=VALUE", value_parser = request::key_value)]
+    arg: Vec<(String, String)>,
+    /// Arguments as one JSON object; --arg values are added over it.
+    #[arg(long, value_name = "JSON")]
+    args: Option<String>,
+    /// What to complete (completion/complete): prompt:NAME or resource:URI-TEMPLATE.
+    #[arg(long = "ref", value_name = "REF")]
+    reference: Option<String>,
+    /// The argument being completed (completion/complete).
+    #[arg(long, value_name = "NAME")]
+    arg_name: Option<String>,
+    /// What has been typed of it so far (completion/complete; empty by default).
+    #[arg(long, value_name = "TEXT")]
+    arg_value: Option<String>,
+    /// The log level to set (logging/setLevel).
+    #[arg(long, value_parser = PossibleValuesParser::new(LoggingLevel::ALL.map(LoggingLevel::as_str)))]
+    level: Option<String>,
+    /// The protocol revision to offer (the newest by default).
+    #[arg(long, value_name = "VERSION",
+          value_parser = PossibleValuesParser::new(ProtocolVersion::HANDSHAKE.map(ProtocolVersion::as_str)))]
+    protocol_version: Option<String>,
+    /// How long to wait for each answer, in seconds (the handshake included).
+    #[arg(long, value_name = "SECS", default_value = "60", value_parser = seconds)]
+    timeout: Duration,
+    /// An environment variable for the server (repeatable).
+    #[arg(long = "env", value_name = "KEY=VALUE", value_parser = request::key_value)]
+    env: Vec<(String, String)>,
+    /// The server's working directory.
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+    /// The server: a command and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    command: Vec<String>,
+}
+
+fn seconds(text: &str) -> Result<Duration, String> {
+    text.parse::<f64>()
+        .ok()
+        .filter(|s| *s > 0.0)
+        .and_then(|s| Duration::try_from_secs_f64(s).ok())
+        .ok_or_else(|| format!("expected a positive number of seconds, got {text:?}"))
+}
+
+/// Runs the call and prints its outcome.
+pub async fn run(args: CallArgs) -> ExitCode {
+    match call(args).await {
+        Ok(outcome) => render::outcome(&outcome),
+        Err(e) => render::failure(&e),
+    }
+}
+
+async fn call(args: CallArgs) -> anyhow::Result<Outcome> {
+    let request = request::build(&args).map_err(|e| anyhow!(e))?;
+    let spec = command_spec(&args)?;
+    let mut options = ClientOptions::new("junction", env!("CARGO_PKG_VERSION"));
+    if let Some(version) = &args.protocol_version {
+        options.version = version
+            .parse()
+            .map_err(|e| anyhow!("--protocol-version: {e}"))?;
+    }
+    options.session.request_timeout = args.timeout;
+
+    let (connection, mut process) =
+        child::spawn(&spec, Limits::default()).map_err(|e| anyhow!("{e}"))?;
+    let client = match Client::connect(connection, options).await {
+        Ok(client) => client,
+        Err(e) => {
+            let status = stop(&mut process).await;
+            return Err(explain(anyhow!("{e}"), &process, status));
+        }
+    };
+    tracing::info!(
+        server = %client.server_info().name,
+        version = %client.server_info().version,
+        protocol = %client.protocol_version(),
+        "connected"
+    );
+    if let Some(mut notifications) = client.take_notifications() {
+        tokio::spawn(async move {
+            while let Some(n) = notifications.recv().await {
+                let params = n.params.map(|p| p.to_string()).unwrap_or_default();
+                tracing::info!(target: "junction::call", method = %n.method, %params, "server notification");
+            }
+        });
+    }
+    let outcome = perform(&client, request).await;
+    client.close();
+    let status = stop(&mut process).await;
+    outcome.map_err(|e| match e.downcast_ref::<RequestError>() {
+        Some(RequestError::Closed { .. }) => explain(e, &process, status),
+        _ => e,
+    })
+}
+
+/// The server command, refusing what `junction call` cannot reach yet.
+fn command_spec(args: &CallArgs) -> anyhow::Result<CommandSpec> {
+    let Some((program, rest)) = args.command.split_first() else {
+        bail!("give the server command after `--`, e.g. `junction call --method ping -- junction serve conformance`");
+    };
+    if program.starts_with("http://") || program.starts_with("https://") {
+        bail!("{program}: HTTP servers are not supported by `junction call` yet; give a command that runs the server over stdio after `--`");
+    }
+    let mut spec = CommandSpec::new(program).args(rest);
+    for (key, value) in &args.env {
+        spec = spec.env(key, value);
+    }
+    if let Some(dir) = &args.cwd {
+        if !dir.is_dir() {
+            bail!("--cwd {}: not a directory", dir.display());
+        }
+        spec = spec.cwd(dir);
+    }
+    Ok(spec)
+}
+
+/// Runs the request; a JSON-RPC error or a tool error is an outcome, not a failure.
+async fn perform(client: &Client, request: Request) -> anyhow::Result<Outcome> {
+    let encoded = match request {
+        Request::Initialize => {
+            let mut init = InitializeResult::new(
+                client.protocol_version(),
+                client.server_capabilities().clone(),
+                client.server_info().clone(),
+            );
+            init.instructions = client.instructions().map(str::to_owned);
+            encode(Ok(init))
+        }
+        Request::Ping => encode(client.ping().await.map(|()| Map::new())),
+        Request::ListTools => encode(client.list_tools().await.map(|t| keyed("tools", t))),
+        Request::CallTool(params) => {
+            let options = RequestOptions::default().on_progress(|update| {
+                let total = update.total.map(|t| format!("/{t}")).unwrap_or_default();
+                let message = update.message.unwrap_or_default();
+                tracing::info!(target: "junction::call", "progress {}{total} {message}", update.progress);
+            });
+            let result = client.call_tool(params, options).await;
+            let is_error = matches!(&result, Ok(r) if r.is_error == Some(true));
+            return Ok(match encode(result)? {
+                Ok(value) if is_error => Outcome::ToolError(value),
+                Ok(value) => Outcome::Result(value),
+                Err(error) => Outcome::RpcError(error),
+            });
+        }
+        Request::ListResources => {
+            encode(client.list_resources().await.map(|r| keyed("resources", r)))
+        }
+        Request::ListResourceTemplates => encode(
+            client
+                .list_resource_templates()
+                .await
+                .map(|t| keyed("resourceTemplates", t)),
+        ),
+        Request::ReadResource(uri) => encode(client.read_resource(&uri).await),
+        Request::ListPrompts => encode(client.list_prompts().await.map(|p| keyed("prompts", p))),
+        Request::GetPrompt(params) => encode(client.get_prompt(params).await),
+        Request::Complete(params) => encode(client.complete(params).await),
+        Request::SetLevel(level) => encode(client.set_level(level).await.map(|()| Map::new())),
+    };
+    Ok(match encoded? {
+        Ok(value) => Outcome::Result(value),
+        Err(error) => Outcome::RpcError(error),
+    })
+}
+
+/// A listing with every page merged, under the result's member name.
+fn keyed<T>(key: &'static str, items: Vec<T>) -> BTreeMap<&'static str, Vec<T>> {
+    BTreeMap::from([(key, items)])
+}
+
+/// A result as JSON, or the server's JSON-RPC error; any other failure is an error.
+fn encode<T: Serialize>(
+    result: Result<T, RequestError>,
+) -> anyhow::Result<Result<Value, ErrorObject>> {
+    match result {
+        Ok(value) => serde_json::to_value(&value)
+            .map(Ok)
+            .map_err(|e| anyhow!("could not encode the result: {e}")),
+        Err(RequestError::Remote { error, .. }) => Ok(Err(error)),
+        Err(e) => Err(e.into()),
+    }
+}
+
+async fn stop(process: &mut ChildProcess) -> Option<std::process::ExitStatus> {
+    match process.shutdown(ShutdownTimeouts::default()).await {
+        Ok(status) => {
+            tracing::debug!(%status, "the server exited");
+            Some(status)
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "could not stop the server");
+            None
+        }
+    }
+}
+
+/// Adds how the server ended and its last stderr lines to an error about a lost connection.
+fn explain(
+    error: anyhow::Error,
+    process: &ChildProcess,
+    status: Option<std::process::ExitStatus>,
+) -> anyhow::Error {
+    let mut detail = String::new();
+    if let Some(status) = status {
+        detail.push_str(&format!("the server exited ({status})"));
+    }
+    let tail = process.stderr_tail();
+    if !tail.is_empty() {
+        detail.push_str("; its last stderr lines:\n  ");
+        detail.push_str(&tail.join("\n  "));
+    }
+    if detail.is_empty() {
+        error
+    } else {
+        anyhow!("{error}; {detail}")
+    }
+}

@@ -1,0 +1,74 @@
+//! `junction`: Junction's command line.
+//!
+//! - `junction serve NAME` runs one of Junction's servers over stdio.
+//! - `junction call [OPTIONS] -- COMMAND ARGS...` starts any MCP server over stdio, runs one
+//!   method and prints its result as JSON.
+//!
+//! Logs go to stderr through `tracing`, at the level of `-v` (info, `-vv` debug, `-vvv`
+//! trace) or else of `RUST_LOG` (warnings by default); stdout carries only protocol (for
+//! `serve`) or the result (for `call`).
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+mod commands;
+mod logging;
+mod render;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use commands::{call, serve};
+
+/// Junction: a Model Context Protocol stack.
+#[derive(Debug, Parser)]
+#[command(name = "junction", version, about, propagate_version = true)]
+struct Cli {
+    /// More logs on stderr: -v info (with the server's stderr, for `call`), -vv debug, -vvv trace.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run one of Junction's servers over stdio.
+    Serve(serve::ServeArgs),
+    /// Start an MCP server over stdio, run one method and print its result as JSON.
+    Call(Box<call::CallArgs>),
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(&e),
+    };
+    logging::init(cli.verbose);
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("junction: could not start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match cli.command {
+        Command::Serve(args) => runtime.block_on(serve::run(args)),
+        Command::Call(args) => runtime.block_on(call::run(*args)),
+    }
+}
+
+/// Prints clap's message. Usage errors exit 2, except under `call`, whose 2 means a tool
+/// error: there they exit [`render::FAILURE`].
+fn usage_error(error: &clap::Error) -> ExitCode {
+    let _ = error.print();
+    if !error.use_stderr() {
+        return ExitCode::SUCCESS;
+    }
+    let subcommand = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    if subcommand.as_deref() == Some("call") {
+        ExitCode::from(render::FAILURE)
+    } else {
+        ExitCode::from(2)
+    }
+}

@@ -1,0 +1,59 @@
+//! What `junction call` prints and the exit code that goes with it. The protocol work happens
+//! in `commands::call`; this module only turns its outcome into text.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use junction_protocol::ErrorObject;
+use serde::Serialize;
+use serde_json::Value;
+
+/// The method succeeded; its result is on stdout.
+pub const OK: u8 = 0;
+/// The server answered with a JSON-RPC error; the error object is on stdout.
+pub const RPC_ERROR: u8 = 1;
+/// The tool ran and failed (`isError: true`); the result is on stdout.
+pub const TOOL_ERROR: u8 = 2;
+/// Bad usage, or the server could not be started, reached or understood; the reason is on
+/// stderr.
+pub const FAILURE: u8 = 3;
+
+/// What a method produced.
+#[derive(Debug)]
+pub enum Outcome {
+    /// A result.
+    Result(Value),
+    /// A tool result with `isError: true`.
+    ToolError(Value),
+    /// A JSON-RPC error from the server.
+    RpcError(ErrorObject),
+}
+
+/// Prints the outcome as pretty JSON on stdout and returns its exit code.
+pub fn outcome(outcome: &Outcome) -> ExitCode {
+    let (value, code) = match outcome {
+        Outcome::Result(value) => (print_json(value), OK),
+        Outcome::ToolError(value) => (print_json(value), TOOL_ERROR),
+        Outcome::RpcError(error) => (print_json(error), RPC_ERROR),
+    };
+    match value {
+        Ok(()) => ExitCode::from(code),
+        Err(e) => failure(&anyhow::anyhow!(
+            "could not write the result to stdout: {e}"
+        )),
+    }
+}
+
+/// Prints why the call could not be made on stderr and returns [`FAILURE`].
+pub fn failure(error: &anyhow::Error) -> ExitCode {
+    eprintln!("junction call: {error}");
+    ExitCode::from(FAILURE)
+}
+
+fn print_json(value: &impl Serialize) -> anyhow::Result<()> {
+    let text = serde_json::to_string_pretty(value)?;
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{text}")?;
+    stdout.flush()?;
+    Ok(())
+}

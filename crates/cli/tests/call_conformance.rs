@@ -1,0 +1,487 @@
+//! `junction call` against `junction serve conformance`, two real processes: the exact JSON
+//! printed, the exit codes, version pinning and the refusal of bad usage.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Command, Stdio};
+
+use common::{call_conformance, junction, Run, JUNCTION};
+use serde_json::{json, Value};
+
+const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+const WAV: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=";
+
+fn assert_code(run: &Run, code: i32) {
+    assert_eq!(
+        run.code, code,
+        "exit code\nstdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+}
+
+/// Asserts a usage or connection failure: exit 3, nothing on stdout, `message` on stderr.
+fn assert_failure(run: &Run, message: &str) {
+    assert_code(run, 3);
+    assert_eq!(run.stdout, "", "stdout must stay empty on failure");
+    assert!(
+        run.stderr.contains(message),
+        "stderr should contain {message:?}:\n{}",
+        run.stderr
+    );
+}
+
+fn fixture(name: &str, description: &str) -> Value {
+    json!({
+        "name": name,
+        "description": description,
+        "inputSchema": {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "title": "NoArguments",
+            "type": "object"
+        }
+    })
+}
+
+#[test]
+fn tools_list_prints_every_fixture_as_pretty_json() {
+    let run = call_conformance(&["--method", "tools/list"]);
+    assert_code(&run, 0);
+    assert!(
+        run.stdout.starts_with("{\n  \"tools\": [\n    {\n") && run.stdout.ends_with("}\n"),
+        "pretty JSON with a final newline:\n{}",
+        run.stdout
+    );
+    assert_eq!(
+        run.json(),
+        json!({"tools": [
+            fixture("test_simple_text", "Tests simple text content response"),
+            fixture("test_image_content", "Tests image content response"),
+            fixture("test_audio_content", "Tests audio content response"),
+            fixture("test_embedded_resource", "Tests embedded resource content response"),
+            fixture("test_multiple_content_types", "Tests response with multiple content types (text, image, resource)"),
+            fixture("test_error_handling", "Tests error response handling"),
+            fixture("test_tool_with_progress", "Tests tool that reports progress notifications"),
+            fixture("test_reconnection", "Tests SSE stream disconnection and client reconnection (SEP-1699). Server will close the stream mid-call and send the result after client reconnects."),
+        ]})
+    );
+}
+
+#[test]
+fn each_content_fixture_prints_its_exact_result() {
+    let cases = [
+        (
+            "test_simple_text",
+            json!([{"type": "text", "text": "This is a simple text response for testing."}]),
+        ),
+        (
+            "test_image_content",
+            json!([{"type": "image", "data": PNG, "mimeType": "image/png"}]),
+        ),
+        (
+            "test_audio_content",
+            json!([{"type": "audio", "data": WAV, "mimeType": "audio/wav"}]),
+        ),
+        (
+            "test_embedded_resource",
+            json!([{"type": "resource", "resource": {
+                "uri": "test://embedded-resource",
+                "mimeType": "text/plain",
+                "text": "This is an embedded resource content."
+            }}]),
+        ),
+        (
+            "test_multiple_content_types",
+            json!([
+                {"type": "text", "text": "Multiple content types test:"},
+                {"type": "image", "data": PNG, "mimeType": "image/png"},
+                {"type": "resource", "resource": {
+                    "uri": "test://mixed-content-resource",
+                    "mimeType": "application/json",
+                    "text": "{\"test\":\"data\",\"value\":123}"
+                }}
+            ]),
+        ),
+        (
+            "test_reconnection",
+            json!([{"type": "text", "text": "Reconnection test completed successfully. If you received this, the client properly reconnected after stream closure."}]),
+        ),
+    ];
+    for (tool, content) in cases {
+        let run = call_conformance(&["--method", "tools/call", "--tool", tool]);
+        assert_code(&run, 0);
+        assert_eq!(run.json(), json!({ "content": content }), "{tool}");
+    }
+}
+
+#[test]
+fn a_tool_error_prints_the_result_and_exits_2() {
+    let run = call_conformance(&["--method", "tools/call", "--tool", "test_error_handling"]);
+    assert_code(&run, 2);
+    assert_eq!(
+        run.json(),
+        json!({"isError": true, "content": [{"type": "text", "text": "This tool intentionally returns an error for testing"}]})
+    );
+}
+
+#[test]
+fn a_json_rpc_error_prints_the_error_object_and_exits_1() {
+    let run = call_conformance(&["--method", "tools/call", "--tool", "no_such_tool"]);
+    assert_code(&run, 1);
+    assert_eq!(
+        run.json(),
+        json!({"code": -32602, "message": "Unknown tool: no_such_tool"})
+    );
+}
+
+#[test]
+fn progress_is_logged_with_v_and_the_token_comes_back() {
+    let run = call_conformance(&[
+        "-v",
+        "--method",
+        "tools/call",
+        "--tool",
+        "test_tool_with_progress",
+    ]);
+    assert_code(&run, 0);
+    let result = run.json();
+    let token = result["content"][0]["text"].as_str().unwrap();
+    assert!(
+        token.parse::<i64>().is_ok(),
+        "the token junction sent is its request id: {result}"
+    );
+    for step in [0, 50, 100] {
+        let line = format!("progress {step}/100 Completed step {step} of 100");
+        assert!(run.stderr.contains(&line), "{line:?} in\n{}", run.stderr);
+    }
+}
+
+#[test]
+fn ping_prints_an_empty_object() {
+    let run = call_conformance(&["--method", "ping"]);
+    assert_code(&run, 0);
+    assert_eq!(run.stdout, "{}\n");
+}
+
+#[test]
+fn initialize_prints_the_servers_answer() {
+    let run = call_conformance(&["--method", "initialize"]);
+    assert_code(&run, 0);
+    assert_eq!(
+        run.json(),
+        json!({
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "mcp-conformance-test-server", "version": "1.0.0"},
+            "instructions": "Test fixtures of the MCP conformance suite 0.1.16. Every tool returns a fixed payload; call one to see how a client handles that kind of content."
+        })
+    );
+}
+
+#[test]
+fn protocol_version_pins_the_offered_revision() {
+    for version in ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"] {
+        let run = call_conformance(&["--method", "initialize", "--protocol-version", version]);
+        assert_code(&run, 0);
+        assert_eq!(run.json()["protocolVersion"], version);
+    }
+    let pinned = call_conformance(&[
+        "--protocol-version",
+        "2024-11-05",
+        "--method",
+        "tools/call",
+        "--tool",
+        "test_simple_text",
+    ]);
+    assert_code(&pinned, 0);
+    assert_eq!(
+        pinned.json(),
+        json!({"content": [{"type": "text", "text": "This is a simple text response for testing."}]})
+    );
+    let stateless = call_conformance(&["--method", "ping", "--protocol-version", "2026-07-28"]);
+    assert_failure(
+        &stateless,
+        "[possible values: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25]",
+    );
+}
+
+#[test]
+fn methods_the_server_did_not_declare_are_refused_without_sending() {
+    let cases: [(&[&str], &str); 7] = [
+        (&["--method", "resources/list"], "resources"),
+        (&["--method", "resources/templates/list"], "resources"),
+        (
+            &["--method", "resources/read", "--uri", "test://static-text"],
+            "resources",
+        ),
+        (&["--method", "prompts/list"], "prompts"),
+        (
+            &["--method", "prompts/get", "--prompt", "test_simple_prompt"],
+            "prompts",
+        ),
+        (
+            &[
+                "--method",
+                "completion/complete",
+                "--ref",
+                "prompt:test_prompt_with_arguments",
+                "--arg-name",
+                "arg1",
+            ],
+            "completions",
+        ),
+        (
+            &["--method", "logging/setLevel", "--level", "info"],
+            "logging",
+        ),
+    ];
+    for (flags, capability) in cases {
+        let run = call_conformance(flags);
+        assert_failure(
+            &run,
+            &format!("was not sent: the server did not declare the `{capability}` capability"),
+        );
+    }
+}
+
+#[test]
+fn bad_usage_exits_3_and_names_the_problem() {
+    let conformance = [JUNCTION, "serve", "conformance"];
+    let with_server = |flags: &[&'static str]| -> Vec<&'static str> {
+        let mut args = vec!["call"];
+        args.extend_from_slice(flags);
+        args.push("--");
+        args.extend_from_slice(&conformance);
+        args
+    };
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            with_server(&["--method", "tools/call"]),
+            "--method tools/call needs --tool NAME",
+        ),
+        (
+            with_server(&["--method", "resources/read"]),
+            "--method resources/read needs --uri URI",
+        ),
+        (
+            with_server(&["--method", "tools/list", "--tool", "x"]),
+            "--tool is not used by --method tools/list; it goes with --method tools/call",
+        ),
+        (
+            with_server(&["--method", "tools/call", "--tool", "x", "--arg", "novalue"]),
+            "expected KEY=VALUE, got \"novalue\"",
+        ),
+        (
+            with_server(&["--method", "tools/call", "--tool", "x", "--args", "[1, 2]"]),
+            "--args must be a JSON object, not [1,2]",
+        ),
+        (
+            with_server(&["--method", "bogus"]),
+            "invalid value 'bogus' for '--method <METHOD>'",
+        ),
+        (
+            with_server(&["--method", "ping", "--timeout", "0"]),
+            "expected a positive number of seconds, got \"0\"",
+        ),
+        (
+            with_server(&[
+                "--method",
+                "ping",
+                "--cwd",
+                "/nonexistent/junction-test-dir",
+            ]),
+            "--cwd /nonexistent/junction-test-dir: not a directory",
+        ),
+        (vec!["call", "--method", "ping"], "<COMMAND>"),
+        (
+            vec![
+                "-v",
+                "call",
+                "--method",
+                "tools/call",
+                "--",
+                JUNCTION,
+                "serve",
+                "conformance",
+            ],
+            "--method tools/call needs --tool NAME",
+        ),
+        (
+            vec![
+                "call",
+                "--method",
+                "tools/list",
+                "--",
+                "http://127.0.0.1:9/mcp",
+            ],
+            "http://127.0.0.1:9/mcp: HTTP servers are not supported by `junction call` yet",
+        ),
+        (
+            vec![
+                "call",
+                "--method",
+                "ping",
+                "--",
+                "/nonexistent/junction-test-server",
+            ],
+            "could not start `/nonexistent/junction-test-server`",
+        ),
+    ];
+    for (args, message) in cases {
+        let run = junction(&args);
+        assert_failure(&run, message);
+    }
+}
+
+#[test]
+fn a_server_that_dies_is_reported_with_its_exit_status_and_stderr() {
+    let run = junction(&[
+        "call",
+        "--method",
+        "ping",
+        "--",
+        "sh",
+        "-c",
+        "echo 'cannot open the database' >&2; exit 7",
+    ]);
+    assert_failure(
+        &run,
+        "the connection closed before `initialize` was answered",
+    );
+    assert!(run.stderr.contains("exit status: 7"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("cannot open the database"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_server_that_never_answers_times_out() {
+    let run = junction(&[
+        "call",
+        "--method",
+        "ping",
+        "--timeout",
+        "0.2",
+        "--",
+        "sleep",
+        "30",
+    ]);
+    assert_failure(&run, "`initialize` timed out");
+}
+
+#[test]
+fn server_stderr_is_shown_only_with_v_and_env_and_cwd_reach_the_server() {
+    let dir = std::env::temp_dir().canonicalize().unwrap();
+    let dir = dir.to_str().unwrap();
+    let script =
+        format!("echo \"marker FOO=$FOO in $(pwd)\" >&2; exec {JUNCTION} serve conformance");
+    let args = |verbose: bool| {
+        let mut args = vec!["call"];
+        if verbose {
+            args.push("-v");
+        }
+        args.extend_from_slice(&[
+            "--method",
+            "ping",
+            "--env",
+            "FOO=bar=baz",
+            "--cwd",
+            dir,
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ]);
+        args.into_iter().map(str::to_owned).collect::<Vec<_>>()
+    };
+    let quiet = common::run(
+        JUNCTION,
+        &args(false).iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    assert_code(&quiet, 0);
+    assert!(!quiet.stderr.contains("marker"), "{}", quiet.stderr);
+    let verbose = common::run(
+        JUNCTION,
+        &args(true).iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    assert_code(&verbose, 0);
+    let expected = format!("marker FOO=bar=baz in {dir}");
+    assert!(
+        verbose.stderr.contains(&expected),
+        "{expected:?} in\n{}",
+        verbose.stderr
+    );
+    assert_eq!(verbose.stdout, "{}\n");
+}
+
+#[test]
+fn serve_with_an_unknown_name_lists_the_known_ones_and_exits_2() {
+    let run = junction(&["serve", "no-such-server"]);
+    assert_code(&run, 2);
+    assert_eq!(run.stdout, "");
+    assert!(
+        run.stderr.contains("invalid value 'no-such-server'")
+            && run.stderr.contains("[possible values: conformance]"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn serve_writes_only_protocol_on_stdout_and_exits_when_stdin_closes() {
+    let mut child = Command::new(JUNCTION)
+        .args(["serve", "conformance"])
+        .env("RUST_LOG", "trace")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut send = |message: Value| {
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+    };
+    let mut receive = || {
+        let mut line = String::new();
+        assert!(
+            stdout.read_line(&mut line).unwrap() > 0,
+            "stdout ended early"
+        );
+        let message: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("a stdout line that is not JSON ({e}): {line:?}"));
+        assert_eq!(message["jsonrpc"], "2.0", "{line}");
+        message
+    };
+    send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}}),
+    );
+    let init = receive();
+    assert_eq!(init["id"], 1);
+    assert_eq!(init["result"]["protocolVersion"], "2025-06-18");
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    send(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "test_simple_text"}}),
+    );
+    assert_eq!(
+        receive(),
+        json!({"jsonrpc": "2.0", "id": 2, "result": {"content": [
+            {"type": "text", "text": "This is a simple text response for testing."}]}})
+    );
+    drop(stdin);
+    let mut rest = String::new();
+    stdout.read_to_string(&mut rest).unwrap();
+    assert_eq!(rest, "", "nothing after the answers");
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "{:?}", output.status);
+    let logs = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        logs.contains("serving over stdio"),
+        "logs go to stderr:\n{logs}"
+    );
+}
