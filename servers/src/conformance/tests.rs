@@ -160,9 +160,10 @@ async fn a_string_progress_token_is_echoed_and_used_in_every_notification() {
     );
     for step in [0.0, 50.0, 100.0] {
         let n = notifications.recv().await.unwrap();
-        assert_eq!(n.method, "notifications/progress");
+        assert_eq!(n.method(), "notifications/progress");
+        let (_, params) = n.into_parts().unwrap();
         assert_eq!(
-            n.params.unwrap(),
+            serde_json::from_str::<Value>(params.unwrap().get()).unwrap(),
             json!({"progressToken": "progress-test-1", "progress": step, "total": 100.0,
                    "message": format!("Completed step {step} of 100")})
         );

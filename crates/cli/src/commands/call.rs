@@ -190,8 +190,12 @@ async fn call(args: CallArgs) -> anyhow::Result<Outcome> {
     if let Some(mut notifications) = client.take_notifications() {
         tokio::spawn(async move {
             while let Some(n) = notifications.recv().await {
-                let params = n.params.map(|p| p.to_string()).unwrap_or_default();
-                tracing::info!(target: "junction::call", method = %n.method, %params, "server notification");
+                let method = n.method().to_owned();
+                let params = match n.into_parts() {
+                    Ok((_, Some(raw))) => raw.get().to_owned(),
+                    _ => String::new(),
+                };
+                tracing::info!(target: "junction::call", %method, %params, "server notification");
             }
         });
     }
