@@ -171,7 +171,7 @@ fn initialize_prints_the_servers_answer() {
         run.json(),
         json!({
             "protocolVersion": "2025-11-25",
-            "capabilities": {"tools": {}},
+            "capabilities": {"logging": {}, "tools": {"listChanged": true}},
             "serverInfo": {"name": "mcp-conformance-test-server", "version": "1.0.0"},
             "instructions": "Test fixtures of the MCP conformance suite 0.1.16. Every tool returns a fixed payload; call one to see how a client handles that kind of content."
         })
@@ -207,7 +207,7 @@ fn protocol_version_pins_the_offered_revision() {
 
 #[test]
 fn methods_the_server_did_not_declare_are_refused_without_sending() {
-    let cases: [(&[&str], &str); 7] = [
+    let cases: [(&[&str], &str); 6] = [
         (&["--method", "resources/list"], "resources"),
         (&["--method", "resources/templates/list"], "resources"),
         (
@@ -229,10 +229,6 @@ fn methods_the_server_did_not_declare_are_refused_without_sending() {
                 "arg1",
             ],
             "completions",
-        ),
-        (
-            &["--method", "logging/setLevel", "--level", "info"],
-            "logging",
         ),
     ];
     for (flags, capability) in cases {
@@ -484,4 +480,60 @@ fn serve_writes_only_protocol_on_stdout_and_exits_when_stdin_closes() {
         logs.contains("serving over stdio"),
         "logs go to stderr:\n{logs}"
     );
+}
+
+/// A client may write a whole session and close stdin without waiting: `initialize` is
+/// answered before what follows it is read, and requests still running when stdin closes are
+/// answered before the server exits.
+#[test]
+fn serve_answers_a_session_written_at_once_and_then_closed() {
+    let mut child = Command::new(JUNCTION)
+        .args(["serve", "conformance"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let session = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "pipe", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "test_tool_with_progress", "_meta": {"progressToken": "p"}}}),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "test_simple_text"}}),
+    ];
+    let mut stdin = child.stdin.take().unwrap();
+    for message in &session {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    drop(stdin);
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "{:?}", output.status);
+    let messages: Vec<Value> = String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let answer = |id: i64| {
+        messages
+            .iter()
+            .find(|m| m["id"] == id)
+            .unwrap_or_else(|| panic!("no answer to request {id} in {messages:#?}"))
+    };
+    assert_eq!(answer(1)["result"]["protocolVersion"], "2025-11-25");
+    assert_eq!(
+        answer(2)["result"],
+        json!({"content": [{"type": "text", "text": "p"}]})
+    );
+    assert_eq!(
+        answer(3)["result"]["content"][0]["text"],
+        "This is a simple text response for testing."
+    );
+    let progress: Vec<&Value> = messages
+        .iter()
+        .filter(|m| m["method"] == "notifications/progress")
+        .map(|m| &m["params"]["progress"])
+        .collect();
+    assert_eq!(progress, [&json!(0.0), &json!(50.0), &json!(100.0)]);
 }

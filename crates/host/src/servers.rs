@@ -484,7 +484,8 @@ mod tests {
                 data: serde_json::json!("slow"),
             }
         );
-        let other = notification_event("s", ServerNotification::ToolListChanged(Default::default()));
+        let other =
+            notification_event("s", ServerNotification::ToolListChanged(Default::default()));
         assert!(matches!(other, Event::ServerNotification { .. }));
     }
 

@@ -277,6 +277,7 @@ impl Server {
         };
         let options = SessionOptions {
             name: self.handle.registry.info.name.clone(),
+            finish_running_on_eof: true,
             ..SessionOptions::default()
         };
         let peer = Session::start(connection, router, options);

@@ -357,6 +357,12 @@ impl Service for Router {
         })
     }
 
+    /// `initialize` is answered before the next message is read, so that a client that writes
+    /// `notifications/initialized` and its first requests without waiting is served in order.
+    fn in_order(&self, method: &str) -> bool {
+        method == "initialize"
+    }
+
     fn notification<'a>(&'a self, n: Notification, peer: &'a Peer) -> BoxFuture<'a, ()> {
         Box::pin(async move {
             let hook = &self.server.registry.on_roots_changed;

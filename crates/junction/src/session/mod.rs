@@ -78,6 +78,14 @@ pub trait Service: Send + Sync + 'static {
     /// Takes one notification (other than cancellation and routed progress, which the engine
     /// handles). Awaited before the next message is read: keep it short.
     fn notification<'a>(&'a self, notification: Notification, peer: &'a Peer) -> BoxFuture<'a, ()>;
+
+    /// Whether requests for `method` are answered before the next message is read, like
+    /// notifications, instead of concurrently. For short requests that change the session's
+    /// state, such as `initialize`, so that what follows them sees the change. Default: none.
+    fn in_order(&self, method: &str) -> bool {
+        let _ = method;
+        false
+    }
 }
 
 impl<S: Service> Service for Arc<S> {
@@ -89,6 +97,9 @@ impl<S: Service> Service for Arc<S> {
     }
     fn notification<'a>(&'a self, notification: Notification, peer: &'a Peer) -> BoxFuture<'a, ()> {
         (**self).notification(notification, peer)
+    }
+    fn in_order(&self, method: &str) -> bool {
+        (**self).in_order(method)
     }
 }
 
@@ -110,6 +121,11 @@ pub struct SessionOptions {
     pub request_timeout: Duration,
     /// A name for this session in logs.
     pub name: String,
+    /// When the other side stops sending (end of input), let the requests already running
+    /// finish and send their answers before the session ends. A stdio server wants this: a
+    /// client may write its requests and close stdin. Outgoing requests fail at once either
+    /// way, since no answer can arrive.
+    pub finish_running_on_eof: bool,
 }
 
 impl Default for SessionOptions {
@@ -117,6 +133,7 @@ impl Default for SessionOptions {
         SessionOptions {
             request_timeout: Duration::from_secs(60),
             name: "session".to_owned(),
+            finish_running_on_eof: false,
         }
     }
 }
@@ -132,8 +149,14 @@ impl Session {
     /// [`Peer::close`] is called; [`Peer::closed`] waits for that.
     pub fn start(connection: Connection, service: impl Service, options: SessionOptions) -> Peer {
         let Connection { outgoing, incoming } = connection;
+        let finish_running_on_eof = options.finish_running_on_eof;
         let peer = Peer::new(outgoing, options);
-        tokio::spawn(run(incoming, Arc::new(service), peer.clone()));
+        tokio::spawn(run(
+            incoming,
+            Arc::new(service),
+            peer.clone(),
+            finish_running_on_eof,
+        ));
         peer
     }
 }
@@ -142,16 +165,20 @@ async fn run(
     mut incoming: tokio::sync::mpsc::Receiver<Inbound>,
     service: Arc<dyn Service>,
     peer: Peer,
+    finish_running_on_eof: bool,
 ) {
     loop {
         let item = tokio::select! {
             item = incoming.recv() => item,
-            _ = peer.shutdown_requested() => None,
+            _ = peer.shutdown_requested() => {
+                peer.finish();
+                return;
+            }
         };
         let Some(item) = item else { break };
         match item {
             Inbound::Frame(bytes) => match Message::decode(&bytes) {
-                Ok(Message::Request(request)) => start_request(request, &service, &peer),
+                Ok(Message::Request(request)) => start_request(request, &service, &peer).await,
                 Ok(Message::Notification(n)) => on_notification(n, &service, &peer).await,
                 Ok(Message::Response(response)) => peer.complete(response),
                 Err(e) => {
@@ -168,10 +195,19 @@ async fn run(
             }
         }
     }
+    peer.input_ended();
+    if finish_running_on_eof {
+        tokio::select! {
+            _ = peer.drained() => {}
+            _ = peer.shutdown_requested() => {}
+        }
+    }
     peer.finish();
 }
 
-fn start_request(request: Request, service: &Arc<dyn Service>, peer: &Peer) {
+/// Runs a request's handler: in its own task, or, when the service asks for it (see
+/// [`Service::in_order`]), before the next message is read.
+async fn start_request(request: Request, service: &Arc<dyn Service>, peer: &Peer) {
     let Request { id, method, params } = request;
     let Some(context) = peer.begin_incoming(&id, params.as_deref()) else {
         let error = ErrorObject::invalid_request(format!(
@@ -180,9 +216,10 @@ fn start_request(request: Request, service: &Arc<dyn Service>, peer: &Peer) {
         peer.send_response(Response::err(Some(id.clone()), error), Some(id));
         return;
     };
+    let in_order = service.in_order(&method);
     let service = service.clone();
     let peer = peer.clone();
-    tokio::spawn(async move {
+    let handle = async move {
         let cancel = context.cancellation();
         let incoming = IncomingRequest {
             method,
@@ -210,7 +247,12 @@ fn start_request(request: Request, service: &Arc<dyn Service>, peer: &Peer) {
                 tracing::debug!(session = %peer.name(), %id, "request cancelled; no response sent")
             }
         }
-    });
+    };
+    if in_order {
+        handle.await;
+    } else {
+        tokio::spawn(handle);
+    }
 }
 
 #[derive(Deserialize)]

@@ -107,6 +107,10 @@ struct Inner {
     closed: CancellationToken,
     /// Fires when [`Peer::close`] asks the read loop to stop.
     shutdown: CancellationToken,
+    /// Fires when the other side stops sending: no answer can arrive any more.
+    input_closed: CancellationToken,
+    /// Woken whenever the last running incoming request ends.
+    idle: tokio::sync::Notify,
     options: SessionOptions,
 }
 
@@ -153,6 +157,8 @@ impl Peer {
                 incoming: Mutex::new(HashMap::new()),
                 closed: CancellationToken::new(),
                 shutdown: CancellationToken::new(),
+                input_closed: CancellationToken::new(),
+                idle: tokio::sync::Notify::new(),
                 options,
             }),
         }
@@ -220,6 +226,11 @@ impl Peer {
         params: Option<Box<RawValue>>,
         options: RequestOptions,
     ) -> Result<Box<RawValue>, RequestError> {
+        if self.inner.input_closed.is_cancelled() {
+            return Err(RequestError::Closed {
+                method: method.to_owned(),
+            });
+        }
         let id = RequestId::Number(self.inner.next_id.fetch_add(1, Ordering::Relaxed));
         let mut params = params;
         let (tx, mut rx) = oneshot::channel();
@@ -277,7 +288,10 @@ impl Peer {
         let mut deadline = started + timeout;
         let outcome = loop {
             tokio::select! {
-                outcome = &mut rx => break outcome,
+                // An answer read before the input ended wins over the end.
+                biased;
+                outcome = &mut rx => break outcome.ok(),
+                _ = self.inner.input_closed.cancelled() => break None,
                 _ = cancel.cancelled() => {
                     guard.armed = false;
                     self.forget(&id);
@@ -306,14 +320,14 @@ impl Peer {
             }
         };
         guard.armed = false;
-        self.forget_progress(&id);
+        self.forget(&id);
         match outcome {
-            Ok(Ok(result)) => Ok(result),
-            Ok(Err(error)) => Err(RequestError::Remote {
+            Some(Ok(result)) => Ok(result),
+            Some(Err(error)) => Err(RequestError::Remote {
                 method: method.to_owned(),
                 error,
             }),
-            Err(_) => Err(RequestError::Closed {
+            None => Err(RequestError::Closed {
                 method: method.to_owned(),
             }),
         }
@@ -342,7 +356,28 @@ impl Peer {
         self.inner.shutdown.cancelled().await
     }
 
+    /// The other side stopped sending: outgoing requests can no longer be answered, so they
+    /// fail at once (and new ones fail when sent) while running handlers go on.
+    pub(super) fn input_ended(&self) {
+        self.inner.input_closed.cancel();
+        lock(&self.inner.pending).clear();
+        lock(&self.inner.progress).clear();
+    }
+
+    /// Waits until no incoming request is running.
+    pub(super) async fn drained(&self) {
+        loop {
+            // Created before the check, so a wake-up between the check and the wait is kept.
+            let idle = self.inner.idle.notified();
+            if lock(&self.inner.incoming).is_empty() {
+                return;
+            }
+            idle.await;
+        }
+    }
+
     pub(super) fn finish(&self) {
+        self.inner.input_closed.cancel();
         self.inner.closed.cancel();
         lock(&self.inner.outgoing).take();
         // Dropping the senders wakes every waiting requester with `Closed`.
@@ -448,7 +483,11 @@ impl Peer {
     }
 
     pub(super) fn end_incoming(&self, id: &RequestId) {
-        lock(&self.inner.incoming).remove(id);
+        let mut incoming = lock(&self.inner.incoming);
+        incoming.remove(id);
+        if incoming.is_empty() {
+            self.inner.idle.notify_waiters();
+        }
     }
 
     pub(super) fn cancel_incoming(&self, id: &RequestId) {

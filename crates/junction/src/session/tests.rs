@@ -382,3 +382,54 @@ async fn malformed_input_table_each_answered_while_the_session_keeps_serving() {
         .await;
     assert_eq!(raw.recv().await.unwrap()["id"], "last");
 }
+
+/// Sends a `sleep` request, then ends the input; returns what the session wrote afterwards.
+async fn answers_after_end_of_input(finish_running_on_eof: bool) -> Vec<serde_json::Value> {
+    let (conn, raw) = memory::raw();
+    let options = SessionOptions {
+        finish_running_on_eof,
+        ..SessionOptions::default()
+    };
+    let peer = Session::start(conn, TestService::default(), options);
+    raw.send(r#"{"jsonrpc":"2.0","id":7,"method":"sleep","params":{"ms":40}}"#)
+        .await;
+    let memory::RawPeer { frames, mut sent } = raw;
+    drop(frames);
+    let mut written = Vec::new();
+    while let Some(out) = sent.recv().await {
+        written.push(serde_json::from_slice(&out.message.encode()).unwrap());
+    }
+    peer.closed().await;
+    written
+}
+
+#[tokio::test]
+async fn with_finish_running_on_eof_a_running_request_is_answered_after_end_of_input() {
+    assert_eq!(
+        answers_after_end_of_input(true).await,
+        vec![json!({"jsonrpc":"2.0","id":7,"result":{"slept":40}})]
+    );
+}
+
+#[tokio::test]
+async fn by_default_end_of_input_stops_running_requests_unanswered() {
+    assert_eq!(
+        answers_after_end_of_input(false).await,
+        Vec::<serde_json::Value>::new()
+    );
+}
+
+#[tokio::test]
+async fn after_end_of_input_outgoing_requests_fail_at_once() {
+    let (conn, raw) = memory::raw();
+    let peer = Session::start(conn, TestService::default(), SessionOptions::default());
+    let memory::RawPeer { frames, sent } = raw;
+    let waiting = tokio::spawn({
+        let peer = peer.clone();
+        async move { peer.request_raw("echo", None, Default::default()).await }
+    });
+    drop(frames);
+    let err = waiting.await.unwrap().unwrap_err();
+    assert!(matches!(err, RequestError::Closed { .. }), "{err:?}");
+    drop(sent);
+}
