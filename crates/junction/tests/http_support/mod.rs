@@ -137,7 +137,7 @@ impl Raw {
             .to_str()
             .unwrap()
             .to_owned();
-        let body = body_json(response).await;
+        let body = answer(response).await;
         assert_eq!(body["result"]["protocolVersion"], "2025-11-25");
         let accepted = self.post(&[("mcp-session-id", &id)], INITIALIZED).await;
         assert_eq!(accepted.status(), 202);
@@ -154,6 +154,17 @@ pub async fn body_json(response: reqwest::Response) -> Value {
             String::from_utf8_lossy(&bytes)
         )
     })
+}
+
+/// The JSON-RPC answer to a request, whether sent as JSON or as the last SSE message.
+pub async fn answer(mut response: reqwest::Response) -> Value {
+    if response.headers()["content-type"] != "text/event-stream" {
+        return body_json(response).await;
+    }
+    let events = read_events(&mut response, &mut Parser::default(), |_| false).await;
+    messages(&events)
+        .pop()
+        .expect("the stream carries the response")
 }
 
 /// Reads events until `done` says so or the stream ends.
