@@ -42,7 +42,10 @@ async fn client_against_server_everything_over_streamable_http() {
         .spawn()
         .expect("server-everything starts");
     // Wait until it listens (how long it takes is not asserted).
-    while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
+    while tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .is_err()
+    {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 
@@ -65,15 +68,22 @@ async fn client_against_server_everything_over_streamable_http() {
     let result = client.call_tool(echo, Default::default()).await.unwrap();
     assert_eq!(result.content[0].as_text(), Some("Echo: over HTTP"));
 
-    let sum = CallToolParams::new("get-sum").argument("a", 2).argument("b", 3);
+    let sum = CallToolParams::new("get-sum")
+        .argument("a", 2)
+        .argument("b", 3);
     let result = client.call_tool(sum, Default::default()).await.unwrap();
-    assert!(result.content[0].as_text().unwrap().contains('5'), "{result:?}");
+    assert!(
+        result.content[0].as_text().unwrap().contains('5'),
+        "{result:?}"
+    );
 
     // Progress arrives on the call's event stream before the result.
     let updates = Arc::new(Mutex::new(Vec::new()));
     let sink = {
         let updates = updates.clone();
-        Arc::new(move |u: junction::session::ProgressUpdate| updates.lock().unwrap().push(u.progress))
+        Arc::new(move |u: junction::session::ProgressUpdate| {
+            updates.lock().unwrap().push(u.progress)
+        })
     };
     let long = CallToolParams::new("trigger-long-running-operation")
         .argument("duration", 0.2)
