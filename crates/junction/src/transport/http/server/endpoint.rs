@@ -6,11 +6,11 @@ use axum::body::Body;
 use axum::extract::State;
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use junction_protocol::{ErrorCode, Message, ProtocolVersion, RequestId};
 
-use super::guard::{self, refuse, TRANSPORT_ERROR};
+use super::guard::{self, refuse, Refusal, TRANSPORT_ERROR};
 use super::session::{HttpSession, NoReply, OpenError, Reply, SessionSettings, SseBody};
 use super::{new_session_id, EventId, ResponseMode, Shared};
 use crate::transport::http::{LAST_EVENT_ID_HEADER, PROTOCOL_VERSION_HEADER, SESSION_ID_HEADER};
@@ -30,7 +30,7 @@ fn empty(status: StatusCode) -> Response {
     response
 }
 
-fn missing_session() -> Response {
+fn missing_session() -> Refusal {
     refuse(
         StatusCode::BAD_REQUEST,
         TRANSPORT_ERROR,
@@ -38,7 +38,7 @@ fn missing_session() -> Response {
     )
 }
 
-fn unknown_session() -> Response {
+fn unknown_session() -> Refusal {
     refuse(
         StatusCode::NOT_FOUND,
         TRANSPORT_ERROR,
@@ -51,7 +51,7 @@ fn session_header(headers: &HeaderMap) -> Option<&str> {
 }
 
 /// Finds the session a request names.
-fn find_session(shared: &Shared, headers: &HeaderMap) -> Result<Arc<HttpSession>, Response> {
+fn find_session(shared: &Shared, headers: &HeaderMap) -> Result<Arc<HttpSession>, Refusal> {
     let id = session_header(headers).ok_or_else(missing_session)?;
     let session = shared.session(id).ok_or_else(unknown_session)?;
     session.touch();
@@ -72,26 +72,24 @@ pub(super) async fn post(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    match post_inner(&shared, &headers, body).await {
-        Ok(response) | Err(response) => response,
-    }
+    post_inner(&shared, &headers, body)
+        .await
+        .unwrap_or_else(IntoResponse::into_response)
 }
 
 async fn post_inner(
     shared: &Arc<Shared>,
     headers: &HeaderMap,
     body: Body,
-) -> Result<Response, Response> {
+) -> Result<Response, Refusal> {
     guard::check_post_accept(headers)?;
     guard::check_content_type(headers)?;
     guard::check_version(headers)?;
     let frame = guard::read_body(body, shared.config.max_body).await?;
-    let message = Message::decode(&frame).map_err(|e| {
-        let body = serde_json::json!({ "jsonrpc": "2.0", "id": e.id, "error": e.error });
-        guard::json_response(StatusCode::BAD_REQUEST, body.to_string().into())
-    })?;
+    let message = Message::decode(&frame)
+        .map_err(|e| Refusal::with_id(StatusCode::BAD_REQUEST, e.id, e.error))?;
     if shared.config.stateless {
-        return Ok(stateless(shared, headers, message, frame).await);
+        return stateless(shared, headers, message, frame).await;
     }
     let request = match &message {
         Message::Request(r) => Some((r.id.clone(), r.method == "initialize")),
@@ -146,7 +144,7 @@ async fn answer(
     is_initialize: bool,
     frame: Bytes,
     mode: ResponseMode,
-) -> Result<Response, Response> {
+) -> Result<Response, Refusal> {
     let always_sse = mode == ResponseMode::AlwaysSse;
     match session.request(id.clone(), is_initialize, frame, always_sse).await {
         Ok(Reply::Json(body)) => Ok(guard::json_response(StatusCode::OK, body)),
@@ -174,21 +172,18 @@ async fn stateless(
     headers: &HeaderMap,
     message: Message,
     frame: Bytes,
-) -> Response {
+) -> Result<Response, Refusal> {
     let Message::Request(request) = message else {
         tracing::debug!("stateless mode: a notification or response has no session to go to; accepted and dropped");
-        return empty(StatusCode::ACCEPTED);
+        return Ok(empty(StatusCode::ACCEPTED));
     };
-    let session_id = match new_session_id() {
-        Ok(id) => id,
-        Err(e) => {
-            return refuse(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                ErrorCode::INTERNAL_ERROR,
-                format!("Internal error: no random id available: {e}"),
-            )
-        }
-    };
+    let session_id = new_session_id().map_err(|e| {
+        refuse(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            ErrorCode::INTERNAL_ERROR,
+            format!("Internal error: no random id available: {e}"),
+        )
+    })?;
     let session = HttpSession::start(
         session_id,
         settings(shared, false),
@@ -199,7 +194,7 @@ async fn stateless(
     if !is_initialize {
         if let Err(refusal) = initialize_on_the_fly(&session, headers).await {
             session.close();
-            return refusal;
+            return Err(refusal);
         }
     }
     let answered = answer(
@@ -211,13 +206,11 @@ async fn stateless(
     )
     .await;
     session.close_when_answered();
-    match answered {
-        Ok(r) | Err(r) => r,
-    }
+    answered
 }
 
 /// Runs the handshake inside a one-shot session, offering the header's revision.
-async fn initialize_on_the_fly(session: &HttpSession, headers: &HeaderMap) -> Result<(), Response> {
+async fn initialize_on_the_fly(session: &HttpSession, headers: &HeaderMap) -> Result<(), Refusal> {
     let version = headers
         .get(PROTOCOL_VERSION_HEADER)
         .and_then(|v| v.to_str().ok())
@@ -256,7 +249,7 @@ async fn initialize_on_the_fly(session: &HttpSession, headers: &HeaderMap) -> Re
 
 /// `GET`: the standalone stream, or a resumption with `Last-Event-ID`.
 pub(super) async fn get(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
-    let result = (|| {
+    let result = (|| -> Result<Response, Refusal> {
         guard::check_get_accept(&headers)?;
         guard::check_version(&headers)?;
         if shared.config.stateless {
@@ -294,42 +287,37 @@ pub(super) async fn get(State(shared): State<Arc<Shared>>, headers: HeaderMap) -
             Err(OpenError::Closed) => Err(unknown_session()),
         }
     })();
-    match result {
-        Ok(r) | Err(r) => r,
-    }
+    result.unwrap_or_else(IntoResponse::into_response)
 }
 
 /// `DELETE`: the client ends its session.
 pub(super) async fn delete(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
     if shared.config.stateless {
-        return method_not_allowed_response("DELETE is not offered in stateless mode");
+        return method_not_allowed_response("DELETE is not offered in stateless mode")
+            .into_response();
     }
     let Some(id) = session_header(&headers) else {
-        return missing_session();
+        return missing_session().into_response();
     };
     match shared.remove_session(id) {
         Some(session) if !session.is_closed() => {
             session.close();
             empty(StatusCode::OK)
         }
-        _ => unknown_session(),
+        _ => unknown_session().into_response(),
     }
 }
 
-fn method_not_allowed_response(message: &str) -> Response {
-    let mut response = refuse(
+fn method_not_allowed_response(message: &str) -> Refusal {
+    refuse(
         StatusCode::METHOD_NOT_ALLOWED,
         TRANSPORT_ERROR,
         format!("Method Not Allowed: {message}"),
-    );
-    response.headers_mut().insert(
-        axum::http::header::ALLOW,
-        HeaderValue::from_static("GET, POST, DELETE"),
-    );
-    response
+    )
+    .allow("GET, POST, DELETE")
 }
 
 /// Any other method.
 pub(super) async fn method_not_allowed() -> Response {
-    method_not_allowed_response("this endpoint serves GET, POST and DELETE")
+    method_not_allowed_response("this endpoint serves GET, POST and DELETE").into_response()
 }

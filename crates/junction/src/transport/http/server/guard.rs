@@ -7,22 +7,57 @@
 //! Every refusal carries a JSON-RPC error body with `"id": null`, as the specification allows.
 
 use axum::body::Body;
-use axum::http::header::{ACCEPT, CONTENT_TYPE, HOST, ORIGIN};
+use axum::http::header::{ACCEPT, ALLOW, CONTENT_TYPE, HOST, ORIGIN};
 use axum::http::{HeaderMap, StatusCode};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
-use junction_protocol::{ErrorCode, ErrorObject, ProtocolVersion};
+use junction_protocol::{ErrorCode, ErrorObject, ProtocolVersion, RequestId};
 
 use crate::transport::http::PROTOCOL_VERSION_HEADER;
 
 /// The error code the reference SDKs use for transport-level refusals.
 pub(super) const TRANSPORT_ERROR: ErrorCode = ErrorCode(-32000);
 
-/// A refusal: the status and the JSON-RPC error in the body.
-pub(super) fn refuse(status: StatusCode, code: ErrorCode, message: impl Into<String>) -> Response {
-    let error = ErrorObject::new(code, message);
-    let body = serde_json::json!({ "jsonrpc": "2.0", "id": null, "error": error });
-    json_response(status, body.to_string().into())
+/// A refusal: the status and the JSON-RPC error for the body.
+#[derive(Debug)]
+pub(super) struct Refusal {
+    status: StatusCode,
+    body: serde_json::Value,
+    allow: Option<&'static str>,
+}
+
+impl Refusal {
+    /// A refusal whose error names the message's id (or `null`).
+    pub(super) fn with_id(status: StatusCode, id: Option<RequestId>, error: ErrorObject) -> Self {
+        Refusal {
+            status,
+            body: serde_json::json!({ "jsonrpc": "2.0", "id": id, "error": error }),
+            allow: None,
+        }
+    }
+
+    /// Adds the `Allow` header of a 405.
+    pub(super) fn allow(mut self, methods: &'static str) -> Self {
+        self.allow = Some(methods);
+        self
+    }
+}
+
+impl IntoResponse for Refusal {
+    fn into_response(self) -> Response {
+        let mut response = json_response(self.status, self.body.to_string().into());
+        if let Some(methods) = self.allow {
+            response
+                .headers_mut()
+                .insert(ALLOW, axum::http::HeaderValue::from_static(methods));
+        }
+        response
+    }
+}
+
+/// A refusal with a JSON-RPC error body whose id is `null`.
+pub(super) fn refuse(status: StatusCode, code: ErrorCode, message: impl Into<String>) -> Refusal {
+    Refusal::with_id(status, None, ErrorObject::new(code, message))
 }
 
 /// An `application/json` answer.
@@ -58,7 +93,7 @@ impl Default for AllowList {
 
 impl AllowList {
     /// Checks `Host` (required) and `Origin` (when present).
-    pub(super) fn check(&self, headers: &HeaderMap) -> Result<(), Response> {
+    pub(super) fn check(&self, headers: &HeaderMap) -> Result<(), Refusal> {
         let forbid = |what: &str| Err(refuse(StatusCode::FORBIDDEN, TRANSPORT_ERROR, what));
         let host = headers.get(HOST).and_then(|h| h.to_str().ok());
         match host {
@@ -94,7 +129,7 @@ fn host_name(authority: &str) -> &str {
     authority.split(':').next().unwrap_or(authority)
 }
 
-fn header<'a>(headers: &'a HeaderMap, name: impl axum::http::header::AsHeaderName) -> &'a str {
+fn header(headers: &HeaderMap, name: impl axum::http::header::AsHeaderName) -> &str {
     headers
         .get(name)
         .and_then(|v| v.to_str().ok())
@@ -111,7 +146,7 @@ fn accepts(headers: &HeaderMap, media: &str) -> bool {
 }
 
 /// A POST must accept both JSON and an event stream.
-pub(super) fn check_post_accept(headers: &HeaderMap) -> Result<(), Response> {
+pub(super) fn check_post_accept(headers: &HeaderMap) -> Result<(), Refusal> {
     if accepts(headers, "application/json") && accepts(headers, "text/event-stream") {
         return Ok(());
     }
@@ -123,7 +158,7 @@ pub(super) fn check_post_accept(headers: &HeaderMap) -> Result<(), Response> {
 }
 
 /// A GET must accept an event stream.
-pub(super) fn check_get_accept(headers: &HeaderMap) -> Result<(), Response> {
+pub(super) fn check_get_accept(headers: &HeaderMap) -> Result<(), Refusal> {
     if accepts(headers, "text/event-stream") {
         return Ok(());
     }
@@ -135,7 +170,7 @@ pub(super) fn check_get_accept(headers: &HeaderMap) -> Result<(), Response> {
 }
 
 /// The body must be JSON.
-pub(super) fn check_content_type(headers: &HeaderMap) -> Result<(), Response> {
+pub(super) fn check_content_type(headers: &HeaderMap) -> Result<(), Refusal> {
     let media = header(headers, CONTENT_TYPE)
         .split(';')
         .next()
@@ -152,7 +187,7 @@ pub(super) fn check_content_type(headers: &HeaderMap) -> Result<(), Response> {
 
 /// The `MCP-Protocol-Version` header, when present, must name a revision served here.
 /// Absent means 2025-03-26, which is served.
-pub(super) fn check_version(headers: &HeaderMap) -> Result<(), Response> {
+pub(super) fn check_version(headers: &HeaderMap) -> Result<(), Refusal> {
     let Some(value) = headers.get(PROTOCOL_VERSION_HEADER) else {
         return Ok(());
     };
@@ -177,7 +212,7 @@ pub(super) fn check_version(headers: &HeaderMap) -> Result<(), Response> {
 }
 
 /// Reads the whole body, refusing more than `limit` bytes with 413.
-pub(super) async fn read_body(body: Body, limit: usize) -> Result<bytes::Bytes, Response> {
+pub(super) async fn read_body(body: Body, limit: usize) -> Result<bytes::Bytes, Refusal> {
     let too_large = || {
         refuse(
             StatusCode::PAYLOAD_TOO_LARGE,
@@ -222,7 +257,7 @@ mod tests {
         }
         for host in ["evil.example.com", "localhost.evil.com:80", "[::2]:1"] {
             let refused = list.check(&headers(&[("host", host)])).unwrap_err();
-            assert_eq!(refused.status(), StatusCode::FORBIDDEN, "{host}");
+            assert_eq!(refused.status, StatusCode::FORBIDDEN, "{host}");
         }
         let bad_origin = headers(&[("host", "localhost"), ("origin", "http://evil.example.com")]);
         assert!(list.check(&bad_origin).is_err());
@@ -243,6 +278,6 @@ mod tests {
         ]);
         assert!(check_post_accept(&split).is_ok());
         let json_only = headers(&[("accept", "application/json")]);
-        assert_eq!(check_post_accept(&json_only).unwrap_err().status(), 406);
+        assert_eq!(check_post_accept(&json_only).unwrap_err().status, 406);
     }
 }

@@ -10,13 +10,13 @@ use std::sync::Arc;
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, Uri};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use junction_protocol::{ErrorCode, Message};
 use tokio::sync::mpsc;
 
 use super::endpoint::sse_response;
-use super::guard::{self, refuse, TRANSPORT_ERROR};
+use super::guard::{self, refuse, Refusal, TRANSPORT_ERROR};
 use super::{new_session_id, Shared};
 use crate::sync::lock;
 use crate::transport::http::sse::Event;
@@ -37,6 +37,7 @@ pub(super) async fn open(State(shared): State<Arc<Shared>>) -> Response {
                 ErrorCode::INTERNAL_ERROR,
                 format!("Internal error: no random session id available: {e}"),
             )
+            .into_response()
         }
     };
     let (sse_tx, sse_rx) = mpsc::unbounded_channel();
@@ -98,39 +99,45 @@ pub(super) async fn message(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    if let Err(refusal) = guard::check_content_type(&headers) {
-        return refusal;
-    }
-    let Some(id) = session_id(&uri) else {
-        return refuse(
+    message_inner(&shared, &uri, &headers, body)
+        .await
+        .map_or_else(IntoResponse::into_response, |()| {
+            let mut response = Response::new(Body::from("Accepted"));
+            *response.status_mut() = StatusCode::ACCEPTED;
+            response
+        })
+}
+
+async fn message_inner(
+    shared: &Shared,
+    uri: &Uri,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<(), Refusal> {
+    guard::check_content_type(headers)?;
+    let id = session_id(uri).ok_or_else(|| {
+        refuse(
             StatusCode::BAD_REQUEST,
             TRANSPORT_ERROR,
             "Bad Request: the sessionId query parameter is missing; use the endpoint the SSE stream announced",
-        );
-    };
-    let Some(inbound) = lock(&shared.legacy).get(id).map(|s| s.inbound.clone()) else {
-        return refuse(
+        )
+    })?;
+    let ended = || {
+        refuse(
             StatusCode::NOT_FOUND,
             TRANSPORT_ERROR,
             "Not Found: this session does not exist or has ended; open a new SSE stream",
-        );
+        )
     };
-    let frame = match guard::read_body(body, shared.config.max_body).await {
-        Ok(frame) => frame,
-        Err(refusal) => return refusal,
-    };
-    if let Err(e) = Message::decode(&frame) {
-        let body = serde_json::json!({ "jsonrpc": "2.0", "id": e.id, "error": e.error });
-        return guard::json_response(StatusCode::BAD_REQUEST, body.to_string().into());
-    }
-    if inbound.send(Inbound::Frame(frame.to_vec())).await.is_err() {
-        return refuse(
-            StatusCode::NOT_FOUND,
-            TRANSPORT_ERROR,
-            "Not Found: this session has ended; open a new SSE stream",
-        );
-    }
-    let mut response = Response::new(Body::from("Accepted"));
-    *response.status_mut() = StatusCode::ACCEPTED;
-    response
+    let inbound = lock(&shared.legacy)
+        .get(id)
+        .map(|s| s.inbound.clone())
+        .ok_or_else(ended)?;
+    let frame = guard::read_body(body, shared.config.max_body).await?;
+    Message::decode(&frame)
+        .map_err(|e| Refusal::with_id(StatusCode::BAD_REQUEST, e.id, e.error))?;
+    inbound
+        .send(Inbound::Frame(frame.to_vec()))
+        .await
+        .map_err(|_| ended())
 }

@@ -378,7 +378,7 @@ async fn reap(shared: Weak<Shared>) {
 async fn check_origin(State(shared): State<Arc<Shared>>, request: Request, next: Next) -> Response {
     match shared.config.allow.check(request.headers()) {
         Ok(()) => next.run(request).await,
-        Err(refusal) => refusal,
+        Err(refusal) => axum::response::IntoResponse::into_response(refusal),
     }
 }
 
