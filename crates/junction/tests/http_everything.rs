@@ -1,5 +1,8 @@
-//! Junction's HTTP client against the real `@modelcontextprotocol/server-everything` over
-//! Streamable HTTP (run through scripts/test, which installs it and exports its path).
+//! Junction's HTTP transport against real peers over Streamable HTTP: our client against
+//! `@modelcontextprotocol/server-everything`, and the TypeScript SDK's client against our
+//! server (run through scripts/test, which installs them and exports their paths).
+
+mod http_support;
 
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -11,16 +14,14 @@ use junction::session::RequestOptions;
 use junction::transport::http::client::HttpClient;
 use tokio::process::Command;
 
+fn env(name: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| {
+        panic!("{name} is not set: run the tests with scripts/test, which installs the interop peers and exports their paths")
+    })
+}
+
 fn peer_paths() -> (String, String) {
-    match (
-        std::env::var("JUNCTION_NODE"),
-        std::env::var("JUNCTION_SERVER_EVERYTHING"),
-    ) {
-        (Ok(node), Ok(server)) => (node, server),
-        _ => panic!(
-            "JUNCTION_NODE and JUNCTION_SERVER_EVERYTHING are not set: run the tests with scripts/test, which installs the interop peers and exports them"
-        ),
-    }
+    (env("JUNCTION_NODE"), env("JUNCTION_SERVER_EVERYTHING"))
 }
 
 fn free_port() -> u16 {
@@ -98,4 +99,34 @@ async fn client_against_server_everything_over_streamable_http() {
 
     client.ping().await.unwrap();
     client.close();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typescript_sdk_client_against_our_server() {
+    let gate = Arc::new(tokio::sync::Semaphore::new(1));
+    let running = http_support::start(|h| h, http_support::test_server(gate)).await;
+    let output = Command::new(env("JUNCTION_NODE"))
+        .arg(env("JUNCTION_TS_CLIENT"))
+        .args(["--tool", "steps", "--args", r#"{"count":3}"#])
+        .arg(running.url("/mcp"))
+        .env("JUNCTION_NODE_MODULES", env("JUNCTION_NODE_MODULES"))
+        .kill_on_drop(true)
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "ts-client failed: {stderr}");
+    let out: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(out["negotiatedProtocolVersion"], "2025-11-25");
+    assert_eq!(out["sessionId"].as_str().map(str::len), Some(32));
+    assert_eq!(out["errors"], serde_json::json!([]), "{out}");
+    let called = &out["called"];
+    assert_eq!(called["result"]["content"][0]["text"], "3 steps", "{out}");
+    let data: Vec<_> = called["notifications"]
+        .as_array()
+        .expect("the log messages reached the TypeScript client")
+        .iter()
+        .map(|n| n["params"]["data"].clone())
+        .collect();
+    assert_eq!(data, [1, 2, 3]);
 }
