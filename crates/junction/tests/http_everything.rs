@@ -12,6 +12,7 @@ use junction::client::{Client, ClientOptions};
 use junction::protocol::tools::CallToolParams;
 use junction::session::RequestOptions;
 use junction::transport::http::client::HttpClient;
+use junction::transport::http::server::ResponseMode;
 use tokio::process::Command;
 
 fn env(name: &str) -> String {
@@ -129,4 +130,42 @@ async fn typescript_sdk_client_against_our_server() {
         .map(|n| n["params"]["data"].clone())
         .collect();
     assert_eq!(data, [1, 2, 3]);
+}
+
+/// The transport scenarios of the official conformance suite that need no fixture tools, in
+/// both response modes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_suite_transport_scenarios_pass() {
+    for mode in [ResponseMode::JsonWhenPossible, ResponseMode::AlwaysSse] {
+        let gate = Arc::new(tokio::sync::Semaphore::new(0));
+        let running =
+            http_support::start(|h| h.response_mode(mode), http_support::test_server(gate)).await;
+        let url = format!("http://localhost:{}/mcp", running.local_addr().port());
+        for scenario in [
+            "server-initialize",
+            "ping",
+            "dns-rebinding-protection",
+            "server-sse-multiple-streams",
+        ] {
+            let output = Command::new(env("JUNCTION_NODE"))
+                .arg(env("JUNCTION_CONFORMANCE"))
+                .args(["server", "--url", &url, "--scenario", scenario])
+                .kill_on_drop(true)
+                .output()
+                .await
+                .unwrap();
+            let stdout = String::from_utf8_lossy(&output.stdout);
+            assert!(
+                output.status.success() && stdout.contains(", 0 failed, 0 warnings"),
+                "{mode:?} {scenario}: {stdout}\n{}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+            if mode == ResponseMode::AlwaysSse && scenario == "server-sse-multiple-streams" {
+                assert!(
+                    stdout.contains("server-sse-streams-functional") && !stdout.contains("INFO"),
+                    "{stdout}"
+                );
+            }
+        }
+    }
 }
