@@ -332,7 +332,16 @@ impl Driver {
         } else {
             match response.bytes().await {
                 Ok(body) if !body.is_empty() => {
-                    self.deliver(body.to_vec()).await;
+                    let peek = self.deliver(body.to_vec()).await;
+                    let answered = peek
+                        .is_some_and(|p| p.method.is_none() && p.id.as_ref() == Some(&request.id));
+                    if !answered {
+                        let error = ErrorObject::new(
+                            ErrorCode::INTERNAL_ERROR,
+                            "the server answered the request with a JSON body that is not its response",
+                        );
+                        self.fail(message, error).await;
+                    }
                 }
                 Ok(_) => {
                     let error = ErrorObject::new(

@@ -12,7 +12,9 @@
 //!   thing the session sends for it, and otherwise with a `text/event-stream` carrying the
 //!   progress, logs and server→client requests made while serving it, then the response
 //!   ([`ResponseMode`]).
-//! - `GET /mcp`: the standalone SSE stream (messages that belong to no request), or, with
+//! - `GET /mcp`: the standalone SSE stream (messages that belong to no request; while none
+//!   is open they wait in a bounded backlog, [`HttpServer::standalone_backlog`], whose oldest
+//!   entry is dropped with a warning when full; at most one is open per session), or, with
 //!   `Last-Event-ID`, the resumption of any stream of the session: the events it missed are
 //!   replayed from the [`EventStore`], then it continues live.
 //! - `DELETE /mcp`: ends the session.
@@ -220,6 +222,10 @@ impl HttpServer {
     }
 
     /// The endpoints as an axum router, with the Host/Origin guard on every route.
+    ///
+    /// When serving it yourself, set TCP_NODELAY on accepted sockets (as [`HttpServer::bind`]
+    /// does, with `axum::serve::ListenerExt::tap_io`): without it every exchange stalls on
+    /// delayed ACKs. The router has no fallback, so it merges into an application's router.
     pub fn router(self) -> axum::Router {
         let config = self.config.clone();
         let shared = Arc::new(Shared {
