@@ -210,3 +210,58 @@ async fn a_hundred_sessions_of_a_hundred_calls_each_get_their_own_answers() {
     }
     assert_eq!(done, 100);
 }
+
+#[tokio::test]
+async fn unrelated_messages_wait_for_the_standalone_stream_and_go_nowhere_else() {
+    let running = start(|h| h, test_server(Arc::new(Semaphore::new(0)))).await;
+    let raw = Raw::new(running.url("/mcp"));
+    let session = raw.session().await;
+    let call = r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"announce","arguments":{}}}"#;
+    // The call's own stream carries only its response, so it comes back as plain JSON.
+    let response = raw.post(&[("mcp-session-id", &session)], call).await;
+    assert_eq!(response.headers()["content-type"], "application/json");
+    assert_eq!(
+        body_json(response).await["result"]["content"][0]["text"],
+        "announced"
+    );
+    // The message sent while no GET stream was open waited for one.
+    let mut standalone = raw.get(&[("mcp-session-id", &session)]).await;
+    let events = read_events(&mut standalone, &mut Parser::default(), |e| {
+        !messages(e).is_empty()
+    })
+    .await;
+    assert!(
+        events[0].data.is_empty() && events[0].id.is_some(),
+        "priming event first"
+    );
+    let received = messages(&events);
+    assert_eq!(received.len(), 1);
+    assert_eq!(received[0]["method"], "notifications/message");
+    assert_eq!(received[0]["params"]["data"], "standalone");
+}
+
+#[tokio::test]
+async fn cancelling_a_request_ends_its_stream_without_a_response() {
+    let gate = Arc::new(Semaphore::new(0));
+    let running = start(|h| h, test_server(gate.clone())).await;
+    let raw = Raw::new(running.url("/mcp"));
+    let session = raw.session().await;
+    let call = r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"steps","arguments":{"count":2}}}"#;
+    let mut response = raw.post(&[("mcp-session-id", &session)], call).await;
+    let mut parser = Parser::default();
+    let first = read_events(&mut response, &mut parser, |e| !messages(e).is_empty()).await;
+    assert_eq!(messages(&first)[0]["params"]["data"], 1);
+    let cancel = r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":8,"reason":"changed my mind"}}"#;
+    assert_eq!(
+        raw.post(&[("mcp-session-id", &session)], cancel)
+            .await
+            .status(),
+        202
+    );
+    let rest = read_events(&mut response, &mut parser, |_| false).await;
+    assert!(messages(&rest).is_empty(), "{rest:?}");
+    // The session goes on.
+    let ping = r#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#;
+    let pong = raw.post(&[("mcp-session-id", &session)], ping).await;
+    assert_eq!(body_json(pong).await["id"], 9);
+}

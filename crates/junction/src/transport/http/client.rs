@@ -197,9 +197,13 @@ impl Driver {
                 lock(&self.state).initialize = Some(r.id.clone());
                 self.initialize(message).await;
             }
-            Message::Request(_) => {
+            Message::Request(r) => {
                 let driver = self.clone();
-                tokio::spawn(async move { driver.post(&message).await });
+                let id = r.id.clone();
+                tokio::spawn(async move {
+                    driver.post(&message).await;
+                    lock(&driver.state).cancelled.remove(&id);
+                });
             }
             Message::Notification(n) => {
                 if n.method == "notifications/cancelled" {

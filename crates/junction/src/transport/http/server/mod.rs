@@ -286,7 +286,8 @@ impl HttpServer {
     }
 }
 
-/// A server started by [`HttpServer::bind`]; dropping it stops the server.
+/// A server started by [`HttpServer::bind`]; dropping it stops accepting connections (open
+/// ones finish on their own).
 #[derive(Debug)]
 pub struct RunningServer {
     local_addr: SocketAddr,

@@ -324,6 +324,16 @@ impl HttpSession {
         if last.stream >= state.next_stream {
             return Err(OpenError::UnknownStream);
         }
+        if matches!(
+            state.streams.get(&last.stream),
+            Some(Stream {
+                sink: Sink::Undecided(_),
+                ..
+            })
+        ) {
+            // No event id of an undecided stream was ever given out.
+            return Err(OpenError::UnknownStream);
+        }
         let (tx, rx) = mpsc::unbounded_channel();
         for (id, data) in self.store.replay_after(&self.id, last) {
             let _ = tx.send(Bytes::from(Event::message(id.to_string(), &data).encode()));
