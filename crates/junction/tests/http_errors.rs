@@ -294,3 +294,23 @@ async fn legacy_message_endpoint_refusals() {
         .unwrap();
     assert_refused(text, 415, "application/json").await;
 }
+
+#[tokio::test]
+async fn a_failed_initialize_ends_its_session() {
+    let (_s, raw) = server().await;
+    let bad = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":7}}"#;
+    let response = raw.post(&[], bad).await;
+    assert_eq!(response.status(), 200);
+    let id = response.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(body_json(response).await["error"]["code"], -32602);
+    let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    assert_refused(
+        raw.post(&[("mcp-session-id", &id)], ping).await,
+        404,
+        "ended",
+    )
+    .await;
+}

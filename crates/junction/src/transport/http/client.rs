@@ -213,8 +213,12 @@ impl Driver {
                 }
                 let accepted = self.post(&message).await;
                 if accepted && n.method == "notifications/initialized" {
+                    // Wait for the stream to be established (or refused) before sending
+                    // anything else: servers that drop messages while no GET stream is
+                    // open would otherwise lose what the next request causes.
+                    let first = self.get(None).await;
                     let driver = self.clone();
-                    tokio::spawn(async move { driver.standalone().await });
+                    tokio::spawn(async move { driver.standalone(first).await });
                 }
             }
             Message::Response(_) => {
@@ -516,12 +520,17 @@ impl Driver {
     }
 
     /// The standalone GET stream: opened after initialization, reopened when it breaks.
-    async fn standalone(self: Arc<Self>) {
+    async fn standalone(self: Arc<Self>, first: Result<reqwest::Response, reqwest::Error>) {
         let mut cursor = StreamCursor::default();
         let mut failures = 0;
         let mut opened_once = false;
+        let mut next = Some(first);
         while failures < MAX_RECONNECTS && !self.closing.is_cancelled() {
-            match self.get(cursor.last_id.as_deref()).await {
+            let attempt = match next.take() {
+                Some(first) => first,
+                None => self.get(cursor.last_id.as_deref()).await,
+            };
+            match attempt {
                 Ok(r) if r.status().is_success() => {
                     opened_once = true;
                     let progressed = self.read_events(r, &mut cursor, None).await;

@@ -402,6 +402,8 @@ impl HttpSession {
         if let Message::Response(r) = &message {
             if r.id.is_some() && r.id == state.initialize {
                 state.version = negotiated_version(r);
+                // A failed initialize leaves nothing to continue: end the session with it.
+                state.one_shot |= r.outcome.is_err();
             }
         }
         let stream = match related.as_ref().and_then(|id| state.requests.get(id)) {
