@@ -169,3 +169,31 @@ async fn conformance_suite_transport_scenarios_pass() {
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_sdk_client_against_our_server() {
+    let gate = Arc::new(tokio::sync::Semaphore::new(1));
+    let running = http_support::start(|h| h, http_support::test_server(gate)).await;
+    let output = Command::new(env("JUNCTION_PYTHON"))
+        .arg(env("JUNCTION_PY_CLIENT"))
+        .args(["--tool", "steps", "--args", r#"{"count":3}"#])
+        .arg(running.url("/mcp"))
+        .kill_on_drop(true)
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "py-client failed: {stderr}");
+    let out: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(out["negotiatedProtocolVersion"], "2025-11-25", "{out}");
+    assert_eq!(out["errors"], serde_json::json!([]), "{out}");
+    let called = &out["called"];
+    assert_eq!(called["result"]["content"][0]["text"], "3 steps", "{out}");
+    let data: Vec<_> = called["notifications"]
+        .as_array()
+        .unwrap_or_else(|| panic!("the log messages reached the Python client: {out}"))
+        .iter()
+        .map(|n| n["params"]["data"].clone())
+        .collect();
+    assert_eq!(data, [1, 2, 3]);
+}
