@@ -30,13 +30,13 @@ fn free_port() -> u16 {
     listener.local_addr().unwrap().port()
 }
 
-#[tokio::test]
-async fn client_against_server_everything_over_streamable_http() {
+/// Starts server-everything with `transport` on a free port; killed when dropped.
+async fn server_everything(transport: &str) -> (tokio::process::Child, u16) {
     let (node, server) = peer_paths();
     let port = free_port();
-    let _child = Command::new(node)
+    let child = Command::new(node)
         .arg(server)
-        .arg("streamableHttp")
+        .arg(transport)
         .env("PORT", port.to_string())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -50,7 +50,27 @@ async fn client_against_server_everything_over_streamable_http() {
     {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    (child, port)
+}
 
+#[tokio::test]
+async fn client_against_server_everything_over_legacy_http_sse() {
+    let (_child, port) = server_everything("sse").await;
+    // POST initialize to /sse finds no route, so the client falls back to GET /sse.
+    let url = format!("http://127.0.0.1:{port}/sse");
+    let connection = HttpClient::new(&url).unwrap().connect();
+    let client = Client::connect(connection, ClientOptions::new("junction-test", "1.0.0"))
+        .await
+        .unwrap();
+    let echo = CallToolParams::new("echo").argument("message", "the old way");
+    let result = client.call_tool(echo, Default::default()).await.unwrap();
+    assert_eq!(result.content[0].as_text(), Some("Echo: the old way"));
+    client.close();
+}
+
+#[tokio::test]
+async fn client_against_server_everything_over_streamable_http() {
+    let (_child, port) = server_everything("streamableHttp").await;
     let url = format!("http://127.0.0.1:{port}/mcp");
     let connection = HttpClient::new(&url).unwrap().connect();
     let client = Client::connect(connection, ClientOptions::new("junction-test", "1.0.0"))
