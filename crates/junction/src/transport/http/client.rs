@@ -43,7 +43,7 @@ use junction_protocol::{ErrorCode, ErrorObject, Message, RequestId};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
 use reqwest::{StatusCode, Url};
 use serde::Deserialize;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::sse::{Event, Parser};
@@ -55,6 +55,9 @@ use crate::transport::{Connection, Inbound, Outbound, INBOUND_QUEUE};
 const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 /// How many reconnections in a row may fail before a stream is given up.
 const MAX_RECONNECTS: u32 = 5;
+/// How long sending waits, after `notifications/initialized`, for the standalone stream to
+/// be established (a server may drop what it has for a stream that is not open yet).
+const STANDALONE_WAIT: Duration = Duration::from_secs(2);
 
 /// Why an [`HttpClient`] could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -216,9 +219,9 @@ impl Driver {
                     // Wait for the stream to be established (or refused) before sending
                     // anything else: servers that drop messages while no GET stream is
                     // open would otherwise lose what the next request causes.
-                    let first = self.get(None).await;
-                    let driver = self.clone();
-                    tokio::spawn(async move { driver.standalone(first).await });
+                    let (ready, established) = oneshot::channel();
+                    tokio::spawn(self.clone().standalone(ready));
+                    let _ = tokio::time::timeout(STANDALONE_WAIT, established).await;
                 }
             }
             Message::Response(_) => {
@@ -520,16 +523,17 @@ impl Driver {
     }
 
     /// The standalone GET stream: opened after initialization, reopened when it breaks.
-    async fn standalone(self: Arc<Self>, first: Result<reqwest::Response, reqwest::Error>) {
+    /// `ready` fires once the first attempt is answered (established or refused).
+    async fn standalone(self: Arc<Self>, ready: oneshot::Sender<()>) {
         let mut cursor = StreamCursor::default();
         let mut failures = 0;
         let mut opened_once = false;
-        let mut next = Some(first);
+        let mut ready = Some(ready);
         while failures < MAX_RECONNECTS && !self.closing.is_cancelled() {
-            let attempt = match next.take() {
-                Some(first) => first,
-                None => self.get(cursor.last_id.as_deref()).await,
-            };
+            let attempt = self.get(cursor.last_id.as_deref()).await;
+            if let Some(ready) = ready.take() {
+                let _ = ready.send(());
+            }
             match attempt {
                 Ok(r) if r.status().is_success() => {
                     opened_once = true;
