@@ -217,3 +217,31 @@ async fn python_sdk_client_against_our_server() {
         .collect();
     assert_eq!(data, [1, 2, 3]);
 }
+
+/// The pending `server-sse-polling` scenario: the server closes a call's stream, the suite
+/// resumes it with `GET` + `Last-Event-ID` and must find the result there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_sse_polling_scenario_passes_without_warnings() {
+    let running = http_support::start_polling(|h| h).await;
+    let url = format!("http://localhost:{}/mcp", running.local_addr().port());
+    let output = Command::new(env("JUNCTION_NODE"))
+        .arg(env("JUNCTION_CONFORMANCE"))
+        .args(["server", "--url", &url, "--scenario", "server-sse-polling"])
+        .kill_on_drop(true)
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}");
+    for check in [
+        "server-sse-priming-event",
+        "server-sse-retry-field",
+        "server-sse-disconnect-resume",
+    ] {
+        let line = stdout
+            .lines()
+            .find(|l| l.contains(check))
+            .unwrap_or_else(|| panic!("{check} missing: {stdout}"));
+        assert!(line.contains("SUCCESS"), "{stdout}");
+    }
+}

@@ -265,3 +265,22 @@ async fn cancelling_a_request_ends_its_stream_without_a_response() {
     let pong = raw.post(&[("mcp-session-id", &session)], ping).await;
     assert_eq!(body_json(pong).await["id"], 9);
 }
+
+#[tokio::test]
+async fn a_stream_the_server_closes_is_resumed_by_the_client() {
+    let running = start_polling(|h| h.retry(std::time::Duration::from_millis(20))).await;
+    let client = connect(running.url("/mcp")).await;
+    let mut notifications = client.take_notifications().unwrap();
+    let result = client
+        .call_tool(CallToolParams::new("test_reconnection"), Default::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        result.content[0].as_text(),
+        Some("Reconnection test completed successfully")
+    );
+    let n = notifications
+        .try_recv()
+        .expect("the log message was replayed before the result");
+    assert_eq!(n.params.unwrap()["data"], "after the break");
+}

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use junction::server::{tool, Context, Server};
-use junction::transport::http::server::{HttpServer, RunningServer};
+use junction::transport::http::server::{HttpServer, RunningServer, SessionControl};
 use junction::transport::http::sse::{Event, Parser};
 use serde_json::{json, Value};
 use tokio::sync::Semaphore;
@@ -66,6 +66,36 @@ pub fn test_server(gate: Arc<Semaphore>) -> Server {
         )
         .build()
         .unwrap()
+}
+
+/// A server whose one tool, `test_reconnection`, closes its own stream's connection, sends a
+/// log message, and answers: the client must resume the stream to see either.
+pub fn polling_server(control: SessionControl) -> Server {
+    Server::builder("polling-test", "1.0.0")
+        .tool(
+            tool("test_reconnection", move |ctx: Context, _: Nothing| {
+                let closed = control.close_stream(ctx.request().id());
+                async move {
+                    log(&ctx, json!("after the break"), true);
+                    if closed {
+                        "Reconnection test completed successfully"
+                    } else {
+                        "the stream could not be closed"
+                    }
+                }
+            })
+            .description("Closes its SSE stream before answering"),
+        )
+        .build()
+        .unwrap()
+}
+
+/// Starts an HTTP server whose sessions are served by [`polling_server`].
+pub async fn start_polling(http: impl FnOnce(HttpServer) -> HttpServer) -> RunningServer {
+    let base = HttpServer::with_control(|c, control| {
+        polling_server(control).serve(c);
+    });
+    http(base).bind("127.0.0.1:0").await.unwrap()
 }
 
 /// Starts `http` serving `server` on 127.0.0.1 with a free port.

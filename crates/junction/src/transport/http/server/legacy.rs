@@ -17,7 +17,7 @@ use tokio::sync::mpsc;
 
 use super::endpoint::sse_response;
 use super::guard::{self, refuse, Refusal, TRANSPORT_ERROR};
-use super::{new_session_id, Shared};
+use super::{new_session_id, SessionControl, Shared};
 use crate::sync::lock;
 use crate::transport::http::sse::Event;
 use crate::transport::{Connection, Inbound, Outbound, INBOUND_QUEUE};
@@ -50,10 +50,13 @@ pub(super) async fn open(State(shared): State<Arc<Shared>>) -> Response {
     let (out_tx, out_rx) = mpsc::unbounded_channel();
     let (in_tx, in_rx) = mpsc::channel(INBOUND_QUEUE);
     lock(&shared.legacy).insert(id.clone(), LegacySession { inbound: in_tx });
-    (shared.serve)(Connection {
-        outgoing: out_tx,
-        incoming: in_rx,
-    });
+    (shared.serve)(
+        Connection {
+            outgoing: out_tx,
+            incoming: in_rx,
+        },
+        SessionControl::none(),
+    );
     tokio::spawn(forward(shared.clone(), id, out_rx, sse_tx));
     sse_response(sse_rx)
 }

@@ -18,6 +18,10 @@
 //!   `Last-Event-ID`, the resumption of any stream of the session: the events it missed are
 //!   replayed from the [`EventStore`], then it continues live.
 //! - `DELETE /mcp`: ends the session.
+//! - SSE polling (SEP-1699): every event stream of a 2025-11-25 session opens with a priming
+//!   event (an id, the [`HttpServer::retry`] delay, empty data); a server built with
+//!   [`HttpServer::with_control`] may close a stream's connection mid-request
+//!   ([`SessionControl::close_stream`]) and the client resumes it.
 //! - Sessions: a random `MCP-Session-Id` (128 bits from the OS's CSPRNG) comes with the
 //!   initialize result; a later request without one gets `400`, with an unknown or ended one
 //!   `404`. Sessions idle longer than [`HttpServer::idle_timeout`] are ended and freed.
@@ -58,6 +62,7 @@ mod legacy;
 mod session;
 
 pub use event_store::{BadEventId, EventId, EventStore, InMemoryEventStore};
+pub use session::SessionControl;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -87,7 +92,7 @@ pub enum ResponseMode {
     AlwaysSse,
 }
 
-type ServeFn = dyn Fn(Connection) + Send + Sync;
+type ServeFn = dyn Fn(Connection, SessionControl) + Send + Sync;
 
 /// A Streamable HTTP endpoint (plus the legacy HTTP+SSE endpoints), configured by value.
 #[derive(Clone)]
@@ -124,6 +129,14 @@ impl HttpServer {
     /// An endpoint whose sessions are served by `serve` (called once per session with its
     /// connection; it should start serving and return).
     pub fn new(serve: impl Fn(Connection) + Send + Sync + 'static) -> Self {
+        Self::with_control(move |connection, _| serve(connection))
+    }
+
+    /// Like [`HttpServer::new`], and `serve` also gets the session's [`SessionControl`],
+    /// for servers that steer their streams (e.g. close one for the client to poll).
+    pub fn with_control(
+        serve: impl Fn(Connection, SessionControl) + Send + Sync + 'static,
+    ) -> Self {
         HttpServer {
             config: Config {
                 path: "/mcp".to_owned(),

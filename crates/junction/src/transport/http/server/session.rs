@@ -15,7 +15,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
@@ -62,6 +62,53 @@ impl http_body::Body for SseBody {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
         self.rx.poll_recv(cx).map(|b| b.map(|b| Ok(Frame::data(b))))
+    }
+}
+
+/// What a served session may ask of its HTTP transport ([`super::HttpServer::with_control`]).
+#[derive(Clone)]
+pub struct SessionControl {
+    session: Weak<HttpSession>,
+}
+
+impl std::fmt::Debug for SessionControl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionControl")
+            .field("session", &self.session_id())
+            .finish()
+    }
+}
+
+impl SessionControl {
+    /// A control that controls nothing (legacy sessions have a single stream).
+    pub(super) fn none() -> Self {
+        SessionControl {
+            session: Weak::new(),
+        }
+    }
+
+    /// The session's `MCP-Session-Id`, while the session lives.
+    pub fn session_id(&self) -> Option<String> {
+        self.session.upgrade().map(|s| s.id.clone())
+    }
+
+    /// Closes the HTTP response that carries request `id`'s stream without ending the
+    /// stream (SSE polling, SEP-1699): the client reconnects after the announced `retry`
+    /// delay with `GET` + `Last-Event-ID` and receives what was sent meanwhile, the response
+    /// included. A request still undecided between JSON and SSE gets an event stream first,
+    /// so the client has an event id to resume from.
+    ///
+    /// Returns false, changing nothing, when the request has no open stream, or the session
+    /// cannot resume streams (stateless mode, or a revision before 2025-11-25).
+    pub fn close_stream(&self, id: &RequestId) -> bool {
+        self.session
+            .upgrade()
+            .is_some_and(|s| s.close_stream(Some(id)))
+    }
+
+    /// Closes the standalone GET stream's connection in the same way.
+    pub fn close_standalone_stream(&self) -> bool {
+        self.session.upgrade().is_some_and(|s| s.close_stream(None))
     }
 }
 
@@ -141,7 +188,7 @@ impl HttpSession {
         id: String,
         settings: SessionSettings,
         store: Arc<dyn EventStore>,
-        serve: &(dyn Fn(Connection) + Send + Sync),
+        serve: &(dyn Fn(Connection, SessionControl) + Send + Sync),
     ) -> Arc<HttpSession> {
         let (out_tx, out_rx) = mpsc::unbounded_channel();
         let (in_tx, in_rx) = mpsc::channel(INBOUND_QUEUE);
@@ -165,10 +212,15 @@ impl HttpSession {
             settings,
             closed: CancellationToken::new(),
         });
-        serve(Connection {
-            outgoing: out_tx,
-            incoming: in_rx,
-        });
+        serve(
+            Connection {
+                outgoing: out_tx,
+                incoming: in_rx,
+            },
+            SessionControl {
+                session: Arc::downgrade(&session),
+            },
+        );
         tokio::spawn(route(session.clone(), out_rx));
         session
     }
@@ -346,6 +398,30 @@ impl HttpSession {
             stream.sink = Sink::Live(tx);
         }
         Ok(rx)
+    }
+
+    /// Detaches the live connection of a stream, keeping the stream (see
+    /// [`SessionControl::close_stream`]).
+    fn close_stream(&self, request: Option<&RequestId>) -> bool {
+        let mut state = lock(&self.state);
+        if state.closed || !self.resumable(&state) {
+            return false;
+        }
+        let stream = match request {
+            Some(id) => match state.requests.get(id) {
+                Some(&stream) => stream,
+                None => return false,
+            },
+            None => STANDALONE,
+        };
+        self.open_sse(&mut state, stream);
+        match state.streams.get_mut(&stream) {
+            Some(entry) if matches!(entry.sink, Sink::Live(_)) => {
+                entry.sink = Sink::Detached;
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Ends the session: the served session sees its connection close, streams end, stored
