@@ -168,7 +168,8 @@ impl HttpServer {
         self
     }
 
-    /// The legacy endpoints' paths (`/sse` and `/message` by default).
+    /// The legacy endpoints' paths (`/sse` and `/message` by default). The `endpoint` event
+    /// announces the message path as given, so include any prefix the router is nested under.
     pub fn legacy_paths(mut self, sse: impl Into<String>, message: impl Into<String>) -> Self {
         self.config.sse_path = sse.into();
         self.config.message_path = message.into();
