@@ -630,20 +630,16 @@ impl Driver {
             {
                 driver.deliver(event.data.into_bytes()).await;
             }
-            let mut cursor = StreamCursor::default();
-            driver.read_legacy(response, parser, &mut cursor).await;
+            driver.read_legacy(response, parser).await;
             // The legacy session lives and dies with its stream.
             driver.closing.cancel();
         });
         Ok(endpoint)
     }
 
-    async fn read_legacy(
-        &self,
-        mut response: reqwest::Response,
-        mut parser: Parser,
-        cursor: &mut StreamCursor,
-    ) {
+    /// Reads the legacy stream: every message event goes to the session. The old transport
+    /// has no resumption, so the session ends with the stream.
+    async fn read_legacy(&self, mut response: reqwest::Response, mut parser: Parser) {
         loop {
             let chunk = tokio::select! {
                 chunk = response.chunk() => chunk,
@@ -654,9 +650,6 @@ impl Driver {
                 return;
             };
             for event in events {
-                if let Some(id) = event.id.clone() {
-                    cursor.last_id = Some(id);
-                }
                 if event.is_message() && !event.data.trim().is_empty() {
                     self.deliver(event.data.into_bytes()).await;
                 }
