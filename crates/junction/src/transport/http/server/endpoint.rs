@@ -214,7 +214,8 @@ async fn initialize_on_the_fly(session: &HttpSession, headers: &HeaderMap) -> Re
     let version = headers
         .get(PROTOCOL_VERSION_HEADER)
         .and_then(|v| v.to_str().ok())
-        .unwrap_or(ProtocolVersion::LATEST_HANDSHAKE.as_str());
+        // The specification's assumption when the header is absent.
+        .unwrap_or(ProtocolVersion::V2025_03_26.as_str());
     let id = RequestId::from("junction-stateless-initialize");
     let init = serde_json::json!({
         "jsonrpc": "2.0", "id": id, "method": "initialize",

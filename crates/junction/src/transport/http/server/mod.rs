@@ -27,8 +27,9 @@
 //!   `404`. Sessions idle longer than [`HttpServer::idle_timeout`] are ended and freed.
 //! - [`HttpServer::stateless`]: no session ids. Each POST gets a fresh session that lives
 //!   until it has answered; a request other than `initialize` is preceded, inside that
-//!   session, by an `initialize` (offering the `MCP-Protocol-Version` header's revision, with
-//!   no client capabilities and client name `stateless`) and `notifications/initialized`.
+//!   session, by an `initialize` (offering the `MCP-Protocol-Version` header's revision, or
+//!   2025-03-26 without one, as the specification says to assume; no client capabilities;
+//!   client name `stateless`) and `notifications/initialized`.
 //!   Consequently server→client requests cannot be answered and `GET`/`DELETE` get `405`,
 //!   as in the TypeScript SDK's stateless mode.
 //! - Every request first passes the `Host`/`Origin` allow-list (`403`), then the `Accept`
