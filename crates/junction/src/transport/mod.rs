@@ -9,8 +9,10 @@
 //! - [`child`]: spawns a server process and speaks stdio to it, with the specification's
 //!   shutdown sequence.
 //! - [`memory`]: two connected ends in one process, for tests and embedding.
+//! - [`http`]: Streamable HTTP, server and client, with the legacy HTTP+SSE transport.
 
 pub mod child;
+pub mod http;
 pub mod memory;
 pub mod stdio;
 

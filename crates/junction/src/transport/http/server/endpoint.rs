@@ -1,0 +1,324 @@
+//! The handlers of the MCP endpoint: POST, GET and DELETE.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use junction_protocol::{ErrorCode, Message, ProtocolVersion, RequestId};
+
+use super::guard::{self, refuse, Refusal, TRANSPORT_ERROR};
+use super::session::{HttpSession, NoReply, OpenError, Reply, SessionSettings, SseBody};
+use super::{new_session_id, EventId, ResponseMode, Shared};
+use crate::transport::http::{LAST_EVENT_ID_HEADER, PROTOCOL_VERSION_HEADER, SESSION_ID_HEADER};
+
+/// An SSE response over `rx`.
+pub(super) fn sse_response(rx: tokio::sync::mpsc::UnboundedReceiver<Bytes>) -> Response {
+    let mut response = Response::new(Body::new(SseBody::new(rx)));
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}
+
+fn empty(status: StatusCode) -> Response {
+    let mut response = Response::new(Body::empty());
+    *response.status_mut() = status;
+    response
+}
+
+fn missing_session() -> Refusal {
+    refuse(
+        StatusCode::BAD_REQUEST,
+        TRANSPORT_ERROR,
+        "Bad Request: no MCP-Session-Id header; send the id returned with the initialize result, or initialize first",
+    )
+}
+
+fn unknown_session() -> Refusal {
+    refuse(
+        StatusCode::NOT_FOUND,
+        TRANSPORT_ERROR,
+        "Not Found: this session does not exist or has ended; start a new session with initialize",
+    )
+}
+
+fn session_header(headers: &HeaderMap) -> Option<&str> {
+    headers.get(SESSION_ID_HEADER).and_then(|v| v.to_str().ok())
+}
+
+/// Finds the session a request names.
+fn find_session(shared: &Shared, headers: &HeaderMap) -> Result<Arc<HttpSession>, Refusal> {
+    let id = session_header(headers).ok_or_else(missing_session)?;
+    let session = shared.session(id).ok_or_else(unknown_session)?;
+    session.touch();
+    Ok(session)
+}
+
+fn settings(shared: &Shared, resumable: bool) -> SessionSettings {
+    SessionSettings {
+        retry: shared.config.retry,
+        standalone_backlog: shared.config.standalone_backlog,
+        resumable,
+    }
+}
+
+/// `POST`: one message from the client.
+pub(super) async fn post(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    post_inner(&shared, &headers, body)
+        .await
+        .unwrap_or_else(IntoResponse::into_response)
+}
+
+async fn post_inner(
+    shared: &Arc<Shared>,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<Response, Refusal> {
+    guard::check_post_accept(headers)?;
+    guard::check_content_type(headers)?;
+    guard::check_version(headers)?;
+    let frame = guard::read_body(body, shared.config.max_body).await?;
+    let message = Message::decode(&frame)
+        .map_err(|e| Refusal::with_id(StatusCode::BAD_REQUEST, e.id, e.error))?;
+    if shared.config.stateless {
+        return stateless(shared, headers, message, frame).await;
+    }
+    let request = match &message {
+        Message::Request(r) => Some((r.id.clone(), r.method == "initialize")),
+        _ => None,
+    };
+    let Some((id, is_initialize)) = request else {
+        let session = find_session(shared, headers)?;
+        if !session.deliver(&message, frame).await {
+            return Err(unknown_session());
+        }
+        return Ok(empty(StatusCode::ACCEPTED));
+    };
+    let session = if is_initialize {
+        if session_header(headers).is_some() {
+            return Err(refuse(
+                StatusCode::BAD_REQUEST,
+                ErrorCode::INVALID_REQUEST,
+                "Bad Request: initialize starts a new session and must be sent without MCP-Session-Id",
+            ));
+        }
+        let session_id = new_session_id().map_err(|e| {
+            refuse(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                ErrorCode::INTERNAL_ERROR,
+                format!("Internal error: no random session id available: {e}"),
+            )
+        })?;
+        let session = HttpSession::start(
+            session_id,
+            settings(shared, true),
+            shared.store.clone(),
+            &*shared.serve,
+        );
+        shared.insert_session(session.clone());
+        session
+    } else {
+        find_session(shared, headers)?
+    };
+    let mut response = answer(&session, id, is_initialize, frame, shared.config.mode).await?;
+    if is_initialize {
+        if let Ok(value) = HeaderValue::from_str(&session.id) {
+            response.headers_mut().insert(SESSION_ID_HEADER, value);
+        }
+    }
+    Ok(response)
+}
+
+/// Hands a request to `session` and turns its reply into the HTTP answer.
+async fn answer(
+    session: &HttpSession,
+    id: RequestId,
+    is_initialize: bool,
+    frame: Bytes,
+    mode: ResponseMode,
+) -> Result<Response, Refusal> {
+    let always_sse = mode == ResponseMode::AlwaysSse;
+    match session.request(id.clone(), is_initialize, frame, always_sse).await {
+        Ok(Reply::Json(body)) => Ok(guard::json_response(StatusCode::OK, body)),
+        Ok(Reply::Sse(rx)) => Ok(sse_response(rx)),
+        Err(NoReply::DuplicateId) => Err(refuse(
+            StatusCode::BAD_REQUEST,
+            ErrorCode::INVALID_REQUEST,
+            format!("Bad Request: request id {id} is already in use by a request still in flight in this session"),
+        )),
+        Err(NoReply::Closed) => Err(unknown_session()),
+        Err(NoReply::Cancelled) => {
+            let error = junction_protocol::ErrorObject::new(
+                ErrorCode::REQUEST_CANCELLED,
+                "Request cancelled by the client",
+            );
+            let body = serde_json::json!({ "jsonrpc": "2.0", "id": id, "error": error });
+            Ok(guard::json_response(StatusCode::OK, body.to_string().into()))
+        }
+    }
+}
+
+/// Stateless mode: a one-shot session per POST, initialized on the fly.
+async fn stateless(
+    shared: &Arc<Shared>,
+    headers: &HeaderMap,
+    message: Message,
+    frame: Bytes,
+) -> Result<Response, Refusal> {
+    let Message::Request(request) = message else {
+        tracing::debug!("stateless mode: a notification or response has no session to go to; accepted and dropped");
+        return Ok(empty(StatusCode::ACCEPTED));
+    };
+    let session_id = new_session_id().map_err(|e| {
+        refuse(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            ErrorCode::INTERNAL_ERROR,
+            format!("Internal error: no random id available: {e}"),
+        )
+    })?;
+    let session = HttpSession::start(
+        session_id,
+        settings(shared, false),
+        shared.store.clone(),
+        &*shared.serve,
+    );
+    let is_initialize = request.method == "initialize";
+    if !is_initialize {
+        if let Err(refusal) = initialize_on_the_fly(&session, headers).await {
+            session.close();
+            return Err(refusal);
+        }
+    }
+    let answered = answer(
+        &session,
+        request.id,
+        is_initialize,
+        frame,
+        shared.config.mode,
+    )
+    .await;
+    session.close_when_answered();
+    answered
+}
+
+/// Runs the handshake inside a one-shot session, offering the header's revision.
+async fn initialize_on_the_fly(session: &HttpSession, headers: &HeaderMap) -> Result<(), Refusal> {
+    let version = headers
+        .get(PROTOCOL_VERSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        // The specification's assumption when the header is absent.
+        .unwrap_or(ProtocolVersion::V2025_03_26.as_str());
+    let id = RequestId::from("junction-stateless-initialize");
+    let init = serde_json::json!({
+        "jsonrpc": "2.0", "id": id, "method": "initialize",
+        "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "stateless", "version": "0"}}
+    });
+    let failed = |what: &str| {
+        refuse(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            ErrorCode::INTERNAL_ERROR,
+            format!("Internal error: the stateless session could not be initialized: {what}"),
+        )
+    };
+    match session
+        .request(id, true, Bytes::from(init.to_string()), false)
+        .await
+    {
+        Ok(Reply::Json(body)) => match Message::decode(&body) {
+            Ok(Message::Response(r)) if r.outcome.is_ok() => {}
+            _ => return Err(failed(&String::from_utf8_lossy(&body))),
+        },
+        _ => return Err(failed("the server sent no initialize result")),
+    }
+    let initialized =
+        Bytes::from_static(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let message = Message::decode(&initialized).map_err(|e| failed(&e.to_string()))?;
+    if session.deliver(&message, initialized).await {
+        Ok(())
+    } else {
+        Err(failed("the session ended"))
+    }
+}
+
+/// `GET`: the standalone stream, or a resumption with `Last-Event-ID`.
+pub(super) async fn get(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
+    let result = (|| -> Result<Response, Refusal> {
+        guard::check_get_accept(&headers)?;
+        guard::check_version(&headers)?;
+        if shared.config.stateless {
+            return Err(method_not_allowed_response(
+                "GET is not offered in stateless mode",
+            ));
+        }
+        let session = find_session(&shared, &headers)?;
+        let opened = match headers.get(LAST_EVENT_ID_HEADER) {
+            Some(last) => {
+                let last = last.to_str().unwrap_or("");
+                let id: EventId = last.parse().map_err(|e: super::BadEventId| {
+                    refuse(
+                        StatusCode::BAD_REQUEST,
+                        TRANSPORT_ERROR,
+                        format!("Bad Request: Last-Event-ID {e}"),
+                    )
+                })?;
+                session.resume(id)
+            }
+            None => session.open_standalone(),
+        };
+        match opened {
+            Ok(rx) => Ok(sse_response(rx)),
+            Err(OpenError::Conflict) => Err(refuse(
+                StatusCode::CONFLICT,
+                TRANSPORT_ERROR,
+                "Conflict: this session already has an open GET stream; only one is allowed",
+            )),
+            Err(OpenError::UnknownStream) => Err(refuse(
+                StatusCode::BAD_REQUEST,
+                TRANSPORT_ERROR,
+                "Bad Request: Last-Event-ID names a stream this session never had",
+            )),
+            Err(OpenError::Closed) => Err(unknown_session()),
+        }
+    })();
+    result.unwrap_or_else(IntoResponse::into_response)
+}
+
+/// `DELETE`: the client ends its session.
+pub(super) async fn delete(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
+    if shared.config.stateless {
+        return method_not_allowed_response("DELETE is not offered in stateless mode")
+            .into_response();
+    }
+    let Some(id) = session_header(&headers) else {
+        return missing_session().into_response();
+    };
+    match shared.remove_session(id) {
+        Some(session) if !session.is_closed() => {
+            session.close();
+            empty(StatusCode::OK)
+        }
+        _ => unknown_session().into_response(),
+    }
+}
+
+fn method_not_allowed_response(message: &str) -> Refusal {
+    refuse(
+        StatusCode::METHOD_NOT_ALLOWED,
+        TRANSPORT_ERROR,
+        format!("Method Not Allowed: {message}"),
+    )
+    .allow("GET, POST, DELETE")
+}
+
+/// Any other method.
+pub(super) async fn method_not_allowed() -> Response {
+    method_not_allowed_response("this endpoint serves GET, POST and DELETE").into_response()
+}

@@ -1,0 +1,283 @@
+//! Checks every request passes before it reaches a session, and the error answers.
+//!
+//! - `Host` and `Origin` against an allow-list of host names (any port): the DNS-rebinding
+//!   defence the specification requires. The default list is the loopback names.
+//! - `Accept`, `Content-Type`, `MCP-Protocol-Version` and the body size.
+//!
+//! Every refusal carries a JSON-RPC error body with `"id": null`, as the specification allows.
+
+use axum::body::Body;
+use axum::http::header::{ACCEPT, ALLOW, CONTENT_TYPE, HOST, ORIGIN};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+use junction_protocol::{ErrorCode, ErrorObject, ProtocolVersion, RequestId};
+
+use crate::transport::http::PROTOCOL_VERSION_HEADER;
+
+/// The error code the reference SDKs use for transport-level refusals.
+pub(super) const TRANSPORT_ERROR: ErrorCode = ErrorCode(-32000);
+
+/// A refusal: the status and the JSON-RPC error for the body.
+#[derive(Debug)]
+pub(super) struct Refusal {
+    status: StatusCode,
+    body: serde_json::Value,
+    allow: Option<&'static str>,
+}
+
+impl Refusal {
+    /// A refusal whose error names the message's id (or `null`).
+    pub(super) fn with_id(status: StatusCode, id: Option<RequestId>, error: ErrorObject) -> Self {
+        Refusal {
+            status,
+            body: serde_json::json!({ "jsonrpc": "2.0", "id": id, "error": error }),
+            allow: None,
+        }
+    }
+
+    /// Adds the `Allow` header of a 405.
+    pub(super) fn allow(mut self, methods: &'static str) -> Self {
+        self.allow = Some(methods);
+        self
+    }
+}
+
+impl IntoResponse for Refusal {
+    fn into_response(self) -> Response {
+        let mut response = json_response(self.status, self.body.to_string().into());
+        if let Some(methods) = self.allow {
+            response
+                .headers_mut()
+                .insert(ALLOW, axum::http::HeaderValue::from_static(methods));
+        }
+        response
+    }
+}
+
+/// A refusal with a JSON-RPC error body whose id is `null`.
+pub(super) fn refuse(status: StatusCode, code: ErrorCode, message: impl Into<String>) -> Refusal {
+    Refusal::with_id(status, None, ErrorObject::new(code, message))
+}
+
+/// An `application/json` answer.
+pub(super) fn json_response(status: StatusCode, body: bytes::Bytes) -> Response {
+    let mut response = Response::new(Body::from(body));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        CONTENT_TYPE,
+        axum::http::HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// Host names a request may address and come from.
+#[derive(Debug, Clone)]
+pub(super) struct AllowList {
+    pub hosts: Vec<String>,
+    pub origins: Vec<String>,
+}
+
+impl Default for AllowList {
+    fn default() -> Self {
+        let loopback: Vec<String> = ["localhost", "127.0.0.1", "[::1]"]
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+        AllowList {
+            hosts: loopback.clone(),
+            origins: loopback,
+        }
+    }
+}
+
+impl AllowList {
+    /// Checks `Host` (required) and `Origin` (when present).
+    pub(super) fn check(&self, headers: &HeaderMap) -> Result<(), Refusal> {
+        let forbid = |what: &str| Err(refuse(StatusCode::FORBIDDEN, TRANSPORT_ERROR, what));
+        let host = headers.get(HOST).and_then(|h| h.to_str().ok());
+        match host {
+            None => return forbid("Forbidden: the request has no Host header"),
+            Some(host) if !allowed(&self.hosts, host_name(host)) => {
+                return forbid(&format!("Forbidden: invalid Host: {host}"))
+            }
+            Some(_) => {}
+        }
+        if let Some(origin) = headers.get(ORIGIN) {
+            let text = origin.to_str().unwrap_or("");
+            let name = text.split_once("://").map(|(_, rest)| host_name(rest));
+            if !name.is_some_and(|n| allowed(&self.origins, n)) {
+                return forbid(&format!("Forbidden: invalid Origin: {text}"));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn allowed(list: &[String], name: &str) -> bool {
+    list.iter().any(|a| a.eq_ignore_ascii_case(name))
+}
+
+/// The host name of `host[:port]`, `[v6][:port]`, dropping any path.
+fn host_name(authority: &str) -> &str {
+    let authority = authority.split('/').next().unwrap_or(authority);
+    if authority.starts_with('[') {
+        return authority
+            .find(']')
+            .map_or(authority, |end| &authority[..=end]);
+    }
+    authority.split(':').next().unwrap_or(authority)
+}
+
+fn header(headers: &HeaderMap, name: impl axum::http::header::AsHeaderName) -> &str {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+}
+
+fn accepts(headers: &HeaderMap, media: &str) -> bool {
+    headers.get_all(ACCEPT).iter().any(|v| {
+        v.to_str().unwrap_or("").split(',').any(|item| {
+            let m = item.split(';').next().unwrap_or("").trim();
+            m.eq_ignore_ascii_case(media)
+        })
+    })
+}
+
+/// A POST must accept both JSON and an event stream.
+pub(super) fn check_post_accept(headers: &HeaderMap) -> Result<(), Refusal> {
+    if accepts(headers, "application/json") && accepts(headers, "text/event-stream") {
+        return Ok(());
+    }
+    Err(refuse(
+        StatusCode::NOT_ACCEPTABLE,
+        TRANSPORT_ERROR,
+        "Not Acceptable: the Accept header must list both application/json and text/event-stream",
+    ))
+}
+
+/// A GET must accept an event stream.
+pub(super) fn check_get_accept(headers: &HeaderMap) -> Result<(), Refusal> {
+    if accepts(headers, "text/event-stream") {
+        return Ok(());
+    }
+    Err(refuse(
+        StatusCode::NOT_ACCEPTABLE,
+        TRANSPORT_ERROR,
+        "Not Acceptable: the Accept header must list text/event-stream",
+    ))
+}
+
+/// The body must be JSON.
+pub(super) fn check_content_type(headers: &HeaderMap) -> Result<(), Refusal> {
+    let media = header(headers, CONTENT_TYPE)
+        .split(';')
+        .next()
+        .unwrap_or("");
+    if media.trim().eq_ignore_ascii_case("application/json") {
+        return Ok(());
+    }
+    Err(refuse(
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        TRANSPORT_ERROR,
+        "Unsupported Media Type: the body must be application/json",
+    ))
+}
+
+/// The `MCP-Protocol-Version` header, when present, must name a revision served here.
+/// Absent means 2025-03-26, which is served.
+pub(super) fn check_version(headers: &HeaderMap) -> Result<(), Refusal> {
+    let Some(value) = headers.get(PROTOCOL_VERSION_HEADER) else {
+        return Ok(());
+    };
+    let text = value.to_str().unwrap_or("");
+    match text.parse::<ProtocolVersion>() {
+        Ok(v) if ProtocolVersion::HANDSHAKE.contains(&v) => Ok(()),
+        _ => {
+            let supported: Vec<&str> = ProtocolVersion::HANDSHAKE
+                .iter()
+                .map(|v| v.as_str())
+                .collect();
+            Err(refuse(
+                StatusCode::BAD_REQUEST,
+                TRANSPORT_ERROR,
+                format!(
+                    "Bad Request: unsupported MCP-Protocol-Version {text:?}; supported: {}",
+                    supported.join(", ")
+                ),
+            ))
+        }
+    }
+}
+
+/// Reads the whole body, refusing more than `limit` bytes with 413.
+pub(super) async fn read_body(body: Body, limit: usize) -> Result<bytes::Bytes, Refusal> {
+    let too_large = || {
+        refuse(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            TRANSPORT_ERROR,
+            format!("Payload Too Large: the body exceeds the limit of {limit} bytes"),
+        )
+    };
+    match Limited::new(body, limit).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => Err(too_large()),
+        Err(e) => Err(refuse(
+            StatusCode::BAD_REQUEST,
+            TRANSPORT_ERROR,
+            format!("Bad Request: the body could not be read: {e}"),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.append(*k, v.parse().unwrap());
+        }
+        h
+    }
+
+    #[test]
+    fn loopback_hosts_with_any_port_pass_and_others_are_forbidden() {
+        let list = AllowList::default();
+        for host in [
+            "localhost",
+            "localhost:8080",
+            "127.0.0.1:1",
+            "[::1]:3000",
+            "[::1]",
+        ] {
+            assert!(list.check(&headers(&[("host", host)])).is_ok(), "{host}");
+        }
+        for host in ["evil.example.com", "localhost.evil.com:80", "[::2]:1"] {
+            let refused = list.check(&headers(&[("host", host)])).unwrap_err();
+            assert_eq!(refused.status, StatusCode::FORBIDDEN, "{host}");
+        }
+        let bad_origin = headers(&[("host", "localhost"), ("origin", "http://evil.example.com")]);
+        assert!(list.check(&bad_origin).is_err());
+        let good_origin = headers(&[("host", "localhost"), ("origin", "http://localhost:5173")]);
+        assert!(list.check(&good_origin).is_ok());
+        assert!(list
+            .check(&headers(&[("host", "localhost"), ("origin", "null")]))
+            .is_err());
+    }
+
+    #[test]
+    fn accept_lists_are_read_item_by_item() {
+        let both = headers(&[("accept", "application/json;q=0.9, text/event-stream")]);
+        assert!(check_post_accept(&both).is_ok());
+        let split = headers(&[
+            ("accept", "application/json"),
+            ("accept", "text/event-stream"),
+        ]);
+        assert!(check_post_accept(&split).is_ok());
+        let json_only = headers(&[("accept", "application/json")]);
+        assert_eq!(check_post_accept(&json_only).unwrap_err().status, 406);
+    }
+}

@@ -1,0 +1,146 @@
+//! The 2024-11-05 HTTP+SSE transport, kept for old clients.
+//!
+//! `GET /sse` opens a session: its first event is `endpoint`, whose data is the URI to POST
+//! messages to (`/message?sessionId=<id>`); every message the session sends follows as a
+//! `message` event. `POST /message?sessionId=<id>` takes one message and answers `202`. The
+//! session ends when the client closes the event stream.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use junction_protocol::{ErrorCode, Message};
+use tokio::sync::mpsc;
+
+use super::endpoint::sse_response;
+use super::guard::{self, refuse, Refusal, TRANSPORT_ERROR};
+use super::{new_session_id, SessionControl, Shared};
+use crate::sync::lock;
+use crate::transport::http::sse::Event;
+use crate::transport::{Connection, Inbound, Outbound, INBOUND_QUEUE};
+
+/// The server's handle on one legacy session: where POSTed messages go.
+pub(super) struct LegacySession {
+    inbound: mpsc::Sender<Inbound>,
+}
+
+/// `GET /sse`: opens a session.
+pub(super) async fn open(State(shared): State<Arc<Shared>>) -> Response {
+    let id = match new_session_id() {
+        Ok(id) => id,
+        Err(e) => {
+            return refuse(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                ErrorCode::INTERNAL_ERROR,
+                format!("Internal error: no random session id available: {e}"),
+            )
+            .into_response()
+        }
+    };
+    let (sse_tx, sse_rx) = mpsc::unbounded_channel();
+    let endpoint = Event {
+        event: Some("endpoint".to_owned()),
+        data: format!("{}?sessionId={id}", shared.config.message_path),
+        ..Event::default()
+    };
+    let _ = sse_tx.send(Bytes::from(endpoint.encode()));
+    let (out_tx, out_rx) = mpsc::unbounded_channel();
+    let (in_tx, in_rx) = mpsc::channel(INBOUND_QUEUE);
+    lock(&shared.legacy).insert(id.clone(), LegacySession { inbound: in_tx });
+    (shared.serve)(
+        Connection {
+            outgoing: out_tx,
+            incoming: in_rx,
+        },
+        SessionControl::none(),
+    );
+    tokio::spawn(forward(shared.clone(), id, out_rx, sse_tx));
+    sse_response(sse_rx)
+}
+
+/// Writes every outgoing message on the stream; ends the session when the stream closes.
+async fn forward(
+    shared: Arc<Shared>,
+    id: String,
+    mut outgoing: mpsc::UnboundedReceiver<Outbound>,
+    sse: mpsc::UnboundedSender<Bytes>,
+) {
+    loop {
+        tokio::select! {
+            out = outgoing.recv() => {
+                let Some(out) = out else { break };
+                let event = Event {
+                    event: Some("message".to_owned()),
+                    data: String::from_utf8_lossy(&out.message.encode()).into_owned(),
+                    ..Event::default()
+                };
+                if sse.send(Bytes::from(event.encode())).is_err() {
+                    break;
+                }
+            }
+            _ = sse.closed() => break,
+        }
+    }
+    tracing::debug!(session = %id, "legacy SSE session ended");
+    // Dropping the inbound sender closes the served session's connection.
+    lock(&shared.legacy).remove(&id);
+}
+
+fn session_id(uri: &Uri) -> Option<&str> {
+    uri.query()?
+        .split('&')
+        .find_map(|pair| pair.strip_prefix("sessionId="))
+}
+
+/// `POST /message?sessionId=…`: one message for a legacy session.
+pub(super) async fn message(
+    State(shared): State<Arc<Shared>>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    message_inner(&shared, &uri, &headers, body)
+        .await
+        .map_or_else(IntoResponse::into_response, |()| {
+            let mut response = Response::new(Body::from("Accepted"));
+            *response.status_mut() = StatusCode::ACCEPTED;
+            response
+        })
+}
+
+async fn message_inner(
+    shared: &Shared,
+    uri: &Uri,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<(), Refusal> {
+    guard::check_content_type(headers)?;
+    let id = session_id(uri).ok_or_else(|| {
+        refuse(
+            StatusCode::BAD_REQUEST,
+            TRANSPORT_ERROR,
+            "Bad Request: the sessionId query parameter is missing; use the endpoint the SSE stream announced",
+        )
+    })?;
+    let ended = || {
+        refuse(
+            StatusCode::NOT_FOUND,
+            TRANSPORT_ERROR,
+            "Not Found: this session does not exist or has ended; open a new SSE stream",
+        )
+    };
+    let inbound = lock(&shared.legacy)
+        .get(id)
+        .map(|s| s.inbound.clone())
+        .ok_or_else(ended)?;
+    let frame = guard::read_body(body, shared.config.max_body).await?;
+    Message::decode(&frame)
+        .map_err(|e| Refusal::with_id(StatusCode::BAD_REQUEST, e.id, e.error))?;
+    inbound
+        .send(Inbound::Frame(frame.to_vec()))
+        .await
+        .map_err(|_| ended())
+}

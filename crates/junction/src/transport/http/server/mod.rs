@@ -1,0 +1,412 @@
+//! The server side of Streamable HTTP (MCP 2025-11-25, basic/transports) and of the legacy
+//! 2024-11-05 HTTP+SSE transport.
+//!
+//! [`HttpServer`] takes a function that serves one session's [`Connection`] (typically
+//! `move |c| { server.serve(c); }`) and gives an axum [`Router`](axum::Router) to mount, or
+//! binds a socket itself ([`HttpServer::bind`], [`HttpServer::serve`]).
+//!
+//! What the endpoint does:
+//!
+//! - `POST /mcp`: one JSON-RPC message. A notification or response is answered `202`. A
+//!   request is answered with one `application/json` body when its response is the first
+//!   thing the session sends for it, and otherwise with a `text/event-stream` carrying the
+//!   progress, logs and server→client requests made while serving it, then the response
+//!   ([`ResponseMode`]).
+//! - `GET /mcp`: the standalone SSE stream (messages that belong to no request; while none
+//!   is open they wait in a bounded backlog, [`HttpServer::standalone_backlog`], whose oldest
+//!   entry is dropped with a warning when full; at most one is open per session), or, with
+//!   `Last-Event-ID`, the resumption of any stream of the session: the events it missed are
+//!   replayed from the [`EventStore`], then it continues live.
+//! - `DELETE /mcp`: ends the session.
+//! - SSE polling (SEP-1699): every event stream of a 2025-11-25 session opens with a priming
+//!   event (an id, the [`HttpServer::retry`] delay, empty data); a server built with
+//!   [`HttpServer::with_control`] may close a stream's connection mid-request
+//!   ([`SessionControl::close_stream`]) and the client resumes it.
+//! - Sessions: a random `MCP-Session-Id` (128 bits from the OS's CSPRNG) comes with the
+//!   initialize result; a later request without one gets `400`, with an unknown or ended one
+//!   `404`. Sessions idle longer than [`HttpServer::idle_timeout`] are ended and freed.
+//! - [`HttpServer::stateless`]: no session ids. Each POST gets a fresh session that lives
+//!   until it has answered; a request other than `initialize` is preceded, inside that
+//!   session, by an `initialize` (offering the `MCP-Protocol-Version` header's revision, or
+//!   2025-03-26 without one, as the specification says to assume; no client capabilities;
+//!   client name `stateless`) and `notifications/initialized`.
+//!   Consequently server→client requests cannot be answered and `GET`/`DELETE` get `405`,
+//!   as in the TypeScript SDK's stateless mode.
+//! - Every request first passes the `Host`/`Origin` allow-list (`403`), then the `Accept`
+//!   (`406`), `Content-Type` (`415`), `MCP-Protocol-Version` (`400`) and size (`413`) checks;
+//!   each refusal has a JSON-RPC error body with `"id": null`.
+//! - Legacy transport, on by default: `GET /sse` opens a session whose first event is
+//!   `endpoint` (the path to POST to, `/message?sessionId=…`); everything the session sends,
+//!   responses included, arrives on that stream. The session ends when the stream closes.
+//!
+//! ```no_run
+//! use junction::server::Server;
+//! use junction::transport::http::server::HttpServer;
+//!
+//! # async fn run() -> std::io::Result<()> {
+//! let server = Server::builder("demo", "1.0.0").build().unwrap();
+//! // Either mount it in an axum application…
+//! let app = axum::Router::new().merge(HttpServer::new({
+//!     let server = server.clone();
+//!     move |c| { server.serve(c); }
+//! }).router());
+//! # drop(app);
+//! // …or let it bind 127.0.0.1 itself.
+//! HttpServer::new(move |c| { server.serve(c); }).serve("127.0.0.1:3000").await
+//! # }
+//! ```
+
+mod endpoint;
+mod event_store;
+mod guard;
+mod legacy;
+mod session;
+
+pub use event_store::{BadEventId, EventId, EventStore, InMemoryEventStore};
+pub use session::SessionControl;
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use axum::extract::{Request, State};
+use axum::middleware::{self, Next};
+use axum::response::Response;
+use axum::routing::{get, post};
+use axum::serve::ListenerExt;
+use tokio::net::{TcpListener, ToSocketAddrs};
+use tokio::task::JoinHandle;
+
+use crate::sync::lock;
+use crate::transport::{Connection, DEFAULT_MAX_FRAME};
+use guard::AllowList;
+use session::HttpSession;
+
+/// When a request's answer is an event stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ResponseMode {
+    /// JSON when the response is the only message for the request, SSE otherwise.
+    #[default]
+    JsonWhenPossible,
+    /// Always an event stream (with a priming event for resumption).
+    AlwaysSse,
+}
+
+type ServeFn = dyn Fn(Connection, SessionControl) + Send + Sync;
+
+/// A Streamable HTTP endpoint (plus the legacy HTTP+SSE endpoints), configured by value.
+#[derive(Clone)]
+pub struct HttpServer {
+    config: Config,
+    serve: Arc<ServeFn>,
+    store: Arc<dyn EventStore>,
+}
+
+impl std::fmt::Debug for HttpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpServer")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Config {
+    path: String,
+    sse_path: String,
+    message_path: String,
+    legacy: bool,
+    stateless: bool,
+    mode: ResponseMode,
+    allow: AllowList,
+    idle_timeout: Duration,
+    max_body: usize,
+    retry: Duration,
+    standalone_backlog: usize,
+}
+
+impl HttpServer {
+    /// An endpoint whose sessions are served by `serve` (called once per session with its
+    /// connection; it should start serving and return).
+    pub fn new(serve: impl Fn(Connection) + Send + Sync + 'static) -> Self {
+        Self::with_control(move |connection, _| serve(connection))
+    }
+
+    /// Like [`HttpServer::new`], and `serve` also gets the session's [`SessionControl`],
+    /// for servers that steer their streams (e.g. close one for the client to poll).
+    pub fn with_control(
+        serve: impl Fn(Connection, SessionControl) + Send + Sync + 'static,
+    ) -> Self {
+        HttpServer {
+            config: Config {
+                path: "/mcp".to_owned(),
+                sse_path: "/sse".to_owned(),
+                message_path: "/message".to_owned(),
+                legacy: true,
+                stateless: false,
+                mode: ResponseMode::default(),
+                allow: AllowList::default(),
+                idle_timeout: Duration::from_secs(30 * 60),
+                max_body: DEFAULT_MAX_FRAME,
+                retry: Duration::from_secs(1),
+                standalone_backlog: 256,
+            },
+            serve: Arc::new(serve),
+            store: Arc::new(InMemoryEventStore::default()),
+        }
+    }
+
+    /// The MCP endpoint's path (`/mcp` by default).
+    pub fn path(mut self, path: impl Into<String>) -> Self {
+        self.config.path = path.into();
+        self
+    }
+
+    /// Serves (true, the default) or not the legacy `GET /sse` and `POST /message` endpoints.
+    pub fn legacy(mut self, on: bool) -> Self {
+        self.config.legacy = on;
+        self
+    }
+
+    /// The legacy endpoints' paths (`/sse` and `/message` by default). The `endpoint` event
+    /// announces the message path as given, so include any prefix the router is nested under.
+    pub fn legacy_paths(mut self, sse: impl Into<String>, message: impl Into<String>) -> Self {
+        self.config.sse_path = sse.into();
+        self.config.message_path = message.into();
+        self
+    }
+
+    /// Serves without sessions (see the module documentation for what that implies).
+    pub fn stateless(mut self) -> Self {
+        self.config.stateless = true;
+        self
+    }
+
+    /// When to answer with an event stream.
+    pub fn response_mode(mut self, mode: ResponseMode) -> Self {
+        self.config.mode = mode;
+        self
+    }
+
+    /// The host names (any port) requests may be addressed to: compared with the `Host`
+    /// header. Replaces the default loopback names.
+    pub fn allowed_hosts<S: Into<String>>(mut self, hosts: impl IntoIterator<Item = S>) -> Self {
+        self.config.allow.hosts = hosts.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The host names (any scheme and port) of the `Origin`s requests may come from.
+    /// Replaces the default loopback names. Requests without `Origin` are not browsers' and
+    /// pass.
+    pub fn allowed_origins<S: Into<String>>(mut self, hosts: impl IntoIterator<Item = S>) -> Self {
+        self.config.allow.origins = hosts.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// How long a session may stay idle (no request, no open stream) before it is ended;
+    /// 30 minutes by default.
+    pub fn idle_timeout(mut self, idle: Duration) -> Self {
+        self.config.idle_timeout = idle;
+        self
+    }
+
+    /// The largest POST body accepted (4 MiB by default); larger ones get `413`.
+    pub fn max_body(mut self, bytes: usize) -> Self {
+        self.config.max_body = bytes;
+        self
+    }
+
+    /// The `retry` delay announced in each stream's priming event (1 s by default).
+    pub fn retry(mut self, retry: Duration) -> Self {
+        self.config.retry = retry;
+        self
+    }
+
+    /// How many messages for the standalone stream wait while no GET stream is open (256
+    /// by default); beyond that the oldest is dropped with a warning.
+    pub fn standalone_backlog(mut self, messages: usize) -> Self {
+        self.config.standalone_backlog = messages.max(1);
+        self
+    }
+
+    /// Where events are kept for resumption ([`InMemoryEventStore`] by default).
+    pub fn event_store(mut self, store: impl EventStore) -> Self {
+        self.store = Arc::new(store);
+        self
+    }
+
+    /// The endpoints as an axum router, with the Host/Origin guard on every route.
+    ///
+    /// When serving it yourself, set TCP_NODELAY on accepted sockets (as [`HttpServer::bind`]
+    /// does, with `axum::serve::ListenerExt::tap_io`): without it every exchange stalls on
+    /// delayed ACKs. The router has no fallback, so it merges into an application's router.
+    pub fn router(self) -> axum::Router {
+        let config = self.config.clone();
+        let shared = Arc::new(Shared {
+            config: self.config,
+            serve: self.serve,
+            store: self.store,
+            sessions: Mutex::new(HashMap::new()),
+            legacy: Mutex::new(HashMap::new()),
+            reaper: Mutex::new(None),
+        });
+        let mut router = axum::Router::new().route(
+            &config.path,
+            post(endpoint::post)
+                .get(endpoint::get)
+                .delete(endpoint::delete)
+                .fallback(endpoint::method_not_allowed),
+        );
+        if config.legacy {
+            router = router
+                .route(
+                    &config.sse_path,
+                    get(legacy::open).fallback(endpoint::method_not_allowed),
+                )
+                .route(
+                    &config.message_path,
+                    post(legacy::message).fallback(endpoint::method_not_allowed),
+                );
+        }
+        router
+            .layer(middleware::from_fn_with_state(shared.clone(), check_origin))
+            .with_state(shared)
+    }
+
+    /// Binds `addr` (use 127.0.0.1 for a local server) and serves in a background task.
+    pub async fn bind(self, addr: impl ToSocketAddrs) -> std::io::Result<RunningServer> {
+        let listener = TcpListener::bind(addr).await?;
+        let local_addr = listener.local_addr()?;
+        let listener = listener.tap_io(|tcp| {
+            // Without it a request/response exchange stalls on delayed ACKs (DESIGN.md).
+            if let Err(e) = tcp.set_nodelay(true) {
+                tracing::debug!(error = %e, "could not set TCP_NODELAY");
+            }
+        });
+        let app = self.router();
+        let task = tokio::spawn(async move {
+            if let Err(e) = axum::serve(listener, app).await {
+                tracing::error!(error = %e, "the HTTP server stopped");
+            }
+        });
+        Ok(RunningServer { local_addr, task })
+    }
+
+    /// Binds `addr` and serves until the process ends.
+    pub async fn serve(self, addr: impl ToSocketAddrs) -> std::io::Result<()> {
+        let mut running = self.bind(addr).await?;
+        tracing::info!(addr = %running.local_addr, "serving MCP over HTTP");
+        (&mut running.task).await.map_err(std::io::Error::other)
+    }
+}
+
+/// A server started by [`HttpServer::bind`]; dropping it stops accepting connections (open
+/// ones finish on their own).
+#[derive(Debug)]
+pub struct RunningServer {
+    local_addr: SocketAddr,
+    task: JoinHandle<()>,
+}
+
+impl RunningServer {
+    /// The address bound (with the actual port when 0 was asked for).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// The URL of a path on this server, e.g. `url("/mcp")`.
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.local_addr)
+    }
+}
+
+impl Drop for RunningServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// What every handler shares.
+struct Shared {
+    config: Config,
+    serve: Arc<ServeFn>,
+    store: Arc<dyn EventStore>,
+    sessions: Mutex<HashMap<String, Arc<HttpSession>>>,
+    legacy: Mutex<HashMap<String, legacy::LegacySession>>,
+    reaper: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        if let Some(task) = lock(&self.reaper).take() {
+            task.abort();
+        }
+    }
+}
+
+impl Shared {
+    fn insert_session(self: &Arc<Self>, session: Arc<HttpSession>) {
+        lock(&self.sessions).insert(session.id.clone(), session);
+        let mut reaper = lock(&self.reaper);
+        if reaper.is_none() {
+            *reaper = Some(tokio::spawn(reap(Arc::downgrade(self))));
+        }
+    }
+
+    fn session(&self, id: &str) -> Option<Arc<HttpSession>> {
+        lock(&self.sessions)
+            .get(id)
+            .filter(|s| !s.is_closed())
+            .cloned()
+    }
+
+    fn remove_session(&self, id: &str) -> Option<Arc<HttpSession>> {
+        lock(&self.sessions).remove(id)
+    }
+}
+
+/// Ends idle sessions and forgets ended ones, a few times per idle period.
+async fn reap(shared: Weak<Shared>) {
+    loop {
+        let period = match shared.upgrade() {
+            Some(s) => (s.config.idle_timeout / 4)
+                .clamp(Duration::from_millis(10), Duration::from_secs(60)),
+            None => return,
+        };
+        tokio::time::sleep(period).await;
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        let idle = shared.config.idle_timeout;
+        let expired: Vec<Arc<HttpSession>> = {
+            let mut sessions = lock(&shared.sessions);
+            let ids: Vec<String> = sessions
+                .iter()
+                .filter(|(_, s)| s.is_closed() || s.idle_for(idle))
+                .map(|(id, _)| id.clone())
+                .collect();
+            ids.iter().filter_map(|id| sessions.remove(id)).collect()
+        };
+        for session in expired {
+            if !session.is_closed() {
+                tracing::debug!(session = %session.id, "ending an idle session");
+            }
+            session.close();
+        }
+    }
+}
+
+async fn check_origin(State(shared): State<Arc<Shared>>, request: Request, next: Next) -> Response {
+    match shared.config.allow.check(request.headers()) {
+        Ok(()) => next.run(request).await,
+        Err(refusal) => axum::response::IntoResponse::into_response(refusal),
+    }
+}
+
+/// A new session id: 128 bits from the operating system's CSPRNG, in hex.
+fn new_session_id() -> Result<String, getrandom::Error> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes)?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}

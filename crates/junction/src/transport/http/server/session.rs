@@ -1,0 +1,604 @@
+//! One Streamable HTTP session: its connection to the served session, its SSE streams, and
+//! the routing of every outgoing message onto exactly one of them.
+//!
+//! Stream 0 is the standalone GET stream; every request POSTed gets a stream of its own
+//! (1, 2, …). A message related to a request goes on that request's stream and the request's
+//! response ends it; anything else goes on stream 0, and waits in a bounded backlog (oldest
+//! dropped, with a warning) while no GET stream is open.
+//!
+//! A request stream starts undecided: if the response is the first thing sent for the request
+//! it goes back as one `application/json` body; the first other message turns it into an
+//! event stream. Every event on an event stream has an id and is kept in the
+//! [`EventStore`], and routing, storing and (re)attaching a connection all happen under one
+//! lock, so a resumed stream neither loses nor repeats a message.
+
+use std::collections::{HashMap, VecDeque};
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, Weak};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body::Frame;
+use junction_protocol::{Message, ProtocolVersion, RequestId};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use super::event_store::{EventId, EventStore};
+use crate::sync::lock;
+use crate::transport::http::sse::Event;
+use crate::transport::{Connection, Inbound, Outbound, INBOUND_QUEUE};
+
+/// The stream that carries messages related to no request.
+const STANDALONE: u64 = 0;
+
+/// What a session needs from the server's configuration.
+#[derive(Debug, Clone)]
+pub(super) struct SessionSettings {
+    pub retry: Duration,
+    pub standalone_backlog: usize,
+    /// Whether events get ids and a priming event (false for one-shot stateless sessions).
+    pub resumable: bool,
+}
+
+/// The body of an SSE response: events as the session routes them.
+pub(super) struct SseBody {
+    rx: mpsc::UnboundedReceiver<Bytes>,
+}
+
+impl SseBody {
+    pub(super) fn new(rx: mpsc::UnboundedReceiver<Bytes>) -> Self {
+        SseBody { rx }
+    }
+}
+
+impl http_body::Body for SseBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        self.rx.poll_recv(cx).map(|b| b.map(|b| Ok(Frame::data(b))))
+    }
+}
+
+/// What a served session may ask of its HTTP transport ([`super::HttpServer::with_control`]).
+#[derive(Clone)]
+pub struct SessionControl {
+    session: Weak<HttpSession>,
+}
+
+impl std::fmt::Debug for SessionControl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionControl")
+            .field("session", &self.session_id())
+            .finish()
+    }
+}
+
+impl SessionControl {
+    /// A control that controls nothing (legacy sessions have a single stream).
+    pub(super) fn none() -> Self {
+        SessionControl {
+            session: Weak::new(),
+        }
+    }
+
+    /// The session's `MCP-Session-Id`, while the session lives.
+    pub fn session_id(&self) -> Option<String> {
+        self.session.upgrade().map(|s| s.id.clone())
+    }
+
+    /// Closes the HTTP response that carries request `id`'s stream without ending the
+    /// stream (SSE polling, SEP-1699): the client reconnects after the announced `retry`
+    /// delay with `GET` + `Last-Event-ID` and receives what was sent meanwhile, the response
+    /// included. A request still undecided between JSON and SSE gets an event stream first,
+    /// so the client has an event id to resume from.
+    ///
+    /// Returns false, changing nothing, when the request has no open stream, or the session
+    /// cannot resume streams (stateless mode, or a revision before 2025-11-25).
+    pub fn close_stream(&self, id: &RequestId) -> bool {
+        self.session
+            .upgrade()
+            .is_some_and(|s| s.close_stream(Some(id)))
+    }
+
+    /// Closes the standalone GET stream's connection in the same way.
+    pub fn close_standalone_stream(&self) -> bool {
+        self.session.upgrade().is_some_and(|s| s.close_stream(None))
+    }
+}
+
+/// How a POSTed request is answered.
+pub(super) enum Reply {
+    /// One JSON body: the response was the only message.
+    Json(Bytes),
+    /// An event stream.
+    Sse(mpsc::UnboundedReceiver<Bytes>),
+}
+
+/// Why a POSTed request has no reply.
+#[derive(Debug)]
+pub(super) enum NoReply {
+    /// A request with this id is still in flight in this session.
+    DuplicateId,
+    /// The session ended.
+    Closed,
+    /// The client cancelled the request; no response will come.
+    Cancelled,
+}
+
+/// Why a GET stream could not be opened.
+#[derive(Debug)]
+pub(super) enum OpenError {
+    /// A standalone stream is already open.
+    Conflict,
+    /// `Last-Event-ID` names a stream this session never had.
+    UnknownStream,
+    /// The session ended.
+    Closed,
+}
+
+enum Sink {
+    Undecided(oneshot::Sender<Reply>),
+    Live(mpsc::UnboundedSender<Bytes>),
+    Detached,
+}
+
+struct Stream {
+    next_seq: u64,
+    sink: Sink,
+}
+
+impl Stream {
+    fn new(sink: Sink) -> Self {
+        Stream { next_seq: 0, sink }
+    }
+}
+
+struct State {
+    next_stream: u64,
+    requests: HashMap<RequestId, u64>,
+    streams: HashMap<u64, Stream>,
+    backlog: VecDeque<Bytes>,
+    initialize: Option<RequestId>,
+    version: Option<ProtocolVersion>,
+    closed: bool,
+    /// End the session once no request is in flight (stateless mode).
+    one_shot: bool,
+    last_seen: Instant,
+}
+
+/// One session of the Streamable HTTP endpoint.
+pub(super) struct HttpSession {
+    pub id: String,
+    inbound: Mutex<Option<mpsc::Sender<Inbound>>>,
+    state: Mutex<State>,
+    store: Arc<dyn EventStore>,
+    settings: SessionSettings,
+    closed: CancellationToken,
+}
+
+impl HttpSession {
+    /// Creates the session, hands its [`Connection`] to `serve`, and starts routing.
+    pub(super) fn start(
+        id: String,
+        settings: SessionSettings,
+        store: Arc<dyn EventStore>,
+        serve: &(dyn Fn(Connection, SessionControl) + Send + Sync),
+    ) -> Arc<HttpSession> {
+        let (out_tx, out_rx) = mpsc::unbounded_channel();
+        let (in_tx, in_rx) = mpsc::channel(INBOUND_QUEUE);
+        let mut streams = HashMap::new();
+        streams.insert(STANDALONE, Stream::new(Sink::Detached));
+        let session = Arc::new(HttpSession {
+            id,
+            inbound: Mutex::new(Some(in_tx)),
+            state: Mutex::new(State {
+                next_stream: 1,
+                requests: HashMap::new(),
+                streams,
+                backlog: VecDeque::new(),
+                initialize: None,
+                version: None,
+                closed: false,
+                one_shot: false,
+                last_seen: Instant::now(),
+            }),
+            store,
+            settings,
+            closed: CancellationToken::new(),
+        });
+        serve(
+            Connection {
+                outgoing: out_tx,
+                incoming: in_rx,
+            },
+            SessionControl {
+                session: Arc::downgrade(&session),
+            },
+        );
+        tokio::spawn(route(session.clone(), out_rx));
+        session
+    }
+
+    /// Records activity, for idle expiry.
+    pub(super) fn touch(&self) {
+        lock(&self.state).last_seen = Instant::now();
+    }
+
+    /// Whether nothing has happened for `idle`: no request in flight, no stream open.
+    pub(super) fn idle_for(&self, idle: Duration) -> bool {
+        let state = lock(&self.state);
+        let live = state.streams.values().any(|s| match &s.sink {
+            Sink::Live(tx) => !tx.is_closed(),
+            Sink::Undecided(tx) => !tx.is_closed(),
+            Sink::Detached => false,
+        });
+        !live && state.requests.is_empty() && state.last_seen.elapsed() >= idle
+    }
+
+    /// Ends the session as soon as no request is in flight (stateless mode).
+    pub(super) fn close_when_answered(&self) {
+        let idle = {
+            let mut state = lock(&self.state);
+            state.one_shot = true;
+            state.requests.is_empty()
+        };
+        if idle {
+            self.close();
+        }
+    }
+
+    /// Whether the session has ended.
+    pub(super) fn is_closed(&self) -> bool {
+        self.closed.is_cancelled()
+    }
+
+    /// Hands a notification or response from the client to the served session.
+    pub(super) async fn deliver(&self, message: &Message, frame: Bytes) -> bool {
+        if let Message::Notification(n) = message {
+            if n.method == "notifications/cancelled" {
+                self.cancelled(n.params.as_deref());
+            }
+        }
+        self.forward(frame).await
+    }
+
+    async fn forward(&self, frame: Bytes) -> bool {
+        let Some(tx) = lock(&self.inbound).clone() else {
+            return false;
+        };
+        tx.send(Inbound::Frame(frame.to_vec())).await.is_ok()
+    }
+
+    /// The client gave up on a request: end its stream, since no response will come.
+    fn cancelled(&self, params: Option<&serde_json::value::RawValue>) {
+        #[derive(serde::Deserialize)]
+        struct Params {
+            #[serde(rename = "requestId")]
+            request_id: RequestId,
+        }
+        let Some(Ok(Params { request_id })) =
+            params.map(|p| serde_json::from_str::<Params>(p.get()))
+        else {
+            return;
+        };
+        let mut state = lock(&self.state);
+        if let Some(stream) = state.requests.remove(&request_id) {
+            state.streams.remove(&stream);
+        }
+    }
+
+    /// Serves one POSTed request: registers its stream, hands it over and waits for the way
+    /// it will be answered.
+    pub(super) async fn request(
+        &self,
+        id: RequestId,
+        is_initialize: bool,
+        frame: Bytes,
+        always_sse: bool,
+    ) -> Result<Reply, NoReply> {
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut state = lock(&self.state);
+            if state.closed {
+                return Err(NoReply::Closed);
+            }
+            if state.requests.contains_key(&id) {
+                return Err(NoReply::DuplicateId);
+            }
+            let stream = state.next_stream;
+            state.next_stream += 1;
+            state.requests.insert(id.clone(), stream);
+            if is_initialize {
+                state.initialize = Some(id.clone());
+            }
+            state
+                .streams
+                .insert(stream, Stream::new(Sink::Undecided(tx)));
+            if always_sse {
+                self.open_sse(&mut state, stream);
+            }
+        }
+        if !self.forward(frame).await {
+            return Err(NoReply::Closed);
+        }
+        rx.await.map_err(|_| {
+            if self.is_closed() {
+                NoReply::Closed
+            } else {
+                NoReply::Cancelled
+            }
+        })
+    }
+
+    /// Opens the standalone stream (GET without `Last-Event-ID`), with what waited for it.
+    pub(super) fn open_standalone(&self) -> Result<mpsc::UnboundedReceiver<Bytes>, OpenError> {
+        let mut state = lock(&self.state);
+        if state.closed {
+            return Err(OpenError::Closed);
+        }
+        let resumable = self.resumable(&state);
+        let retry = self.settings.retry;
+        let backlog = std::mem::take(&mut state.backlog);
+        let Some(stream) = state.streams.get_mut(&STANDALONE) else {
+            return Err(OpenError::Closed);
+        };
+        if matches!(&stream.sink, Sink::Live(tx) if !tx.is_closed()) {
+            state.backlog = backlog;
+            return Err(OpenError::Conflict);
+        }
+        let (tx, rx) = mpsc::unbounded_channel();
+        if resumable {
+            let _ = tx.send(priming(STANDALONE, stream, retry));
+        }
+        for message in backlog {
+            let _ = tx.send(message);
+        }
+        stream.sink = Sink::Live(tx);
+        Ok(rx)
+    }
+
+    /// Resumes a stream after `last`: replays what the store kept, then continues live if
+    /// the stream is still open (a finished stream ends after the replay).
+    pub(super) fn resume(
+        &self,
+        last: EventId,
+    ) -> Result<mpsc::UnboundedReceiver<Bytes>, OpenError> {
+        let mut state = lock(&self.state);
+        if state.closed {
+            return Err(OpenError::Closed);
+        }
+        if last.stream >= state.next_stream {
+            return Err(OpenError::UnknownStream);
+        }
+        if matches!(
+            state.streams.get(&last.stream),
+            Some(Stream {
+                sink: Sink::Undecided(_),
+                ..
+            })
+        ) {
+            // No event id of an undecided stream was ever given out.
+            return Err(OpenError::UnknownStream);
+        }
+        let (tx, rx) = mpsc::unbounded_channel();
+        for (id, data) in self.store.replay_after(&self.id, last) {
+            let _ = tx.send(Bytes::from(Event::message(id.to_string(), &data).encode()));
+        }
+        if last.stream == STANDALONE {
+            // Everything in the backlog was stored too, and has just been replayed.
+            state.backlog.clear();
+        }
+        if let Some(stream) = state.streams.get_mut(&last.stream) {
+            stream.sink = Sink::Live(tx);
+        }
+        Ok(rx)
+    }
+
+    /// Detaches the live connection of a stream, keeping the stream (see
+    /// [`SessionControl::close_stream`]).
+    fn close_stream(&self, request: Option<&RequestId>) -> bool {
+        let mut state = lock(&self.state);
+        if state.closed || !self.resumable(&state) {
+            return false;
+        }
+        let stream = match request {
+            Some(id) => match state.requests.get(id) {
+                Some(&stream) => stream,
+                None => return false,
+            },
+            None => STANDALONE,
+        };
+        self.open_sse(&mut state, stream);
+        match state.streams.get_mut(&stream) {
+            Some(entry) if matches!(entry.sink, Sink::Live(_)) => {
+                entry.sink = Sink::Detached;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Ends the session: the served session sees its connection close, streams end, stored
+    /// events are forgotten.
+    pub(super) fn close(&self) {
+        {
+            let mut state = lock(&self.state);
+            state.closed = true;
+            state.streams.clear();
+            state.requests.clear();
+            state.backlog.clear();
+        }
+        lock(&self.inbound).take();
+        self.store.forget(&self.id);
+        self.closed.cancel();
+    }
+
+    fn resumable(&self, state: &State) -> bool {
+        // Older clients do not expect the empty priming event (it arrived in 2025-11-25).
+        self.settings.resumable
+            && state
+                .version
+                .is_some_and(|v| v >= ProtocolVersion::V2025_11_25)
+    }
+
+    fn open_sse(&self, state: &mut State, stream: u64) -> Option<()> {
+        let resumable = self.resumable(state);
+        let entry = state.streams.get_mut(&stream)?;
+        let Sink::Undecided(_) = &entry.sink else {
+            return Some(());
+        };
+        let (tx, rx) = mpsc::unbounded_channel();
+        if resumable {
+            let _ = tx.send(priming(stream, entry, self.settings.retry));
+        }
+        let old = std::mem::replace(&mut entry.sink, Sink::Live(tx));
+        if let Sink::Undecided(reply) = old {
+            if reply.send(Reply::Sse(rx)).is_err() {
+                entry.sink = Sink::Detached;
+            }
+        }
+        Some(())
+    }
+
+    /// Puts one outgoing message on its stream.
+    fn dispatch(&self, out: Outbound) {
+        let Outbound { message, related } = out;
+        let is_response = matches!(message, Message::Response(_));
+        let data = Bytes::from(message.encode());
+        let mut state = lock(&self.state);
+        if state.closed {
+            return;
+        }
+        if let Message::Response(r) = &message {
+            if r.id.is_some() && r.id == state.initialize {
+                state.version = negotiated_version(r);
+                // A failed initialize leaves nothing to continue: end the session with it.
+                state.one_shot |= r.outcome.is_err();
+            }
+        }
+        let stream = match related.as_ref().and_then(|id| state.requests.get(id)) {
+            Some(&stream) => stream,
+            None if is_response => {
+                tracing::debug!(session = %self.id, "dropping a response whose request has no open stream");
+                return;
+            }
+            None => STANDALONE,
+        };
+        let undecided = matches!(
+            state.streams.get(&stream),
+            Some(Stream {
+                sink: Sink::Undecided(_),
+                ..
+            })
+        );
+        if is_response && undecided {
+            if let Some(Stream {
+                sink: Sink::Undecided(reply),
+                ..
+            }) = state.streams.remove(&stream)
+            {
+                let _ = reply.send(Reply::Json(data));
+            }
+        } else {
+            self.open_sse(&mut state, stream);
+            self.push(&mut state, stream, data);
+        }
+        if is_response {
+            state.streams.remove(&stream);
+            if let Some(related) = &related {
+                state.requests.remove(related);
+            }
+            state.last_seen = Instant::now();
+            if state.one_shot && state.requests.is_empty() {
+                drop(state);
+                self.close();
+            }
+        }
+    }
+
+    fn push(&self, state: &mut State, stream: u64, data: Bytes) {
+        let resumable = self.resumable(state);
+        let backlog_limit = self.settings.standalone_backlog;
+        let Some(entry) = state.streams.get_mut(&stream) else {
+            return;
+        };
+        let id = EventId {
+            stream,
+            seq: entry.next_seq,
+        };
+        entry.next_seq += 1;
+        let event = if resumable {
+            self.store.store(&self.id, id, data.clone());
+            Event::message(id.to_string(), &data)
+        } else {
+            Event {
+                event: Some("message".to_owned()),
+                data: String::from_utf8_lossy(&data).into_owned(),
+                ..Event::default()
+            }
+        };
+        let event = Bytes::from(event.encode());
+        let sent = match &entry.sink {
+            Sink::Live(tx) => tx.send(event.clone()).is_ok(),
+            _ => false,
+        };
+        if sent {
+            return;
+        }
+        entry.sink = Sink::Detached;
+        if stream == STANDALONE {
+            if state.backlog.len() >= backlog_limit {
+                state.backlog.pop_front();
+                tracing::warn!(session = %self.id, "no GET stream is open and the backlog is full; dropping the oldest waiting message");
+            }
+            state.backlog.push_back(event);
+        }
+    }
+}
+
+/// The first event of a stream: an id to resume from, the retry delay, no message.
+fn priming(id: u64, stream: &mut Stream, retry: Duration) -> Bytes {
+    let seq = stream.next_seq;
+    stream.next_seq += 1;
+    Bytes::from(
+        Event {
+            event: None,
+            data: String::new(),
+            id: Some(EventId { stream: id, seq }.to_string()),
+            retry: Some(retry),
+        }
+        .encode(),
+    )
+}
+
+fn negotiated_version(response: &junction_protocol::Response) -> Option<ProtocolVersion> {
+    #[derive(serde::Deserialize)]
+    struct Init {
+        #[serde(rename = "protocolVersion")]
+        version: String,
+    }
+    let raw = response.outcome.as_ref().ok()?;
+    serde_json::from_str::<Init>(raw.get())
+        .ok()?
+        .version
+        .parse()
+        .ok()
+}
+
+async fn route(session: Arc<HttpSession>, mut outgoing: mpsc::UnboundedReceiver<Outbound>) {
+    loop {
+        let out = tokio::select! {
+            out = outgoing.recv() => out,
+            _ = session.closed.cancelled() => None,
+        };
+        let Some(out) = out else { break };
+        session.dispatch(out);
+    }
+    session.close();
+}

@@ -1,0 +1,228 @@
+//! Server-Sent Events: writing events and reading them back incrementally.
+//!
+//! Only what MCP uses: the `event`, `data`, `id` and `retry` fields. The reader follows the
+//! WHATWG event-stream rules: lines end with LF, CRLF or CR; a line starting with `:` is a
+//! comment; several `data` lines join with LF; an event is dispatched on a blank line.
+//!
+//! ```
+//! use junction::transport::http::sse::{Event, Parser};
+//!
+//! let bytes = Event::message("7", br#"{"jsonrpc":"2.0","method":"ping","id":1}"#).encode();
+//! let mut parser = Parser::default();
+//! let events = parser.feed(&bytes);
+//! assert_eq!(events[0].id.as_deref(), Some("7"));
+//! assert_eq!(events[0].data, r#"{"jsonrpc":"2.0","method":"ping","id":1}"#);
+//! ```
+
+use std::time::Duration;
+
+/// The longest line the reader buffers before it gives up on the stream.
+const MAX_LINE: usize = 16 * 1024 * 1024;
+
+/// One event, as written or as read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Event {
+    /// The `event` field; `None` means the default type, `message`.
+    pub event: Option<String>,
+    /// The `data` lines, joined with LF.
+    pub data: String,
+    /// The `id` field.
+    pub id: Option<String>,
+    /// The `retry` field: how long a client waits before reconnecting.
+    pub retry: Option<Duration>,
+}
+
+impl Event {
+    /// A `message` event carrying one JSON-RPC message (compact JSON, so one `data` line).
+    pub fn message(id: impl Into<String>, json: &[u8]) -> Event {
+        Event {
+            event: Some("message".to_owned()),
+            data: String::from_utf8_lossy(json).into_owned(),
+            id: Some(id.into()),
+            retry: None,
+        }
+    }
+
+    /// Whether this is a `message` event (the type MCP messages travel in).
+    pub fn is_message(&self) -> bool {
+        matches!(self.event.as_deref(), None | Some("message"))
+    }
+
+    /// The event in wire form, ending with the blank line that dispatches it.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.data.len() + 64);
+        if let Some(event) = &self.event {
+            push_field(&mut out, "event", event);
+        }
+        if let Some(id) = &self.id {
+            push_field(&mut out, "id", id);
+        }
+        if let Some(retry) = self.retry {
+            push_field(&mut out, "retry", &retry.as_millis().to_string());
+        }
+        if self.data.is_empty() {
+            out.extend_from_slice(b"data: \n");
+        }
+        for line in self.data.split('\n').filter(|_| !self.data.is_empty()) {
+            push_field(&mut out, "data", line.trim_end_matches('\r'));
+        }
+        out.push(b'\n');
+        out
+    }
+}
+
+fn push_field(out: &mut Vec<u8>, name: &str, value: &str) {
+    out.extend_from_slice(name.as_bytes());
+    out.extend_from_slice(b": ");
+    // Field values cannot hold line breaks; MCP never needs them outside `data`.
+    out.extend(value.bytes().filter(|b| *b != b'\n' && *b != b'\r'));
+    out.push(b'\n');
+}
+
+/// Why a stream could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParseError {
+    /// One line was longer than the reader accepts.
+    #[error("an event-stream line is longer than {MAX_LINE} bytes")]
+    LineTooLong,
+}
+
+/// Reads an event stream chunk by chunk.
+#[derive(Debug, Default)]
+pub struct Parser {
+    line: Vec<u8>,
+    /// A CR ended the previous chunk; an LF at the start of the next one belongs to it.
+    after_cr: bool,
+    current: Event,
+    has_data: bool,
+    failed: bool,
+}
+
+impl Parser {
+    /// Feeds bytes; returns the events they completed.
+    pub fn feed(&mut self, bytes: &[u8]) -> Vec<Event> {
+        self.try_feed(bytes).unwrap_or_default()
+    }
+
+    /// Feeds bytes; fails when a line exceeds the limit (the stream should then be dropped).
+    pub fn try_feed(&mut self, mut bytes: &[u8]) -> Result<Vec<Event>, ParseError> {
+        if self.failed {
+            return Err(ParseError::LineTooLong);
+        }
+        let mut events = Vec::new();
+        if self.after_cr && bytes.first() == Some(&b'\n') {
+            bytes = &bytes[1..];
+        }
+        self.after_cr = false;
+        while let Some(end) = bytes.iter().position(|b| *b == b'\n' || *b == b'\r') {
+            self.line.extend_from_slice(&bytes[..end]);
+            let mut next = end + 1;
+            if bytes[end] == b'\r' {
+                match bytes.get(next) {
+                    Some(b'\n') => next += 1,
+                    None => self.after_cr = true,
+                    Some(_) => {}
+                }
+            }
+            bytes = &bytes[next..];
+            let line = std::mem::take(&mut self.line);
+            if let Some(event) = self.take_line(&line) {
+                events.push(event);
+            }
+        }
+        self.line.extend_from_slice(bytes);
+        if self.line.len() > MAX_LINE {
+            self.failed = true;
+            return Err(ParseError::LineTooLong);
+        }
+        Ok(events)
+    }
+
+    fn take_line(&mut self, line: &[u8]) -> Option<Event> {
+        if line.is_empty() {
+            let event = std::mem::take(&mut self.current);
+            let dispatch = std::mem::take(&mut self.has_data);
+            if dispatch {
+                return Some(event);
+            }
+            // An event without data is not dispatched, but its id and retry still count.
+            return (event.id.is_some() || event.retry.is_some()).then_some(Event {
+                event: Some(String::new()),
+                ..event
+            });
+        }
+        if line[0] == b':' {
+            return None;
+        }
+        let text = String::from_utf8_lossy(line);
+        let (name, value) = match text.find(':') {
+            Some(i) => {
+                let value = &text[i + 1..];
+                (&text[..i], value.strip_prefix(' ').unwrap_or(value))
+            }
+            None => (&*text, ""),
+        };
+        match name {
+            "event" => self.current.event = Some(value.to_owned()),
+            "data" => {
+                if self.has_data {
+                    self.current.data.push('\n');
+                }
+                self.current.data.push_str(value);
+                self.has_data = true;
+            }
+            "id" if !value.contains('\0') => self.current.id = Some(value.to_owned()),
+            "retry" => {
+                if let Ok(ms) = value.parse::<u64>() {
+                    self.current.retry = Some(Duration::from_millis(ms));
+                }
+            }
+            _ => {}
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn priming_event_round_trips_with_id_retry_and_empty_data() {
+        let primed = Event {
+            event: None,
+            data: String::new(),
+            id: Some("0-0".into()),
+            retry: Some(Duration::from_millis(500)),
+        };
+        let bytes = primed.encode();
+        assert_eq!(bytes, b"id: 0-0\nretry: 500\ndata: \n\n");
+        let got = Parser::default().feed(&bytes);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].id.as_deref(), Some("0-0"));
+        assert_eq!(got[0].retry, Some(Duration::from_millis(500)));
+        assert!(got[0].data.is_empty());
+    }
+
+    #[test]
+    fn events_split_across_chunks_and_line_endings() {
+        let mut p = Parser::default();
+        let mut got = p.feed(b"event: message\r");
+        got.extend(p.feed(b"\ndata: {\"a\"\r\ndata: :1}\r"));
+        got.extend(p.feed(b"\r: comment\nid: 9\n"));
+        got.extend(p.feed(b"data: x\n\n"));
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].data, "{\"a\"\n:1}");
+        assert!(got[0].is_message());
+        assert_eq!(got[1].id.as_deref(), Some("9"));
+        assert_eq!(got[1].data, "x");
+    }
+
+    #[test]
+    fn an_id_only_event_reports_its_id_but_is_not_a_message() {
+        let got = Parser::default().feed(b"id: 4\n\n");
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].id.as_deref(), Some("4"));
+        assert!(!got[0].is_message());
+    }
+}
