@@ -5,7 +5,7 @@ mod http_support;
 use std::sync::{Arc, Mutex};
 
 use http_support::*;
-use junction::client::{Client, ClientOptions};
+use junction::client::{Client, ClientOptions, ServerNotification};
 use junction::protocol::tools::CallToolParams;
 use junction::session::Peer;
 use junction::transport::http::client::HttpClient;
@@ -19,6 +19,14 @@ async fn connect(url: String) -> Client {
     Client::connect(connection, ClientOptions::new("http-test-client", "1.0.0"))
         .await
         .unwrap()
+}
+
+/// The data of a log message; panics on any other notification.
+fn log_data(n: ServerNotification) -> serde_json::Value {
+    match n {
+        ServerNotification::LoggingMessage(message) => message.data,
+        other => panic!("expected a log message, got {other:?}"),
+    }
 }
 
 async fn echo(client: &Client, text: &str) -> String {
@@ -60,15 +68,14 @@ async fn session_round_trip_with_related_messages_standalone_stream_and_delete()
         let n = notifications
             .try_recv()
             .expect("each log message arrives before the result");
-        assert_eq!(n.method, "notifications/message");
-        assert_eq!(n.params.unwrap()["data"], json!(i));
+        assert_eq!(log_data(n), json!(i));
     }
 
     // A message related to no request reaches the client on the standalone GET stream.
     let params = CallToolParams::new("announce");
     client.call_tool(params, Default::default()).await.unwrap();
     let n = notifications.recv().await.unwrap();
-    assert_eq!(n.params.unwrap()["data"], "standalone");
+    assert_eq!(log_data(n), "standalone");
 
     // Closing the client deletes the session, which closes the server's connection.
     client.close();
@@ -134,11 +141,11 @@ async fn legacy_http_sse_round_trip_through_the_client_fallback() {
     let result = client.call_tool(params, Default::default()).await.unwrap();
     assert_eq!(result.content[0].as_text(), Some("2 steps"));
     assert_eq!(
-        notifications.recv().await.unwrap().params.unwrap()["data"],
+        log_data(notifications.recv().await.unwrap()),
         1
     );
     assert_eq!(
-        notifications.recv().await.unwrap().params.unwrap()["data"],
+        log_data(notifications.recv().await.unwrap()),
         2
     );
 }
@@ -282,5 +289,5 @@ async fn a_stream_the_server_closes_is_resumed_by_the_client() {
     let n = notifications
         .try_recv()
         .expect("the log message was replayed before the result");
-    assert_eq!(n.params.unwrap()["data"], "after the break");
+    assert_eq!(log_data(n), "after the break");
 }
