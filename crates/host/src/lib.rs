@@ -20,7 +20,7 @@
 //! use junction_host::events::EventSink;
 //! use junction_host::model::ScriptedModel;
 //! use junction_host::policy::{Action, Policy, Rule};
-//! use junction_host::servers::{Servers, StartOptions};
+//! use junction_host::servers::{ServerSettings, Servers, StartOptions};
 //! use junction_host::Host;
 //!
 //! #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -38,7 +38,7 @@
 //!
 //! let mut servers = Servers::new();
 //! let options = StartOptions::default();
-//! servers.add_connection("library", client_end, false, &options, &EventSink::discard()).await.unwrap();
+//! servers.add_connection("library", client_end, ServerSettings::default(), &options, &EventSink::discard()).await.unwrap();
 //! let model = ScriptedModel::from_json(r#"[
 //!     {"toolCalls": [{"name": "library__search", "arguments": {"text": "dunes"}}]},
 //!     {"text": "There is one book about dunes."}
@@ -57,8 +57,11 @@ pub mod config;
 pub mod consent;
 pub mod conversation;
 pub mod events;
+pub mod interaction;
+pub mod mediation;
 pub mod model;
 pub mod naming;
+pub mod notifications;
 pub mod policy;
 pub mod prompts;
 pub mod resources;

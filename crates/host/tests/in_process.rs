@@ -13,7 +13,7 @@ use junction_host::events::{Event, EventSink};
 use junction_host::model::{ModelReply, ScriptedModel};
 use junction_host::naming::ToolNames;
 use junction_host::policy::{Action, Policy, Remembered, Rule};
-use junction_host::servers::{Servers, StartOptions};
+use junction_host::servers::{ServerSettings, Servers, StartOptions};
 use junction_host::{Host, Stop};
 use junction_protocol::tools::ToolAnnotations;
 use junction_protocol::Message as Wire;
@@ -121,6 +121,14 @@ struct Setup {
     _peers: Vec<Peer>,
 }
 
+fn settings(trusted: bool) -> ServerSettings {
+    if trusted {
+        ServerSettings::trusted()
+    } else {
+        ServerSettings::default()
+    }
+}
+
 /// Connects one library per (name, trusted) pair.
 async fn libraries(specs: &[(&'static str, bool)]) -> Setup {
     let mut servers = Servers::new();
@@ -133,7 +141,7 @@ async fn libraries(specs: &[(&'static str, bool)]) -> Setup {
             .add_connection(
                 name,
                 connection,
-                trusted,
+                settings(trusted),
                 &StartOptions::default(),
                 &EventSink::discard(),
             )
@@ -280,7 +288,7 @@ async fn always_allow_is_asked_once_saved_and_read_back() {
     assert_eq!(texts, ["deleted book 1", "deleted book 2"]);
 
     let reloaded = Policy::with_remembered(Vec::new(), Remembered::load(&file).unwrap());
-    let delete = &host.servers().get("library").unwrap().tools;
+    let delete = &host.servers().get("library").unwrap().tools();
     let delete = delete.iter().find(|t| t.name == "delete_book").unwrap();
     assert_eq!(
         reloaded.decide("library", delete, false).action,
@@ -326,8 +334,8 @@ async fn two_servers_offering_search_are_told_apart() {
         ]"#,
         Arc::new(ScriptedConsent::deny_all()),
     );
-    let names: Vec<&str> = host
-        .tool_names()
+    let names = host.tool_names();
+    let names: Vec<&str> = names
         .entries()
         .iter()
         .map(|e| e.model_name.as_str())
@@ -392,7 +400,7 @@ async fn names_that_collide_after_sanitizing_reach_the_right_tool() {
         .add_connection(
             "odd",
             client_end,
-            true,
+            ServerSettings::trusted(),
             &StartOptions::default(),
             &EventSink::discard(),
         )
