@@ -1,12 +1,15 @@
 //! The host against real in-process servers (the junction server framework over in-memory
 //! connections), with a scripted model and scripted consent.
 
+mod common;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use common::{tapped, Frames};
 use junction::server::{tool, Server};
 use junction::session::Peer;
-use junction::transport::{memory, Connection, Inbound, Outbound};
+use junction::transport::memory;
 use junction_host::consent::{ConsentAnswer, ScriptedConsent};
 use junction_host::conversation::{Message, ToolCall};
 use junction_host::events::{Event, EventSink};
@@ -16,7 +19,6 @@ use junction_host::policy::{Action, Policy, Remembered, Rule};
 use junction_host::servers::{ServerSettings, Servers, StartOptions};
 use junction_host::{Host, Stop};
 use junction_protocol::tools::ToolAnnotations;
-use junction_protocol::Message as Wire;
 use serde_json::{json, Value};
 use tokio::sync::mpsc::UnboundedReceiver;
 
@@ -36,7 +38,7 @@ struct Seen {
     searches: Mutex<Vec<String>>,
     deletes: AtomicUsize,
     /// Every frame the client sent to this server, as text.
-    frames: Mutex<Vec<String>>,
+    frames: Frames,
 }
 
 impl Seen {
@@ -75,46 +77,6 @@ fn library(label: &'static str, seen: Arc<Seen>) -> Server {
         .unwrap()
 }
 
-/// Serves `server` behind a tap that records every frame the client sends it.
-fn tapped(server: &Server, seen: Arc<Seen>) -> (Connection, Peer) {
-    let (client_end, tap_client) = memory::pair(Default::default());
-    let (tap_server, server_end) = memory::pair(Default::default());
-    let peer = server.serve(server_end);
-    let Connection {
-        outgoing: to_client,
-        incoming: mut from_client,
-    } = tap_client;
-    let Connection {
-        outgoing: to_server,
-        incoming: mut from_server,
-    } = tap_server;
-    tokio::spawn(async move {
-        while let Some(Inbound::Frame(bytes)) = from_client.recv().await {
-            seen.frames
-                .lock()
-                .unwrap()
-                .push(String::from_utf8_lossy(&bytes).into_owned());
-            if let Ok(message) = Wire::decode(&bytes) {
-                let _ = to_server.send(Outbound {
-                    message,
-                    related: None,
-                });
-            }
-        }
-    });
-    tokio::spawn(async move {
-        while let Some(Inbound::Frame(bytes)) = from_server.recv().await {
-            if let Ok(message) = Wire::decode(&bytes) {
-                let _ = to_client.send(Outbound {
-                    message,
-                    related: None,
-                });
-            }
-        }
-    });
-    (client_end, peer)
-}
-
 struct Setup {
     servers: Servers,
     seen: Vec<Arc<Seen>>,
@@ -136,7 +98,7 @@ async fn libraries(specs: &[(&'static str, bool)]) -> Setup {
     let mut peers = Vec::new();
     for &(name, trusted) in specs {
         let s = Arc::new(Seen::default());
-        let (connection, peer) = tapped(&library(name, s.clone()), s.clone());
+        let (connection, peer) = tapped(&library(name, s.clone()), s.frames.clone());
         servers
             .add_connection(
                 name,
