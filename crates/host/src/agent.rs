@@ -7,7 +7,12 @@
 //! the results; repeat until the model answers with text only or the step limit is reached.
 //!
 //! Servers see only what they need: a tool call carries its arguments, a resource read its
-//! URI, a prompt its arguments. The conversation never leaves the host except to the model.
+//! URI, a prompt its arguments. The conversation never leaves the host except to the model;
+//! a server's sampling request is answered from its own messages only (see
+//! [`crate::mediation`]).
+//!
+//! The tools offered to the model are listed afresh at every step, so a server whose tools
+//! changed (`notifications/tools/list_changed`) is seen as it is now.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -19,6 +24,7 @@ use junction::RequestError;
 use junction_protocol::completion::{CompleteParams, CompletionRef};
 use junction_protocol::content::Role;
 use junction_protocol::prompts::GetPromptParams;
+use junction_protocol::roots::Root;
 use junction_protocol::tools::CallToolParams;
 use serde_json::{Map, Value};
 
@@ -28,12 +34,16 @@ use crate::conversation::{
     block_text, contents_text, result_text, Conversation, Message, ToolCall,
 };
 use crate::events::{Event, EventSink};
+use crate::interaction::Interaction;
+use crate::mediation::Mediation;
 use crate::model::{Model, ModelError};
 use crate::naming::ToolNames;
 use crate::policy::{Action, Policy, Remembered, RememberedError};
 use crate::prompts::{find_prompt, parse_arguments, split_command, CommandError};
 use crate::resources::{attachables, parse_attachment, Attachable, AttachmentSyntax};
-use crate::servers::{ConnectedServer, Servers, StartFailure, StartOptions};
+use crate::servers::{
+    ConnectedServer, RootsError, ServerSettings, Servers, StartFailure, StartOptions,
+};
 
 /// How many model calls one [`Host::run`] makes at most, unless told otherwise.
 pub const DEFAULT_MAX_STEPS: usize = 10;
@@ -71,6 +81,9 @@ pub enum HostError {
     /// A server could not be added.
     #[error(transparent)]
     Start(#[from] StartFailure),
+    /// A server's roots could not be changed.
+    #[error(transparent)]
+    Roots(#[from] RootsError),
 }
 
 /// Why [`Host::run`] stopped.
@@ -96,7 +109,6 @@ pub struct TurnOutcome {
 /// A conversation with a model over a set of servers.
 pub struct Host {
     servers: Servers,
-    names: ToolNames,
     policy: Policy,
     model: Arc<dyn Model>,
     consent: Arc<dyn Consent>,
@@ -124,10 +136,8 @@ impl Host {
         consent: Arc<dyn Consent>,
         events: EventSink,
     ) -> Host {
-        let names = ToolNames::new(servers.tools());
         Host {
             servers,
-            names,
             policy,
             model,
             consent,
@@ -139,13 +149,22 @@ impl Host {
 
     /// Starts the servers of `config` and builds its policy (reading remembered answers).
     /// Servers that fail to start are returned beside the host, which goes on without them.
+    ///
+    /// Unless `options` already sets [`StartOptions::mediation`], servers' sampling requests
+    /// are answered by `model` and their questions put to `interaction`.
     pub async fn from_config(
         config: &Config,
         options: &StartOptions,
         model: Arc<dyn Model>,
         consent: Arc<dyn Consent>,
+        interaction: Arc<dyn Interaction>,
         events: EventSink,
     ) -> Result<(Host, Vec<StartFailure>), HostError> {
+        let mut options = options.clone();
+        if options.mediation.is_none() {
+            options.mediation = Some(Mediation::new(model.clone(), interaction));
+        }
+        let options = &options;
         let remembered = match &config.policy.consent_file {
             Some(path) => Remembered::load(PathBuf::from(path))?,
             None => Remembered::in_memory(),
@@ -166,14 +185,43 @@ impl Host {
         &mut self,
         name: impl Into<String>,
         connection: Connection,
-        trusted: bool,
+        settings: ServerSettings,
         options: &StartOptions,
     ) -> Result<(), HostError> {
         self.servers
-            .add_connection(name, connection, trusted, options, &self.events)
+            .add_connection(name, connection, settings, options, &self.events)
             .await?;
-        self.names = ToolNames::new(self.servers.tools());
         Ok(())
+    }
+
+    /// Replaces the roots offered to `server` and tells it (`notifications/roots/list_changed`).
+    /// Refused for a server connected without roots, which was never offered the capability.
+    pub fn set_roots(&self, server: &str, roots: Vec<Root>) -> Result<(), HostError> {
+        let connected = self.server(server)?;
+        connected.set_roots(roots.clone())?;
+        self.events.emit(Event::RootsChanged {
+            server: server.to_owned(),
+            roots: roots.into_iter().map(|r| r.uri).collect(),
+        });
+        Ok(())
+    }
+
+    /// Replaces the roots of every server that has roots, and tells each. Returns the
+    /// servers told; servers connected without roots are left alone.
+    pub fn set_all_roots(&self, roots: Vec<Root>) -> Result<Vec<String>, HostError> {
+        if let Some(bad) = crate::mediation::invalid_root(&roots) {
+            return Err(RootsError::NotAFileUri(bad.uri.clone()).into());
+        }
+        let with_roots: Vec<String> = self
+            .servers
+            .iter()
+            .filter(|s| s.roots().is_some())
+            .map(|s| s.name.clone())
+            .collect();
+        for name in &with_roots {
+            self.set_roots(name, roots.clone())?;
+        }
+        Ok(with_roots)
     }
 
     /// The connected servers.
@@ -181,9 +229,9 @@ impl Host {
         &self.servers
     }
 
-    /// The tools as the model sees them.
-    pub fn tool_names(&self) -> &ToolNames {
-        &self.names
+    /// The tools as the model sees them now.
+    pub fn tool_names(&self) -> ToolNames {
+        ToolNames::new(self.servers.tools())
     }
 
     /// The conversation so far.
@@ -204,9 +252,10 @@ impl Host {
 
     /// Runs the agent loop on the conversation as it is.
     pub async fn run(&mut self) -> Result<TurnOutcome, HostError> {
-        let tools = self.names.model_tools();
         let mut last_text = None;
         for step in 1..=self.max_steps {
+            let names = self.tool_names();
+            let tools = names.model_tools();
             let reply = self.model.respond(&self.conversation, &tools).await?;
             if let Some(text) = &reply.text {
                 self.events.emit(Event::Text { text: text.clone() });
@@ -224,7 +273,7 @@ impl Host {
                 });
             }
             for call in reply.tool_calls {
-                let (text, is_error) = self.execute(&call).await;
+                let (text, is_error) = self.execute(&names, &call).await;
                 self.events.emit(Event::ToolCallFinished {
                     call_id: call.id.clone(),
                     is_error,
@@ -249,8 +298,8 @@ impl Host {
     }
 
     /// Runs one call; returns the text for the model and whether it is an error.
-    async fn execute(&self, call: &ToolCall) -> (String, bool) {
-        let Some(entry) = self.names.resolve(&call.name) else {
+    async fn execute(&self, names: &ToolNames, call: &ToolCall) -> (String, bool) {
+        let Some(entry) = names.resolve(&call.name) else {
             self.events.emit(Event::ToolCallStarted {
                 call_id: call.id.clone(),
                 server: String::new(),
@@ -376,7 +425,8 @@ impl Host {
             .servers
             .get(server_name)
             .ok_or_else(|| CommandError::UnknownServer(server_name.to_owned()))?;
-        let prompt = find_prompt(server_name, &server.prompts, prompt_name)?;
+        let prompts = server.prompts();
+        let prompt = find_prompt(server_name, &prompts, prompt_name)?;
         let arguments = parse_arguments(prompt, rest)?;
         let mut params = GetPromptParams::new(prompt_name);
         if !arguments.is_empty() {

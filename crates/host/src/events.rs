@@ -10,7 +10,11 @@ use junction_protocol::tools::ToolAnnotations;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use junction_protocol::elicitation::ElicitAction;
+use junction_protocol::sampling::CreateMessageResult;
+
 use crate::consent::{ConsentAnswer, ConsentRequest};
+use crate::interaction::{ElicitationRequest, SamplingRequest};
 
 /// Where a server is in its life.
 #[derive(Debug, Clone, PartialEq)]
@@ -119,6 +123,80 @@ pub enum Event {
         method: String,
         /// The params.
         params: Option<Value>,
+    },
+    /// A server asked the host's model for a completion (`sampling/createMessage`).
+    SamplingRequested {
+        /// The request, with the server that sent it.
+        request: SamplingRequest,
+    },
+    /// A sampling request was refused (by policy or by the user); the server got error -1.
+    SamplingDenied {
+        /// The server's config key.
+        server: String,
+        /// Why.
+        reason: String,
+    },
+    /// A sampling request was answered; the server got this result.
+    SamplingAnswered {
+        /// The server's config key.
+        server: String,
+        /// The answer.
+        result: CreateMessageResult,
+    },
+    /// A server asked the user a question (`elicitation/create`).
+    ElicitationRequested {
+        /// The question, with the server that asked it.
+        request: ElicitationRequest,
+    },
+    /// The user answered a server's question.
+    ElicitationAnswered {
+        /// The server's config key.
+        server: String,
+        /// Accept, decline or cancel.
+        action: ElicitAction,
+    },
+    /// A server said a URL-mode elicitation finished (`notifications/elicitation/complete`).
+    ElicitationCompleted {
+        /// The server's config key.
+        server: String,
+        /// The elicitation.
+        elicitation_id: String,
+    },
+    /// A server's tools changed and were listed again; the model sees the new list from its
+    /// next step on.
+    ToolsChanged {
+        /// The server's config key.
+        server: String,
+        /// The names of its tools now.
+        tools: Vec<String>,
+    },
+    /// A server's prompts changed and were listed again.
+    PromptsChanged {
+        /// The server's config key.
+        server: String,
+        /// How many prompts it offers now.
+        prompts: usize,
+    },
+    /// A server's resources changed and were listed again.
+    ResourcesChanged {
+        /// The server's config key.
+        server: String,
+        /// How many resources and resource templates it offers now.
+        resources: usize,
+    },
+    /// A resource the host subscribed to changed (`notifications/resources/updated`).
+    ResourceUpdated {
+        /// The server's config key.
+        server: String,
+        /// The resource.
+        uri: String,
+    },
+    /// The roots offered to a server changed; it was told.
+    RootsChanged {
+        /// The server's config key.
+        server: String,
+        /// The root URIs now.
+        roots: Vec<String>,
     },
     /// The host noticed a problem that did not stop it (e.g. an answer it could not save).
     Warning {

@@ -11,6 +11,13 @@
 //! - [`prompts`]: prompts as `/server:prompt` commands; [`resources`]: `@server:uri` attachments.
 //! - [`policy`] and [`consent`]: allow / ask / deny rules, trusted annotations, remembered answers.
 //! - [`conversation`], [`model`] and [`agent`]: the messages, the model, and the loop.
+//! - [`mediation`] and [`interaction`]: what servers ask back. Sampling is answered by the
+//!   host's model from the server's own messages only, after the user approves (or as the
+//!   server's `sampling` setting says); elicitation is put to the user with the server's
+//!   name; roots are the `file://` URIs set per server, changed at run time with
+//!   [`Host::set_roots`].
+//! - [`notifications`]: list changes re-list a server's tools, prompts and resources (the
+//!   model sees new tools at its next step); other notifications become events.
 //! - [`events`]: what the host reports.
 //!
 //! ```
@@ -18,9 +25,11 @@
 //! use junction::server::{tool, Server};
 //! use junction_host::consent::ScriptedConsent;
 //! use junction_host::events::EventSink;
+//! use junction_host::interaction::{Approval, ScriptedInteraction};
+//! use junction_host::mediation::Mediation;
 //! use junction_host::model::ScriptedModel;
 //! use junction_host::policy::{Action, Policy, Rule};
-//! use junction_host::servers::{Servers, StartOptions};
+//! use junction_host::servers::{ServerSettings, Servers, StartOptions};
 //! use junction_host::Host;
 //!
 //! #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -36,15 +45,17 @@
 //! let (client_end, server_end) = junction::transport::memory::pair(Default::default());
 //! let _served = library.serve(server_end);
 //!
-//! let mut servers = Servers::new();
-//! let options = StartOptions::default();
-//! servers.add_connection("library", client_end, false, &options, &EventSink::discard()).await.unwrap();
-//! let model = ScriptedModel::from_json(r#"[
+//! let model = Arc::new(ScriptedModel::from_json(r#"[
 //!     {"toolCalls": [{"name": "library__search", "arguments": {"text": "dunes"}}]},
 //!     {"text": "There is one book about dunes."}
-//! ]"#).unwrap();
+//! ]"#).unwrap());
+//! // Servers may ask the model for completions (after the user approves) and the user for input.
+//! let user = Arc::new(ScriptedInteraction::new().sampling([Approval::Allow]));
+//! let options = StartOptions::default().mediation(Mediation::new(model.clone(), user));
+//! let mut servers = Servers::new();
+//! servers.add_connection("library", client_end, ServerSettings::default(), &options, &EventSink::discard()).await.unwrap();
 //! let policy = Policy::new(vec![Rule::new("library__search", Action::Allow)]);
-//! let mut host = Host::new(servers, policy, Arc::new(model), Arc::new(ScriptedConsent::deny_all()), EventSink::discard());
+//! let mut host = Host::new(servers, policy, model, Arc::new(ScriptedConsent::deny_all()), EventSink::discard());
 //! let outcome = host.send("Find me a book about dunes").await.unwrap();
 //! assert_eq!(outcome.text.as_deref(), Some("There is one book about dunes."));
 //! # }
@@ -57,8 +68,11 @@ pub mod config;
 pub mod consent;
 pub mod conversation;
 pub mod events;
+pub mod interaction;
+pub mod mediation;
 pub mod model;
 pub mod naming;
+pub mod notifications;
 pub mod policy;
 pub mod prompts;
 pub mod resources;

@@ -55,7 +55,7 @@ pub fn parse_attachment(text: &str) -> Result<(&str, &str), AttachmentSyntax> {
 pub fn attachables(servers: &Servers) -> Vec<Attachable> {
     let mut all = Vec::new();
     for server in servers.iter() {
-        for r in &server.resources {
+        for r in server.resources() {
             all.push(Attachable {
                 server: server.name.clone(),
                 uri: r.uri.clone(),
@@ -65,7 +65,7 @@ pub fn attachables(servers: &Servers) -> Vec<Attachable> {
                 mime_type: r.mime_type.clone(),
             });
         }
-        for t in &server.templates {
+        for t in server.templates() {
             all.push(Attachable {
                 server: server.name.clone(),
                 uri: t.uri_template.clone(),

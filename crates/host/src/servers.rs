@@ -6,23 +6,28 @@
 //! with the tail of its stderr, and the others go on. [`Servers::add_connection`] adds a
 //! server reached over any [`Connection`] (in-process servers, tests).
 //!
-//! The client offers no sampling, elicitation or roots handlers yet; when it does, they are
-//! installed here, per server, through [`StartOptions::client`].
+//! Each server's client gets its own handlers for what the server may ask back: sampling
+//! and elicitation when [`StartOptions::mediation`] is set (see [`crate::mediation`]), roots
+//! when its [`ServerSettings::roots`] are. The server's notifications keep its lists current
+//! (see [`crate::notifications`]).
 
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
-use junction::client::{Client, ClientOptions, ConnectError, ServerNotification};
+use junction::client::{Client, ClientOptions, ConnectError};
 use junction::transport::child::{self, ChildProcess, CommandSpec, ShutdownTimeouts};
 use junction::transport::Connection;
 use junction::RequestError;
 use junction_protocol::prompts::Prompt;
 use junction_protocol::resources::{Resource, ResourceTemplate};
+use junction_protocol::roots::Root;
 use junction_protocol::tools::Tool;
 use tokio::task::JoinSet;
 
 use crate::config::{ServerConfig, TransportConfig};
 use crate::events::{Event, EventSink, ServerState};
+use crate::mediation::{invalid_root, Mediation, SharedRoots};
+use crate::policy::Action;
 
 /// How servers are started.
 #[derive(Debug, Clone)]
@@ -31,6 +36,8 @@ pub struct StartOptions {
     pub client: ClientOptions,
     /// How long a server may take to start, unless its config entry says otherwise.
     pub startup_timeout: Duration,
+    /// Who answers servers' sampling and elicitation requests; `None` declares neither.
+    pub mediation: Option<Mediation>,
 }
 
 impl Default for StartOptions {
@@ -38,8 +45,94 @@ impl Default for StartOptions {
         StartOptions {
             client: ClientOptions::new("junction", env!("CARGO_PKG_VERSION")),
             startup_timeout: Duration::from_secs(30),
+            mediation: None,
         }
     }
+}
+
+impl StartOptions {
+    /// Sets who answers servers' sampling and elicitation requests.
+    pub fn mediation(mut self, mediation: Mediation) -> Self {
+        self.mediation = Some(mediation);
+        self
+    }
+}
+
+/// What the host grants one server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerSettings {
+    /// Whether its tool annotations are believed.
+    pub trusted: bool,
+    /// Whether its sampling requests reach the model without asking, after asking, or never.
+    pub sampling: Action,
+    /// The roots it is told about; `None` leaves the roots capability undeclared.
+    pub roots: Option<Vec<Root>>,
+}
+
+impl Default for ServerSettings {
+    /// Untrusted, sampling after asking, no roots.
+    fn default() -> Self {
+        ServerSettings {
+            trusted: false,
+            sampling: Action::Ask,
+            roots: None,
+        }
+    }
+}
+
+impl ServerSettings {
+    /// The default settings, with the server's annotations believed.
+    pub fn trusted() -> Self {
+        ServerSettings {
+            trusted: true,
+            ..ServerSettings::default()
+        }
+    }
+
+    /// Sets the sampling policy.
+    pub fn sampling(mut self, action: Action) -> Self {
+        self.sampling = action;
+        self
+    }
+
+    /// Sets the roots (and so declares the roots capability).
+    pub fn roots(mut self, roots: impl IntoIterator<Item = Root>) -> Self {
+        self.roots = Some(roots.into_iter().collect());
+        self
+    }
+}
+
+impl ServerConfig {
+    /// What this entry grants its server.
+    pub fn settings(&self) -> ServerSettings {
+        ServerSettings {
+            trusted: self.trusted,
+            sampling: self.sampling,
+            roots: self
+                .roots
+                .as_ref()
+                .map(|uris| uris.iter().map(Root::new).collect()),
+        }
+    }
+}
+
+/// Why the roots of a server could not be changed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RootsError {
+    /// The server was connected without roots, so it was never offered the capability.
+    #[error("server `{0}` was connected without roots, so the roots capability was not declared to it; give it `roots` in its config")]
+    NotDeclared(String),
+    /// A root is not a `file://` URI.
+    #[error("{0:?} is not a file:// URI; roots must be file:// URIs")]
+    NotAFileUri(String),
+    /// The server could not be told.
+    #[error("server `{server}` could not be told its roots changed: {reason}")]
+    Notify {
+        /// The server.
+        server: String,
+        /// Why.
+        reason: String,
+    },
 }
 
 /// A server that could not be started.
@@ -62,7 +155,17 @@ fn tail_text(tail: &[String]) -> String {
     }
 }
 
-/// One connected server and what it offered when it started.
+/// What a server offers, as last listed.
+#[derive(Debug, Default)]
+struct Lists {
+    tools: Vec<Tool>,
+    prompts: Vec<Prompt>,
+    resources: Vec<Resource>,
+    templates: Vec<ResourceTemplate>,
+}
+
+/// One connected server and what it offers (kept current by its list-changed
+/// notifications).
 #[derive(Debug)]
 pub struct ConnectedServer {
     /// The config key.
@@ -71,18 +174,90 @@ pub struct ConnectedServer {
     pub trusted: bool,
     /// The client connected to it.
     pub client: Client,
-    /// Its tools.
-    pub tools: Vec<Tool>,
-    /// Its prompts.
-    pub prompts: Vec<Prompt>,
-    /// Its resources.
-    pub resources: Vec<Resource>,
-    /// Its resource templates.
-    pub templates: Vec<ResourceTemplate>,
+    lists: RwLock<Lists>,
+    roots: Option<SharedRoots>,
     process: tokio::sync::Mutex<Option<ChildProcess>>,
 }
 
 impl ConnectedServer {
+    fn read<T>(&self, f: impl FnOnce(&Lists) -> T) -> T {
+        f(&self.lists.read().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    fn write(&self, f: impl FnOnce(&mut Lists)) {
+        f(&mut self.lists.write().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Its tools.
+    pub fn tools(&self) -> Vec<Tool> {
+        self.read(|l| l.tools.clone())
+    }
+
+    /// Its prompts.
+    pub fn prompts(&self) -> Vec<Prompt> {
+        self.read(|l| l.prompts.clone())
+    }
+
+    /// Its resources.
+    pub fn resources(&self) -> Vec<Resource> {
+        self.read(|l| l.resources.clone())
+    }
+
+    /// Its resource templates.
+    pub fn templates(&self) -> Vec<ResourceTemplate> {
+        self.read(|l| l.templates.clone())
+    }
+
+    /// Lists its tools again and keeps the new list.
+    pub async fn refresh_tools(&self) -> Result<Vec<Tool>, RequestError> {
+        let tools = self.client.list_tools().await?;
+        self.write(|l| l.tools.clone_from(&tools));
+        Ok(tools)
+    }
+
+    /// Lists its prompts again and keeps the new list.
+    pub async fn refresh_prompts(&self) -> Result<Vec<Prompt>, RequestError> {
+        let prompts = self.client.list_prompts().await?;
+        self.write(|l| l.prompts.clone_from(&prompts));
+        Ok(prompts)
+    }
+
+    /// Lists its resources and resource templates again and keeps the new lists; returns
+    /// how many there are.
+    pub async fn refresh_resources(&self) -> Result<usize, RequestError> {
+        let resources = self.client.list_resources().await?;
+        let templates = self.client.list_resource_templates().await?;
+        let count = resources.len() + templates.len();
+        self.write(|l| {
+            l.resources = resources;
+            l.templates = templates;
+        });
+        Ok(count)
+    }
+
+    /// The roots it is told about; `None` when it was connected without roots.
+    pub fn roots(&self) -> Option<Vec<Root>> {
+        self.roots.as_ref().map(SharedRoots::get)
+    }
+
+    /// Replaces its roots and sends it `notifications/roots/list_changed`.
+    pub fn set_roots(&self, roots: Vec<Root>) -> Result<(), RootsError> {
+        let shared = self
+            .roots
+            .as_ref()
+            .ok_or_else(|| RootsError::NotDeclared(self.name.clone()))?;
+        if let Some(bad) = invalid_root(&roots) {
+            return Err(RootsError::NotAFileUri(bad.uri.clone()));
+        }
+        shared.set(roots);
+        self.client
+            .notify_roots_changed()
+            .map_err(|e| RootsError::Notify {
+                server: self.name.clone(),
+                reason: e.to_string(),
+            })
+    }
+
     /// The last lines the server wrote to stderr (child processes only).
     pub async fn stderr_tail(&self) -> Vec<String> {
         self.process
@@ -132,7 +307,7 @@ impl Servers {
         let mut failures = Vec::new();
         while let Some(joined) = tasks.join_next_with_id().await {
             match joined {
-                Ok((_, Ok(server))) => servers.insert(server),
+                Ok((_, Ok(server))) => servers.insert(server, events),
                 Ok((_, Err(failure))) => failures.push(failure),
                 Err(e) => {
                     let server = names.get(&e.id()).cloned().unwrap_or_default();
@@ -161,7 +336,7 @@ impl Servers {
         &mut self,
         name: impl Into<String>,
         connection: Connection,
-        trusted: bool,
+        settings: ServerSettings,
         options: &StartOptions,
         events: &EventSink,
     ) -> Result<(), StartFailure> {
@@ -176,7 +351,7 @@ impl Servers {
         events.emit(status(&name, ServerState::Starting));
         let connected = tokio::time::timeout(
             options.startup_timeout,
-            connect(&name, trusted, connection, options, events),
+            connect(&name, &settings, connection, options, events),
         )
         .await;
         let result = match connected {
@@ -184,12 +359,16 @@ impl Servers {
             Err(_) => Err((timeout_reason(options.startup_timeout), None)),
         };
         let server = finish(&name, result, events).await?;
-        self.insert(server);
+        self.insert(server, events);
         Ok(())
     }
 
-    fn insert(&mut self, server: ConnectedServer) {
-        self.servers.push(Arc::new(server));
+    /// Adds the server and starts following its notifications (those that arrived since
+    /// the handshake waited in the client's queue).
+    fn insert(&mut self, server: ConnectedServer, events: &EventSink) {
+        let server = Arc::new(server);
+        crate::notifications::follow(&server, events);
+        self.servers.push(server);
         self.servers.sort_by(|a, b| a.name.cmp(&b.name));
     }
 
@@ -217,7 +396,7 @@ impl Servers {
     pub fn tools(&self) -> Vec<(String, Tool)> {
         self.servers
             .iter()
-            .flat_map(|s| s.tools.iter().map(|t| (s.name.clone(), t.clone())))
+            .flat_map(|s| s.tools().into_iter().map(|t| (s.name.clone(), t)))
             .collect()
     }
 
@@ -283,7 +462,7 @@ async fn start_one(
     let mut process = Some(process);
     let connected = tokio::time::timeout(
         timeout,
-        connect(&name, config.trusted, connection, &options, &events),
+        connect(&name, &config.settings(), connection, &options, &events),
     )
     .await;
     let result = match connected {
@@ -305,14 +484,12 @@ async fn finish(
 ) -> Result<ConnectedServer, StartFailure> {
     match result {
         Ok(server) => {
-            events.emit(status(
-                name,
-                ServerState::Ready {
-                    tools: server.tools.len(),
-                    prompts: server.prompts.len(),
-                    resources: server.resources.len() + server.templates.len(),
-                },
-            ));
+            let state = server.read(|l| ServerState::Ready {
+                tools: l.tools.len(),
+                prompts: l.prompts.len(),
+                resources: l.resources.len() + l.templates.len(),
+            });
+            events.emit(status(name, state));
             Ok(server)
         }
         Err((mut reason, process)) => {
@@ -362,16 +539,30 @@ async fn stop_and_collect(mut process: ChildProcess, reason: &mut String) -> Vec
     process.stderr_tail()
 }
 
-/// Handshake, then the first listing; forwards the server's notifications as events.
+/// Handshake (with this server's own handlers), then the first listing.
 async fn connect(
     name: &str,
-    trusted: bool,
+    settings: &ServerSettings,
     connection: Connection,
     options: &StartOptions,
     events: &EventSink,
 ) -> Result<ConnectedServer, String> {
     let mut client_options = options.client.clone();
     client_options.session.name = name.to_owned();
+    if let Some(mediation) = &options.mediation {
+        client_options = mediation.install(name, settings.sampling, events, client_options);
+    }
+    let roots = match &settings.roots {
+        Some(roots) => {
+            if let Some(bad) = invalid_root(roots) {
+                return Err(RootsError::NotAFileUri(bad.uri.clone()).to_string());
+            }
+            let shared = SharedRoots::new(roots.clone());
+            client_options = client_options.roots(shared.handler());
+            Some(shared)
+        }
+        None => None,
+    };
     let client = Client::connect(connection, client_options)
         .await
         .map_err(|e| match e {
@@ -415,79 +606,24 @@ async fn connect(
     } else {
         (Vec::new(), Vec::new())
     };
-    if let Some(mut notifications) = client.take_notifications() {
-        let events = events.clone();
-        let server = name.to_owned();
-        tokio::spawn(async move {
-            while let Some(n) = notifications.recv().await {
-                events.emit(notification_event(&server, n));
-            }
-        });
-    }
     Ok(ConnectedServer {
         name: name.to_owned(),
-        trusted,
+        trusted: settings.trusted,
         client,
-        tools,
-        prompts,
-        resources,
-        templates,
+        lists: RwLock::new(Lists {
+            tools,
+            prompts,
+            resources,
+            templates,
+        }),
+        roots,
         process: tokio::sync::Mutex::new(None),
     })
-}
-
-fn notification_event(server: &str, notification: ServerNotification) -> Event {
-    if let ServerNotification::LoggingMessage(p) = notification {
-        return Event::LogLine {
-            server: server.to_owned(),
-            level: p.level.as_str().to_owned(),
-            logger: p.logger,
-            data: p.data,
-        };
-    }
-    let method = notification.method().to_owned();
-    // Re-encoding a notification that was just decoded cannot fail; if it did, the event
-    // still names the method.
-    let params = notification
-        .into_parts()
-        .ok()
-        .and_then(|(_, raw)| raw)
-        .and_then(|raw| serde_json::from_str(raw.get()).ok());
-    Event::ServerNotification {
-        server: server.to_owned(),
-        method,
-        params,
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn log_messages_become_log_lines_and_others_stay_notifications() {
-        let log = notification_event(
-            "s",
-            ServerNotification::LoggingMessage(
-                serde_json::from_value(
-                    serde_json::json!({"level": "warning", "logger": "db", "data": "slow"}),
-                )
-                .unwrap(),
-            ),
-        );
-        assert_eq!(
-            log,
-            Event::LogLine {
-                server: "s".into(),
-                level: "warning".into(),
-                logger: Some("db".into()),
-                data: serde_json::json!("slow"),
-            }
-        );
-        let other =
-            notification_event("s", ServerNotification::ToolListChanged(Default::default()));
-        assert!(matches!(other, Event::ServerNotification { .. }));
-    }
 
     #[tokio::test]
     async fn http_entries_fail_clearly_and_disabled_entries_are_skipped() {
@@ -498,6 +634,8 @@ mod tests {
             trusted: false,
             disabled,
             startup_timeout: None,
+            sampling: Action::Ask,
+            roots: None,
             source: "t.json".into(),
         };
         let configs = [

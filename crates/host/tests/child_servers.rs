@@ -11,6 +11,7 @@ use junction_host::config::Config;
 use junction_host::consent::ScriptedConsent;
 use junction_host::conversation::Message;
 use junction_host::events::{Event, EventSink, ServerState};
+use junction_host::interaction::ScriptedInteraction;
 use junction_host::model::ScriptedModel;
 use junction_host::servers::StartOptions;
 use junction_host::Host;
@@ -55,6 +56,7 @@ async fn start_with(
         &StartOptions::default(),
         Arc::new(ScriptedModel::from_json(script).unwrap()),
         Arc::new(ScriptedConsent::deny_all()),
+        Arc::new(ScriptedInteraction::new()),
         events,
     )
     .await
@@ -84,7 +86,7 @@ async fn a_failing_server_is_reported_with_its_stderr_and_the_others_go_on() {
         .servers()
         .get("everything")
         .expect("everything started");
-    assert!(everything.tools.iter().any(|t| t.name == "echo"));
+    assert!(everything.tools().iter().any(|t| t.name == "echo"));
     assert_eq!(host.servers().len(), 1);
     assert!(events.iter().any(|e| matches!(e,
         Event::ServerStatus { server, state: ServerState::Failed { stderr_tail, .. } }

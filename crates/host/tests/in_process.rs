@@ -1,22 +1,24 @@
 //! The host against real in-process servers (the junction server framework over in-memory
 //! connections), with a scripted model and scripted consent.
 
+mod common;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use common::{tapped, Frames};
 use junction::server::{tool, Server};
 use junction::session::Peer;
-use junction::transport::{memory, Connection, Inbound, Outbound};
+use junction::transport::memory;
 use junction_host::consent::{ConsentAnswer, ScriptedConsent};
 use junction_host::conversation::{Message, ToolCall};
 use junction_host::events::{Event, EventSink};
 use junction_host::model::{ModelReply, ScriptedModel};
 use junction_host::naming::ToolNames;
 use junction_host::policy::{Action, Policy, Remembered, Rule};
-use junction_host::servers::{Servers, StartOptions};
+use junction_host::servers::{ServerSettings, Servers, StartOptions};
 use junction_host::{Host, Stop};
 use junction_protocol::tools::ToolAnnotations;
-use junction_protocol::Message as Wire;
 use serde_json::{json, Value};
 use tokio::sync::mpsc::UnboundedReceiver;
 
@@ -36,7 +38,7 @@ struct Seen {
     searches: Mutex<Vec<String>>,
     deletes: AtomicUsize,
     /// Every frame the client sent to this server, as text.
-    frames: Mutex<Vec<String>>,
+    frames: Frames,
 }
 
 impl Seen {
@@ -75,50 +77,18 @@ fn library(label: &'static str, seen: Arc<Seen>) -> Server {
         .unwrap()
 }
 
-/// Serves `server` behind a tap that records every frame the client sends it.
-fn tapped(server: &Server, seen: Arc<Seen>) -> (Connection, Peer) {
-    let (client_end, tap_client) = memory::pair(Default::default());
-    let (tap_server, server_end) = memory::pair(Default::default());
-    let peer = server.serve(server_end);
-    let Connection {
-        outgoing: to_client,
-        incoming: mut from_client,
-    } = tap_client;
-    let Connection {
-        outgoing: to_server,
-        incoming: mut from_server,
-    } = tap_server;
-    tokio::spawn(async move {
-        while let Some(Inbound::Frame(bytes)) = from_client.recv().await {
-            seen.frames
-                .lock()
-                .unwrap()
-                .push(String::from_utf8_lossy(&bytes).into_owned());
-            if let Ok(message) = Wire::decode(&bytes) {
-                let _ = to_server.send(Outbound {
-                    message,
-                    related: None,
-                });
-            }
-        }
-    });
-    tokio::spawn(async move {
-        while let Some(Inbound::Frame(bytes)) = from_server.recv().await {
-            if let Ok(message) = Wire::decode(&bytes) {
-                let _ = to_client.send(Outbound {
-                    message,
-                    related: None,
-                });
-            }
-        }
-    });
-    (client_end, peer)
-}
-
 struct Setup {
     servers: Servers,
     seen: Vec<Arc<Seen>>,
     _peers: Vec<Peer>,
+}
+
+fn settings(trusted: bool) -> ServerSettings {
+    if trusted {
+        ServerSettings::trusted()
+    } else {
+        ServerSettings::default()
+    }
 }
 
 /// Connects one library per (name, trusted) pair.
@@ -128,12 +98,12 @@ async fn libraries(specs: &[(&'static str, bool)]) -> Setup {
     let mut peers = Vec::new();
     for &(name, trusted) in specs {
         let s = Arc::new(Seen::default());
-        let (connection, peer) = tapped(&library(name, s.clone()), s.clone());
+        let (connection, peer) = tapped(&library(name, s.clone()), s.frames.clone());
         servers
             .add_connection(
                 name,
                 connection,
-                trusted,
+                settings(trusted),
                 &StartOptions::default(),
                 &EventSink::discard(),
             )
@@ -280,7 +250,7 @@ async fn always_allow_is_asked_once_saved_and_read_back() {
     assert_eq!(texts, ["deleted book 1", "deleted book 2"]);
 
     let reloaded = Policy::with_remembered(Vec::new(), Remembered::load(&file).unwrap());
-    let delete = &host.servers().get("library").unwrap().tools;
+    let delete = &host.servers().get("library").unwrap().tools();
     let delete = delete.iter().find(|t| t.name == "delete_book").unwrap();
     assert_eq!(
         reloaded.decide("library", delete, false).action,
@@ -326,8 +296,8 @@ async fn two_servers_offering_search_are_told_apart() {
         ]"#,
         Arc::new(ScriptedConsent::deny_all()),
     );
-    let names: Vec<&str> = host
-        .tool_names()
+    let names = host.tool_names();
+    let names: Vec<&str> = names
         .entries()
         .iter()
         .map(|e| e.model_name.as_str())
@@ -392,7 +362,7 @@ async fn names_that_collide_after_sanitizing_reach_the_right_tool() {
         .add_connection(
             "odd",
             client_end,
-            true,
+            ServerSettings::trusted(),
             &StartOptions::default(),
             &EventSink::discard(),
         )

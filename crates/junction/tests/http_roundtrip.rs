@@ -140,14 +140,8 @@ async fn legacy_http_sse_round_trip_through_the_client_fallback() {
     let params = CallToolParams::new("steps").argument("count", 2);
     let result = client.call_tool(params, Default::default()).await.unwrap();
     assert_eq!(result.content[0].as_text(), Some("2 steps"));
-    assert_eq!(
-        log_data(notifications.recv().await.unwrap()),
-        1
-    );
-    assert_eq!(
-        log_data(notifications.recv().await.unwrap()),
-        2
-    );
+    assert_eq!(log_data(notifications.recv().await.unwrap()), 1);
+    assert_eq!(log_data(notifications.recv().await.unwrap()), 2);
 }
 
 #[tokio::test]

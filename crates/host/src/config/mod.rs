@@ -11,8 +11,11 @@
 //!
 //! `${VAR}`, `${VAR:-default}` and `${env:VAR}` are expanded in `command`, `args`, `env`,
 //! `cwd`, `url` and `headers` (see [`expand`]). Each entry may also carry Junction's own members:
-//! `"trusted": true` (believe its tool annotations), `"disabled": true`, `"startupTimeoutMs"`
-//! and `"policy": {"tool-glob": "allow" | "ask" | "deny"}`. A top-level `"junction"` section
+//! `"trusted": true` (believe its tool annotations), `"disabled": true`, `"startupTimeoutMs"`,
+//! `"policy": {"tool-glob": "allow" | "ask" | "deny"}`, `"sampling": "allow" | "ask" |
+//! "deny"` (whether the server may use the host's model: `ask`, the default, puts each
+//! request and its answer to the user) and `"roots": ["file:///path", ...]` (the directories
+//! the server is told about; without it the roots capability is not declared to it). A top-level `"junction"` section
 //! holds rules across servers and the file where "always allow" answers are kept:
 //!
 //! ```json
@@ -119,6 +122,11 @@ pub struct ServerConfig {
     pub disabled: bool,
     /// How long connecting may take, when the entry sets it.
     pub startup_timeout: Option<Duration>,
+    /// Whether its sampling requests reach the model without asking (`allow`), after the
+    /// user approves them (`ask`, the default), or never (`deny`).
+    pub sampling: Action,
+    /// The `file://` roots it is told about; `None` leaves the roots capability undeclared.
+    pub roots: Option<Vec<String>>,
     /// The file it came from.
     pub source: PathBuf,
 }
@@ -315,15 +323,62 @@ impl Reader<'_> {
                 .map(|(pattern, action)| Rule::new(format!("{name}__{pattern}"), action))
                 .collect(),
         };
+        let sampling = match entry.get("sampling") {
+            None | Some(Value::Null) => Action::Ask,
+            Some(v) => v.as_str().and_then(Action::parse).ok_or_else(|| {
+                self.invalid(
+                    Some(name),
+                    "sampling",
+                    "expected \"allow\", \"ask\" or \"deny\"",
+                )
+            })?,
+        };
         let server = ServerConfig {
             name: name.to_owned(),
             transport,
             trusted: self.flag(name, entry, "trusted")?,
             disabled: self.flag(name, entry, "disabled")?,
             startup_timeout,
+            sampling,
+            roots: self.roots(name, entry)?,
             source: self.path.to_owned(),
         };
         Ok((server, rules))
+    }
+
+    fn roots(
+        &self,
+        name: &str,
+        entry: &Map<String, Value>,
+    ) -> Result<Option<Vec<String>>, ConfigError> {
+        let items = match entry.get("roots") {
+            None | Some(Value::Null) => return Ok(None),
+            Some(Value::Array(items)) => items,
+            Some(_) => {
+                return Err(self.invalid(Some(name), "roots", "expected an array of file:// URIs"))
+            }
+        };
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| {
+                let field = format!("roots[{i}]");
+                let Value::String(uri) = item else {
+                    return Err(self.invalid(Some(name), &field, "expected a file:// URI"));
+                };
+                let uri = self.expand(uri);
+                if uri.starts_with("file://") {
+                    Ok(uri)
+                } else {
+                    Err(self.invalid(
+                        Some(name),
+                        &field,
+                        &format!("{uri:?} is not a file:// URI; roots must be file:// URIs"),
+                    ))
+                }
+            })
+            .collect::<Result<_, _>>()
+            .map(Some)
     }
 
     fn stdio(

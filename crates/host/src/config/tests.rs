@@ -118,6 +118,48 @@ fn junction_members_set_trust_disabled_timeouts_and_policy() {
     );
 }
 
+#[test]
+fn sampling_defaults_to_ask_and_roots_to_none_and_both_are_read_per_server() {
+    let config = parse(
+        r#"{"mcpServers": {
+              "plain": {"command": "p"},
+              "writer": {"command": "w", "sampling": "allow",
+                         "roots": ["file://${HOME}/notes", "file:///srv/shared"]},
+              "quiet": {"command": "q", "sampling": "deny", "roots": []}}}"#,
+    )
+    .unwrap();
+    let plain = config.server("plain").unwrap();
+    assert_eq!((plain.sampling, plain.roots.clone()), (Action::Ask, None));
+    let writer = config.server("writer").unwrap();
+    assert_eq!(writer.sampling, Action::Allow);
+    assert_eq!(
+        writer.roots.as_deref(),
+        Some(
+            &[
+                "file:///home/ada/notes".to_owned(),
+                "file:///srv/shared".to_owned()
+            ][..]
+        )
+    );
+    let quiet = config.server("quiet").unwrap();
+    assert_eq!(
+        (quiet.sampling, quiet.roots.clone()),
+        (Action::Deny, Some(Vec::new()))
+    );
+}
+
+#[test]
+fn bad_sampling_and_roots_entries_name_the_field() {
+    let (_, field, _) = invalid(r#"{"mcpServers": {"a": {"command": "x", "sampling": "yes"}}}"#);
+    assert_eq!(field, "sampling");
+    let (_, field, _) = invalid(r#"{"mcpServers": {"a": {"command": "x", "roots": "file:///"}}}"#);
+    assert_eq!(field, "roots");
+    let (_, field, reason) =
+        invalid(r#"{"mcpServers": {"a": {"command": "x", "roots": ["file:///ok", "/srv/x"]}}}"#);
+    assert_eq!(field, "roots[1]");
+    assert!(reason.contains("/srv/x"), "{reason}");
+}
+
 fn invalid(text: &str) -> (Option<String>, String, String) {
     match parse(text).unwrap_err() {
         ConfigError::Invalid {

@@ -1,13 +1,17 @@
 //! The model: given the conversation and the tools, it answers with text and/or tool calls.
 //!
 //! [`Model`] is what a provider implements (Anthropic, OpenAI-compatible, ...);
-//! [`ScriptedModel`] plays a fixed script offline, for demos and tests.
+//! [`ScriptedModel`] plays a fixed script offline, for demos and tests. The same model also
+//! answers servers' sampling requests ([`Model::sample`]): a completion of only the messages
+//! the server sent, never of the host's conversation.
 
+pub mod sampling;
 mod scripted;
 
-pub use scripted::ScriptedModel;
+pub use scripted::{ScriptedModel, SCRIPTED_MODEL_NAME};
 
 use junction::session::BoxFuture;
+use junction_protocol::sampling::{CreateMessageParams, CreateMessageResult};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -65,4 +69,26 @@ pub trait Model: Send + Sync {
         conversation: &'a Conversation,
         tools: &'a [ModelTool],
     ) -> BoxFuture<'a, Result<ModelReply, ModelError>>;
+
+    /// The model's name, reported as `model` in sampling answers.
+    fn name(&self) -> &str {
+        "unnamed-model"
+    }
+
+    /// Answers a server's sampling request: a completion of `params.messages` under
+    /// `params.systemPrompt`, with `params.tools` (named as the server named them) available.
+    ///
+    /// The default runs [`Model::respond`] on a fresh conversation holding only the request
+    /// (see [`sampling::standalone`]); a provider overrides it to pass the system prompt and
+    /// `maxTokens` as its API expects.
+    fn sample<'a>(
+        &'a self,
+        params: &'a CreateMessageParams,
+    ) -> BoxFuture<'a, Result<CreateMessageResult, ModelError>> {
+        Box::pin(async move {
+            let (conversation, tools) = sampling::standalone(params);
+            let reply = self.respond(&conversation, &tools).await?;
+            Ok(sampling::answer(self.name(), reply))
+        })
+    }
 }
