@@ -1,4 +1,7 @@
 //! One module per command.
 
 pub mod call;
+pub mod chat;
+pub mod host_options;
+pub mod run;
 pub mod serve;

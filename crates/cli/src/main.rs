@@ -3,6 +3,8 @@
 //! - `junction serve NAME` runs one of Junction's servers over stdio.
 //! - `junction call [OPTIONS] -- COMMAND ARGS...` starts any MCP server over stdio, runs one
 //!   method and prints its result as JSON.
+//! - `junction chat` talks with a model over the configured servers; `junction run` plays
+//!   one turn without a person and prints the transcript.
 //!
 //! Logs go to stderr through `tracing`, at the level of `-v` (info, `-vv` debug, `-vvv`
 //! trace) or else of `RUST_LOG` (warnings by default); stdout carries only protocol (for
@@ -13,12 +15,13 @@
 mod commands;
 mod logging;
 mod render;
+mod terminal;
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use commands::{call, serve};
+use commands::{call, chat, run, serve};
 
 /// Junction: a Model Context Protocol stack.
 #[derive(Debug, Parser)]
@@ -37,6 +40,10 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Start an MCP server over stdio, run one method and print its result as JSON.
     Call(Box<call::CallArgs>),
+    /// Talk with a model over the configured servers (a REPL).
+    Chat(chat::ChatArgs),
+    /// One turn without a person: send MESSAGE, print the transcript.
+    Run(run::RunArgs),
 }
 
 fn main() -> ExitCode {
@@ -55,6 +62,8 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Serve(args) => runtime.block_on(serve::run(args)),
         Command::Call(args) => runtime.block_on(call::run(*args)),
+        Command::Chat(args) => runtime.block_on(chat::run(args)),
+        Command::Run(args) => runtime.block_on(run::run(args)),
     }
 }
 

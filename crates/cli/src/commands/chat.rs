@@ -1,0 +1,193 @@
+//! `junction chat`: a conversation with the model over the configured servers.
+//!
+//! The servers start (those that fail are reported and the others go on), their tools,
+//! prompt commands and resources are listed, then each line is:
+//!
+//! - plain text: sent to the model, whose turn is rendered as it happens;
+//! - `/server:prompt args`: the server's prompt joins the conversation and the model answers;
+//! - `@server:uri [text]`: the resource is attached as context (and `text`, if any, sent);
+//! - `/tools`, `/prompts`, `/resources`, `/servers`, `/help`, `/quit`.
+//!
+//! On a terminal the line editor completes commands, attachments and prompt arguments (Tab)
+//! and the host's questions are asked; with stdin piped, lines are read as they come,
+//! echoed, and the questions are answered no (or yes with `--yes`).
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use junction_host::Host;
+use rustyline::error::ReadlineError;
+use tokio::sync::Mutex;
+
+use super::host_options::{report, HostOptions};
+use crate::terminal::editor::{self, ChatEditor};
+use crate::terminal::{listing, Style, Terminal};
+
+/// The arguments of `junction chat`.
+#[derive(Debug, clap::Args)]
+pub struct ChatArgs {
+    #[command(flatten)]
+    host: HostOptions,
+}
+
+const HELP: &[&str] = &[
+    "Type a message for the model, or:",
+    "  /server:prompt args   run a server's prompt (key=value or positional values)",
+    "  @server:uri [text]    attach a resource as context (then send text, if any)",
+    "  /tools                the tools the model can call",
+    "  /prompts              the prompt commands",
+    "  /resources            the resources to attach",
+    "  /servers              the connected servers",
+    "  /help                 this help",
+    "  /quit                 leave",
+];
+
+/// Where lines come from.
+enum Lines {
+    /// The line editor, on a terminal (lent to the reading thread while it reads).
+    Editor(Option<Box<ChatEditor>>),
+    /// Plain lines from piped stdin, echoed so the transcript shows them.
+    Piped(Terminal),
+}
+
+impl Lines {
+    /// The next line; `None` at the end of input.
+    async fn next(&mut self) -> Option<String> {
+        match self {
+            Lines::Editor(slot) => loop {
+                let mut taken = slot.take()?;
+                let (back, line) = tokio::task::spawn_blocking(move || {
+                    let line = taken.readline("> ");
+                    (taken, line)
+                })
+                .await
+                .ok()?;
+                let editor = slot.insert(back);
+                match line {
+                    Ok(line) => {
+                        let _ = editor.add_history_entry(line.as_str());
+                        return Some(line);
+                    }
+                    // Ctrl-C drops the line being typed, as shells do.
+                    Err(ReadlineError::Interrupted) => continue,
+                    Err(_) => return None,
+                }
+            },
+            Lines::Piped(terminal) => {
+                let terminal = terminal.clone();
+                tokio::task::spawn_blocking(move || {
+                    terminal.with(|io| {
+                        let line = io.ask("> ")?;
+                        io.say(&line);
+                        Some(line)
+                    })
+                })
+                .await
+                .ok()?
+            }
+        }
+    }
+}
+
+/// Runs the chat until `/quit` or the end of input.
+pub async fn run(args: ChatArgs) -> ExitCode {
+    let terminal = Terminal::stdio(Style::detect());
+    let interactive = std::io::stdin().is_terminal();
+    let answers = args.host.answers(interactive);
+    let (host, _failures) = match args.host.start(&terminal, answers).await {
+        Ok(started) => started,
+        Err(e) => return report("chat", e),
+    };
+    let mut lines = Vec::new();
+    for part in [
+        listing::tools(&host),
+        listing::prompts(&host),
+        listing::resources(&host),
+    ] {
+        lines.extend(part);
+    }
+    lines.push("Type a message, /help for commands, /quit to leave.".to_owned());
+    terminal.say_all(&lines);
+    let host = Arc::new(Mutex::new(host));
+    let mut input = if interactive {
+        match editor::editor(host.clone(), tokio::runtime::Handle::current()) {
+            Ok(editor) => Lines::Editor(Some(Box::new(editor))),
+            Err(e) => {
+                eprintln!(
+                    "junction chat: the line editor could not start ({e}); reading plain lines"
+                );
+                Lines::Piped(terminal.clone())
+            }
+        }
+    } else {
+        Lines::Piped(terminal.clone())
+    };
+    while let Some(line) = input.next().await {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        if line == "/quit" || line == "/exit" {
+            break;
+        }
+        let said = handle(&mut *host.lock().await, line).await;
+        terminal.say_all(&said);
+    }
+    drop(input);
+    match Arc::try_unwrap(host) {
+        Ok(host) => host.into_inner().shutdown().await,
+        Err(_) => {
+            tracing::warn!("the host is still shared at exit; its servers end with the process")
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+/// Does what one line asks; returns what to say about it (the turn itself is rendered
+/// from the host's events as it happens).
+async fn handle(host: &mut Host, line: &str) -> Vec<String> {
+    let first = line.split_whitespace().next().unwrap_or_default();
+    match first {
+        "/help" => return HELP.iter().map(|l| (*l).to_owned()).collect(),
+        "/tools" => return listing::tools(host),
+        "/prompts" => return listing::prompts(host),
+        "/resources" => return listing::resources(host),
+        "/servers" => return listing::servers(host),
+        _ => {}
+    }
+    if first.starts_with('/') {
+        if !first.contains(':') {
+            return vec![format!("unknown command {first}; /help lists the commands")];
+        }
+        return match host.apply_prompt(line).await {
+            Ok(added) => {
+                let mut said = vec![format!(
+                    "+ {first} added {added} message{} to the conversation",
+                    if added == 1 { "" } else { "s" }
+                )];
+                said.extend(turn(host.run().await));
+                said
+            }
+            Err(e) => vec![format!("error: {e}")],
+        };
+    }
+    if first.starts_with('@') {
+        if let Err(e) = host.attach(first).await {
+            return vec![format!("error: {e}")];
+        }
+        let rest = line[first.len()..].trim();
+        if rest.is_empty() {
+            return Vec::new();
+        }
+        return turn(host.send(rest).await);
+    }
+    turn(host.send(line).await)
+}
+
+fn turn(outcome: Result<junction_host::TurnOutcome, junction_host::HostError>) -> Vec<String> {
+    match outcome {
+        Ok(_) => Vec::new(),
+        Err(e) => vec![format!("error: the turn failed: {e}")],
+    }
+}

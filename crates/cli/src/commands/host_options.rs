@@ -1,0 +1,182 @@
+//! The options `junction chat` and `junction run` share, and starting a host from them:
+//! which config (given, else `./.mcp.json`, else none), which model, where "always allow"
+//! answers are kept, and who answers the host's questions.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use anyhow::Context as _;
+use junction_host::config::Config;
+use junction_host::events::EventSink;
+use junction_host::model::{Model, ScriptedModel};
+use junction_host::servers::{StartFailure, StartOptions};
+use junction_host::Host;
+
+use crate::terminal::consent::TerminalConsent;
+use crate::terminal::events::Renderer;
+use crate::terminal::interaction::TerminalInteraction;
+use crate::terminal::{Answers, Style, Terminal};
+
+/// The config file looked for when `--config` is not given.
+pub const DEFAULT_CONFIG: &str = ".mcp.json";
+
+/// What to say when no model is given.
+pub const NO_MODEL: &str = "no model: pass --model scripted:FILE (a JSON script of the model's \
+turns). Scripted models are the only kind available in this version; real providers come later.";
+
+/// Options shared by `chat` and `run`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct HostOptions {
+    /// The servers: a Claude Desktop, `.mcp.json` or VS Code config file [default: ./.mcp.json].
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The model: `scripted:FILE` plays the turns of a JSON script.
+    #[arg(long, value_name = "PROVIDER:SPEC")]
+    pub model: Option<String>,
+    /// Where "always allow" answers are kept (overrides the config's `junction.consentFile`).
+    #[arg(long, value_name = "FILE")]
+    pub consent_file: Option<PathBuf>,
+    /// Answer every question without asking: allow tool calls once, let sampling through.
+    #[arg(long, conflicts_with = "no")]
+    pub yes: bool,
+    /// Answer every question without asking: deny (the default when nobody can be asked).
+    #[arg(long)]
+    pub no: bool,
+}
+
+/// Why a host could not be set up, and so how the command exits.
+#[derive(Debug)]
+pub enum SetupError {
+    /// The command line is incomplete or wrong (exit 2).
+    Usage(anyhow::Error),
+    /// A file could not be used (exit 1).
+    Failed(anyhow::Error),
+}
+
+impl HostOptions {
+    /// Who answers: the flags, else `interactive` decides between asking and denying.
+    pub fn answers(&self, interactive: bool) -> Answers {
+        if self.yes {
+            Answers::Yes
+        } else if self.no || !interactive {
+            Answers::No
+        } else {
+            Answers::Ask
+        }
+    }
+
+    /// The model the options name.
+    pub fn model(&self) -> Result<Arc<dyn Model>, SetupError> {
+        let Some(spec) = &self.model else {
+            return Err(SetupError::Usage(anyhow::anyhow!(NO_MODEL)));
+        };
+        let Some(file) = spec.strip_prefix("scripted:") else {
+            return Err(SetupError::Usage(anyhow::anyhow!(
+                "unknown model {spec:?}: only scripted:FILE is available in this version; real providers come later"
+            )));
+        };
+        let text = std::fs::read_to_string(file)
+            .with_context(|| format!("could not read the model script {file}"))
+            .map_err(SetupError::Failed)?;
+        let model = ScriptedModel::from_json(&text)
+            .with_context(|| format!("the model script {file} is not valid"))
+            .map_err(SetupError::Failed)?;
+        Ok(Arc::new(model))
+    }
+
+    /// The config file to use, if any: `--config`, else `./.mcp.json` when it exists.
+    pub fn config_path(&self) -> Option<PathBuf> {
+        match &self.config {
+            Some(path) => Some(path.clone()),
+            None => Path::new(DEFAULT_CONFIG)
+                .is_file()
+                .then(|| PathBuf::from(DEFAULT_CONFIG)),
+        }
+    }
+
+    /// Reads the config (saying which, or that there is none) and applies `--consent-file`.
+    pub fn config(&self, terminal: &Terminal) -> Result<Config, SetupError> {
+        let mut config = match self.config_path() {
+            Some(path) => {
+                terminal.say_all(&[format!("config: {}", path.display())]);
+                Config::load(&path).map_err(|e| SetupError::Failed(e.into()))?
+            }
+            None => {
+                terminal.say_all(&[format!(
+                    "no servers are configured: pass --config FILE or create ./{DEFAULT_CONFIG}"
+                )]);
+                Config::default()
+            }
+        };
+        if let Some(file) = &self.consent_file {
+            config.policy.consent_file = Some(file.clone());
+        }
+        Ok(config)
+    }
+
+    /// Starts the configured servers and the host; events are rendered on stdout. Servers
+    /// that fail are reported (by their events) and returned; the host goes on without them.
+    pub async fn start(
+        &self,
+        terminal: &Terminal,
+        answers: Answers,
+    ) -> Result<(Host, Vec<StartFailure>), SetupError> {
+        let model = self.model()?;
+        let config = self.config(terminal)?;
+        match answers {
+            Answers::Ask => {}
+            Answers::Yes => terminal.say_all(&[
+                "not asking: tool calls are allowed once and sampling goes through (--yes)".to_owned(),
+            ]),
+            Answers::No => terminal.say_all(&[
+                "not asking: calls that need consent, sampling and questions are denied (--yes allows calls)"
+                    .to_owned(),
+            ]),
+        }
+        let consent = Arc::new(TerminalConsent::new(terminal.clone(), answers));
+        let interaction = Arc::new(TerminalInteraction::new(terminal.clone(), answers));
+        Host::from_config(
+            &config,
+            &StartOptions::default(),
+            model,
+            consent,
+            interaction,
+            stdout_sink(terminal.style()),
+        )
+        .await
+        .map_err(|e| SetupError::Failed(e.into()))
+    }
+}
+
+/// A sink that renders each event on stdout. It writes to stdout directly rather than
+/// through the [`Terminal`], so that a server's log line never waits on a question the
+/// person has not answered yet.
+pub fn stdout_sink(style: Style) -> EventSink {
+    let renderer = Mutex::new(Renderer::new(style));
+    EventSink::callback(move |event| {
+        let lines = renderer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .render(&event);
+        let mut out = std::io::stdout().lock();
+        for line in lines {
+            use std::io::Write;
+            let _ = writeln!(out, "{line}");
+        }
+        let _ = std::io::Write::flush(&mut out);
+    })
+}
+
+/// Prints why setup failed and returns the exit code.
+pub fn report(command: &str, error: SetupError) -> std::process::ExitCode {
+    match error {
+        SetupError::Usage(e) => {
+            eprintln!("junction {command}: {e:#}");
+            std::process::ExitCode::from(2)
+        }
+        SetupError::Failed(e) => {
+            eprintln!("junction {command}: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,161 @@
+//! Tool-call consent at the terminal: allow once, always (remembered by the host's policy
+//! file), or deny.
+//!
+//! The host has already shown which call asks and why (its `ConsentAsked` event); this adds
+//! the full arguments and the declared annotations, then asks. An empty answer or the end
+//! of the input denies. Without a person to ask ([`Answers::Yes`] / [`Answers::No`]) the
+//! answer is given at once and said.
+
+use junction::session::BoxFuture;
+use junction_host::consent::{Consent, ConsentAnswer, ConsentRequest};
+use junction_host::events::describe_annotations;
+
+use super::style::Paint;
+use super::{Answers, Io, Terminal};
+
+/// Answers consent questions at the terminal.
+#[derive(Debug, Clone)]
+pub struct TerminalConsent {
+    terminal: Terminal,
+    answers: Answers,
+}
+
+impl TerminalConsent {
+    /// Asks on `terminal`, or answers as `answers` says when there is nobody to ask.
+    pub fn new(terminal: Terminal, answers: Answers) -> Self {
+        TerminalConsent { terminal, answers }
+    }
+}
+
+impl Consent for TerminalConsent {
+    fn ask<'a>(&'a self, request: &'a ConsentRequest) -> BoxFuture<'a, ConsentAnswer> {
+        let request = request.clone();
+        let answers = self.answers;
+        Box::pin(self.terminal.exchange(ConsentAnswer::Deny, move |io| {
+            consent(io, &request, answers)
+        }))
+    }
+}
+
+/// Puts one consent question and returns the answer.
+pub fn consent(io: &mut Io, request: &ConsentRequest, answers: Answers) -> ConsentAnswer {
+    io.say(&format!(
+        "  {}.{} would receive: {}",
+        request.server, request.tool, request.arguments
+    ));
+    let trust = if request.trusted {
+        "trusted server"
+    } else {
+        "declared by an untrusted server, not believed"
+    };
+    io.say(&format!(
+        "  annotations ({trust}): {}",
+        describe_annotations(request.annotations.as_ref())
+    ));
+    match answers {
+        Answers::Yes => {
+            io.say("  not asking: allowed once (--yes)");
+            return ConsentAnswer::AllowOnce;
+        }
+        Answers::No => {
+            io.say("  not asking (no terminal, or --no): denied; run interactively or with --yes to allow");
+            return ConsentAnswer::Deny;
+        }
+        Answers::Ask => {}
+    }
+    let question = if request.rememberable {
+        "Allow? [o]nce, [a]lways, [d]eny (default deny): "
+    } else {
+        "Allow? [o]nce, [d]eny (default deny): "
+    };
+    let question = io.style.paint(Paint::Yellow, question);
+    loop {
+        let Some(answer) = io.ask(&question) else {
+            io.say("  no answer: denied");
+            return ConsentAnswer::Deny;
+        };
+        match answer.trim().to_ascii_lowercase().as_str() {
+            "o" | "once" | "y" | "yes" => return ConsentAnswer::AllowOnce,
+            "a" | "always" if request.rememberable => return ConsentAnswer::AlwaysAllow,
+            "a" | "always" => io.say(
+                "  a rule decides this tool, so \"always\" cannot be remembered; answer once or deny",
+            ),
+            "" | "d" | "deny" | "n" | "no" => return ConsentAnswer::Deny,
+            other => io.say(&format!("  {other:?} is not an answer here")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::scripted;
+    use super::*;
+    use junction_protocol::tools::ToolAnnotations;
+    use serde_json::json;
+
+    fn request(rememberable: bool) -> ConsentRequest {
+        ConsentRequest {
+            server: "tasks".into(),
+            tool: "delete_task".into(),
+            model_name: "tasks__delete_task".into(),
+            arguments: json!({"id": 3}),
+            annotations: Some(ToolAnnotations::default().destructive(true)),
+            trusted: false,
+            reason: "it is not marked read-only".into(),
+            rememberable,
+        }
+    }
+
+    #[tokio::test]
+    async fn each_answer_is_read_from_the_input() {
+        let (terminal, out) = scripted("o\nalways\nd\n\n");
+        let consent = TerminalConsent::new(terminal, Answers::Ask);
+        let r = request(true);
+        assert_eq!(consent.ask(&r).await, ConsentAnswer::AllowOnce);
+        assert_eq!(consent.ask(&r).await, ConsentAnswer::AlwaysAllow);
+        assert_eq!(consent.ask(&r).await, ConsentAnswer::Deny);
+        assert_eq!(consent.ask(&r).await, ConsentAnswer::Deny);
+        let shown = out.text();
+        assert!(
+            shown.contains(r#"tasks.delete_task would receive: {"id":3}"#),
+            "{shown}"
+        );
+        assert!(shown.contains("not believed): destructive=true"), "{shown}");
+        assert!(shown.contains("[a]lways"), "{shown}");
+    }
+
+    #[tokio::test]
+    async fn a_bad_answer_is_asked_again_and_the_end_of_input_denies() {
+        let (terminal, out) = scripted("maybe\nyes\n");
+        let consent = TerminalConsent::new(terminal, Answers::Ask);
+        assert_eq!(consent.ask(&request(true)).await, ConsentAnswer::AllowOnce);
+        assert!(out.text().contains("\"maybe\" is not an answer here"));
+        assert_eq!(consent.ask(&request(true)).await, ConsentAnswer::Deny);
+        assert!(out.text().contains("no answer: denied"));
+    }
+
+    #[tokio::test]
+    async fn always_is_not_offered_when_it_cannot_be_remembered() {
+        let (terminal, out) = scripted("a\no\n");
+        let consent = TerminalConsent::new(terminal, Answers::Ask);
+        assert_eq!(consent.ask(&request(false)).await, ConsentAnswer::AllowOnce);
+        let shown = out.text();
+        assert!(!shown.contains("[a]lways"), "{shown}");
+        assert!(shown.contains("cannot be remembered"), "{shown}");
+    }
+
+    #[tokio::test]
+    async fn without_a_person_the_answer_is_given_and_said_without_reading() {
+        let (terminal, out) = scripted("o\n");
+        let consent = TerminalConsent::new(terminal.clone(), Answers::No);
+        assert_eq!(consent.ask(&request(true)).await, ConsentAnswer::Deny);
+        assert!(out
+            .text()
+            .contains("denied; run interactively or with --yes"));
+        let consent = TerminalConsent::new(terminal.clone(), Answers::Yes);
+        assert_eq!(consent.ask(&request(true)).await, ConsentAnswer::AllowOnce);
+        assert!(out.text().contains("allowed once (--yes)"));
+        // The input was never read.
+        assert_eq!(terminal.with(|io| io.ask("")).as_deref(), Some("o"));
+    }
+}

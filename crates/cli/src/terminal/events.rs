@@ -1,0 +1,636 @@
+//! Each host [`Event`] as lines for the terminal.
+//!
+//! The renderer remembers which tool each call id belongs to, so that a call's result names
+//! its tool even though the host's `ToolCallFinished` carries only the id.
+
+use std::collections::HashMap;
+
+use junction_host::consent::ConsentAnswer;
+use junction_host::events::{Event, ServerState};
+use junction_protocol::elicitation::{ElicitAction, ElicitParams};
+use junction_protocol::sampling::{CreateMessageResult, SamplingMessageContentBlock};
+use serde_json::Value;
+
+use super::shorten;
+use super::style::{Paint, Style};
+
+/// How many characters of a tool's arguments are shown.
+const ARGUMENTS_SHOWN: usize = 120;
+/// How many characters of a tool's result or a log message are shown.
+const RESULT_SHOWN: usize = 300;
+
+/// Turns events into lines.
+#[derive(Debug)]
+pub struct Renderer {
+    style: Style,
+    calls: HashMap<String, String>,
+}
+
+/// `value` as one line of JSON (strings without their quotes), at most `limit` characters.
+pub fn compact(value: &Value, limit: usize) -> String {
+    let text = match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    shorten(&text.replace('\n', " "), limit)
+}
+
+/// The text of a sampling answer (non-text blocks named by kind).
+pub fn sampling_text(result: &CreateMessageResult) -> String {
+    blocks_text(result.content.blocks())
+}
+
+/// The text of sampling blocks, non-text blocks named by kind.
+pub fn blocks_text(blocks: &[SamplingMessageContentBlock]) -> String {
+    blocks
+        .iter()
+        .map(|b| match b {
+            SamplingMessageContentBlock::Text(t) => t.text.clone(),
+            SamplingMessageContentBlock::Image(_) => "[image]".to_owned(),
+            SamplingMessageContentBlock::Audio(_) => "[audio]".to_owned(),
+            SamplingMessageContentBlock::ToolUse(u) => format!("[calls tool {}]", u.name),
+            SamplingMessageContentBlock::ToolResult(_) => "[tool result]".to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+impl Renderer {
+    /// A renderer that colours with `style`.
+    pub fn new(style: Style) -> Self {
+        Renderer {
+            style,
+            calls: HashMap::new(),
+        }
+    }
+
+    fn paint(&self, paint: Paint, text: &str) -> String {
+        self.style.paint(paint, text)
+    }
+
+    /// The lines for one event.
+    pub fn render(&mut self, event: &Event) -> Vec<String> {
+        match event {
+            Event::ServerStatus { server, state } => self.status(server, state),
+            Event::Text { text } => {
+                let mut lines = text.lines();
+                let first = lines.next().unwrap_or_default();
+                let mut out = vec![format!(
+                    "{} {}",
+                    self.paint(Paint::Bold, "assistant:"),
+                    self.paint(Paint::Cyan, first)
+                )];
+                out.extend(lines.map(|l| format!("  {}", self.paint(Paint::Cyan, l))));
+                out
+            }
+            Event::ToolCallStarted {
+                call_id,
+                server,
+                tool,
+                arguments,
+            } => {
+                let name = if server.is_empty() {
+                    format!("{tool} (no server offers it)")
+                } else {
+                    format!("{server}.{tool}")
+                };
+                self.calls.insert(call_id.clone(), name.clone());
+                vec![format!(
+                    "→ call {} {}",
+                    self.paint(Paint::Bold, &name),
+                    compact(arguments, ARGUMENTS_SHOWN)
+                )]
+            }
+            Event::ConsentAsked { call_id, request } => vec![self.paint(
+                Paint::Yellow,
+                &format!(
+                    "? consent needed for {}: {}",
+                    self.call_name(call_id, &format!("{}.{}", request.server, request.tool)),
+                    request.reason
+                ),
+            )],
+            Event::ConsentAnswered { call_id, answer } => {
+                let said = match answer {
+                    ConsentAnswer::AllowOnce => "allowed once",
+                    ConsentAnswer::AlwaysAllow => "always allowed",
+                    ConsentAnswer::Deny => "denied",
+                };
+                vec![format!(
+                    "  consent for {}: {said}",
+                    self.call_name(call_id, call_id)
+                )]
+            }
+            Event::ToolCallDenied { call_id, reason } => vec![self.paint(
+                Paint::Red,
+                &format!(
+                    "✗ {} was not run: {reason}",
+                    self.call_name(call_id, call_id)
+                ),
+            )],
+            Event::ToolCallFinished {
+                call_id,
+                is_error,
+                output,
+            } => {
+                let name = self
+                    .calls
+                    .remove(call_id)
+                    .unwrap_or_else(|| call_id.clone());
+                let output = shorten(output.trim(), RESULT_SHOWN);
+                let (mark, paint) = if *is_error {
+                    ("error", Paint::Red)
+                } else {
+                    ("ok", Paint::Green)
+                };
+                let mut lines = output.lines();
+                let mut out = vec![format!(
+                    "← {name} {}: {}",
+                    self.paint(paint, mark),
+                    lines.next().unwrap_or_default()
+                )];
+                out.extend(lines.map(|l| format!("  {l}")));
+                out
+            }
+            Event::ContextAttached { source, chars } => {
+                vec![format!("+ attached {source} ({chars} characters)")]
+            }
+            Event::LogLine {
+                server,
+                level,
+                logger,
+                data,
+            } => {
+                let from = match logger {
+                    Some(logger) => format!("{server}/{logger}"),
+                    None => server.clone(),
+                };
+                vec![self.paint(
+                    Paint::Dim,
+                    &format!("[{from} {level}] {}", compact(data, RESULT_SHOWN)),
+                )]
+            }
+            Event::ServerNotification {
+                server,
+                method,
+                params,
+            } => {
+                let params = params
+                    .as_ref()
+                    .map(|p| format!(" {}", compact(p, ARGUMENTS_SHOWN)))
+                    .unwrap_or_default();
+                vec![self.paint(Paint::Dim, &format!("[{server}] {method}{params}"))]
+            }
+            Event::SamplingRequested { request } => {
+                let n = request.params.messages.len();
+                vec![self.paint(
+                    Paint::Yellow,
+                    &format!(
+                        "? {} asks the model for a completion ({n} message{}, at most {} tokens)",
+                        request.server,
+                        if n == 1 { "" } else { "s" },
+                        request.params.max_tokens
+                    ),
+                )]
+            }
+            Event::SamplingDenied { server, reason } => vec![self.paint(
+                Paint::Red,
+                &format!("✗ sampling for {server} refused: {reason}"),
+            )],
+            Event::SamplingAnswered { server, result } => vec![format!(
+                "  sampling for {server} answered by {}: {}",
+                result.model,
+                shorten(&sampling_text(result).replace('\n', " "), RESULT_SHOWN)
+            )],
+            Event::ElicitationRequested { request } => {
+                let mut out = vec![self.paint(
+                    Paint::Yellow,
+                    &format!("? {} asks you: {}", request.server, request.params.message()),
+                )];
+                if let ElicitParams::Url(url) = &request.params {
+                    out.push(format!("  URL: {}", url.url));
+                }
+                out
+            }
+            Event::ElicitationAnswered { server, action } => {
+                let said = match action {
+                    ElicitAction::Accept => "accepted",
+                    ElicitAction::Decline => "declined",
+                    ElicitAction::Cancel => "cancelled",
+                };
+                vec![format!("  your answer to {server}: {said}")]
+            }
+            Event::ElicitationCompleted {
+                server,
+                elicitation_id,
+            } => vec![format!(
+                "  {server} says elicitation {elicitation_id} is complete"
+            )],
+            Event::ToolsChanged { server, tools } => vec![format!(
+                "~ {server}'s tools changed: {}",
+                if tools.is_empty() {
+                    "none now".to_owned()
+                } else {
+                    tools.join(", ")
+                }
+            )],
+            Event::PromptsChanged { server, prompts } => {
+                vec![format!("~ {server}'s prompts changed: {prompts} now")]
+            }
+            Event::ResourcesChanged { server, resources } => {
+                vec![format!("~ {server}'s resources changed: {resources} now")]
+            }
+            Event::ResourceUpdated { server, uri } => {
+                vec![format!("~ {server} updated {uri}")]
+            }
+            Event::RootsChanged { server, roots } => vec![format!(
+                "~ {server}'s roots are now: {}",
+                if roots.is_empty() {
+                    "none".to_owned()
+                } else {
+                    roots.join(", ")
+                }
+            )],
+            Event::Warning { message } => {
+                vec![self.paint(Paint::Yellow, &format!("warning: {message}"))]
+            }
+            Event::StepLimitReached { steps } => vec![self.paint(
+                Paint::Yellow,
+                &format!("stopped: the model used all {steps} steps of this turn and still asked for tools"),
+            )],
+        }
+    }
+
+    fn call_name(&self, call_id: &str, otherwise: &str) -> String {
+        self.calls
+            .get(call_id)
+            .cloned()
+            .unwrap_or_else(|| otherwise.to_owned())
+    }
+
+    fn status(&self, server: &str, state: &ServerState) -> Vec<String> {
+        match state {
+            ServerState::Starting => {
+                vec![self.paint(Paint::Dim, &format!("server {server}: starting"))]
+            }
+            ServerState::Ready {
+                tools,
+                prompts,
+                resources,
+            } => vec![format!(
+                "server {server}: {} ({}, {}, {})",
+                self.paint(Paint::Green, "ready"),
+                count(*tools, "tool"),
+                count(*prompts, "prompt"),
+                count(*resources, "resource")
+            )],
+            ServerState::Disabled => vec![format!("server {server}: disabled in the config")],
+            ServerState::Failed {
+                reason,
+                stderr_tail,
+            } => {
+                let mut out = vec![format!(
+                    "server {server}: {} {reason}",
+                    self.paint(Paint::Red, "failed to start:")
+                )];
+                if !stderr_tail.is_empty() {
+                    out.push(format!("  its stderr ended with:"));
+                    out.extend(
+                        stderr_tail
+                            .iter()
+                            .map(|l| self.paint(Paint::Dim, &format!("  | {l}"))),
+                    );
+                }
+                out
+            }
+        }
+    }
+}
+
+fn count(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use junction_host::consent::ConsentRequest;
+    use junction_host::interaction::{ElicitationRequest, SamplingRequest};
+    use junction_protocol::elicitation::{FormParams, RequestedSchema, UrlParams};
+    use junction_protocol::sampling::{CreateMessageParams, SamplingMessage};
+    use serde_json::json;
+
+    fn one(event: Event) -> Vec<String> {
+        Renderer::new(Style::plain()).render(&event)
+    }
+
+    #[test]
+    fn server_states_show_counts_and_failures_with_their_stderr() {
+        assert_eq!(
+            one(Event::ServerStatus {
+                server: "lib".into(),
+                state: ServerState::Starting
+            }),
+            ["server lib: starting"]
+        );
+        assert_eq!(
+            one(Event::ServerStatus {
+                server: "lib".into(),
+                state: ServerState::Ready {
+                    tools: 1,
+                    prompts: 0,
+                    resources: 2
+                }
+            }),
+            ["server lib: ready (1 tool, 0 prompts, 2 resources)"]
+        );
+        assert_eq!(
+            one(Event::ServerStatus {
+                server: "off".into(),
+                state: ServerState::Disabled
+            }),
+            ["server off: disabled in the config"]
+        );
+        assert_eq!(
+            one(Event::ServerStatus {
+                server: "bad".into(),
+                state: ServerState::Failed {
+                    reason: "it exited".into(),
+                    stderr_tail: vec!["boom".into()]
+                }
+            }),
+            [
+                "server bad: failed to start: it exited",
+                "  its stderr ended with:",
+                "  | boom"
+            ]
+        );
+    }
+
+    #[test]
+    fn assistant_text_keeps_its_lines() {
+        assert_eq!(
+            one(Event::Text {
+                text: "one\ntwo".into()
+            }),
+            ["assistant: one", "  two"]
+        );
+    }
+
+    #[test]
+    fn a_call_is_shown_with_server_tool_and_arguments_and_its_result_names_the_tool() {
+        let mut r = Renderer::new(Style::plain());
+        assert_eq!(
+            r.render(&Event::ToolCallStarted {
+                call_id: "c1".into(),
+                server: "lib".into(),
+                tool: "search".into(),
+                arguments: json!({"q": "sand"}),
+            }),
+            [r#"→ call lib.search {"q":"sand"}"#]
+        );
+        assert_eq!(
+            r.render(&Event::ToolCallFinished {
+                call_id: "c1".into(),
+                is_error: false,
+                output: "2 books\n".into(),
+            }),
+            ["← lib.search ok: 2 books"]
+        );
+        r.render(&Event::ToolCallStarted {
+            call_id: "c2".into(),
+            server: String::new(),
+            tool: "ghost__walk".into(),
+            arguments: json!({}),
+        });
+        assert_eq!(
+            r.render(&Event::ToolCallFinished {
+                call_id: "c2".into(),
+                is_error: true,
+                output: "There is no tool named `ghost__walk`.".into(),
+            }),
+            ["← ghost__walk (no server offers it) error: There is no tool named `ghost__walk`."]
+        );
+    }
+
+    #[test]
+    fn long_arguments_and_results_are_shortened() {
+        let mut r = Renderer::new(Style::plain());
+        let line = &r.render(&Event::ToolCallStarted {
+            call_id: "c".into(),
+            server: "s".into(),
+            tool: "t".into(),
+            arguments: json!({"text": "x".repeat(500)}),
+        })[0];
+        assert!(line.ends_with('…') && line.chars().count() < 160, "{line}");
+        let line = &r.render(&Event::ToolCallFinished {
+            call_id: "c".into(),
+            is_error: false,
+            output: "y".repeat(1000),
+        })[0];
+        assert!(line.ends_with('…') && line.chars().count() < 330, "{line}");
+    }
+
+    #[test]
+    fn consent_questions_answers_and_denials_name_the_call() {
+        let mut r = Renderer::new(Style::plain());
+        r.render(&Event::ToolCallStarted {
+            call_id: "c".into(),
+            server: "tasks".into(),
+            tool: "delete_task".into(),
+            arguments: json!({"id": 3}),
+        });
+        let request = ConsentRequest {
+            server: "tasks".into(),
+            tool: "delete_task".into(),
+            model_name: "tasks__delete_task".into(),
+            arguments: json!({"id": 3}),
+            annotations: None,
+            trusted: false,
+            reason: "it is not marked read-only".into(),
+            rememberable: true,
+        };
+        assert_eq!(
+            r.render(&Event::ConsentAsked {
+                call_id: "c".into(),
+                request
+            }),
+            ["? consent needed for tasks.delete_task: it is not marked read-only"]
+        );
+        assert_eq!(
+            r.render(&Event::ConsentAnswered {
+                call_id: "c".into(),
+                answer: ConsentAnswer::Deny
+            }),
+            ["  consent for tasks.delete_task: denied"]
+        );
+        assert_eq!(
+            r.render(&Event::ToolCallDenied {
+                call_id: "c".into(),
+                reason: "the user said no".into()
+            }),
+            ["✗ tasks.delete_task was not run: the user said no"]
+        );
+    }
+
+    #[test]
+    fn logs_notifications_and_attachments_are_one_line_each() {
+        assert_eq!(
+            one(Event::LogLine {
+                server: "s".into(),
+                level: "info".into(),
+                logger: Some("db".into()),
+                data: json!("opened"),
+            }),
+            ["[s/db info] opened"]
+        );
+        assert_eq!(
+            one(Event::LogLine {
+                server: "s".into(),
+                level: "error".into(),
+                logger: None,
+                data: json!({"code": 7}),
+            }),
+            [r#"[s error] {"code":7}"#]
+        );
+        assert_eq!(
+            one(Event::ServerNotification {
+                server: "s".into(),
+                method: "notifications/progress".into(),
+                params: Some(json!({"progress": 1})),
+            }),
+            [r#"[s] notifications/progress {"progress":1}"#]
+        );
+        assert_eq!(
+            one(Event::ContextAttached {
+                source: "@s:file:///a".into(),
+                chars: 12
+            }),
+            ["+ attached @s:file:///a (12 characters)"]
+        );
+    }
+
+    #[test]
+    fn sampling_requests_and_outcomes_name_the_server() {
+        let request = SamplingRequest {
+            server: "tasks".into(),
+            params: CreateMessageParams::new(vec![SamplingMessage::user_text("sum up")], 200),
+        };
+        assert_eq!(
+            one(Event::SamplingRequested { request }),
+            ["? tasks asks the model for a completion (1 message, at most 200 tokens)"]
+        );
+        assert_eq!(
+            one(Event::SamplingDenied {
+                server: "tasks".into(),
+                reason: "the user said no".into()
+            }),
+            ["✗ sampling for tasks refused: the user said no"]
+        );
+        assert_eq!(
+            one(Event::SamplingAnswered {
+                server: "tasks".into(),
+                result: CreateMessageResult::text("scripted", "Three tasks done."),
+            }),
+            ["  sampling for tasks answered by scripted: Three tasks done."]
+        );
+    }
+
+    #[test]
+    fn elicitations_show_the_asking_server_and_a_url_never_opened() {
+        let form = ElicitationRequest {
+            server: "tasks".into(),
+            params: FormParams::new("Delete task 3?", RequestedSchema::new()).into(),
+        };
+        assert_eq!(
+            one(Event::ElicitationRequested { request: form }),
+            ["? tasks asks you: Delete task 3?"]
+        );
+        let url = ElicitationRequest {
+            server: "pay".into(),
+            params: UrlParams::new("Sign in", "e1", "https://example.com/login").into(),
+        };
+        assert_eq!(
+            one(Event::ElicitationRequested { request: url }),
+            [
+                "? pay asks you: Sign in",
+                "  URL: https://example.com/login"
+            ]
+        );
+        assert_eq!(
+            one(Event::ElicitationAnswered {
+                server: "tasks".into(),
+                action: ElicitAction::Decline
+            }),
+            ["  your answer to tasks: declined"]
+        );
+        assert_eq!(
+            one(Event::ElicitationCompleted {
+                server: "pay".into(),
+                elicitation_id: "e1".into()
+            }),
+            ["  pay says elicitation e1 is complete"]
+        );
+    }
+
+    #[test]
+    fn list_changes_warnings_and_the_step_limit_are_reported() {
+        assert_eq!(
+            one(Event::ToolsChanged {
+                server: "s".into(),
+                tools: vec!["a".into(), "b".into()]
+            }),
+            ["~ s's tools changed: a, b"]
+        );
+        assert_eq!(
+            one(Event::PromptsChanged {
+                server: "s".into(),
+                prompts: 2
+            }),
+            ["~ s's prompts changed: 2 now"]
+        );
+        assert_eq!(
+            one(Event::ResourcesChanged {
+                server: "s".into(),
+                resources: 0
+            }),
+            ["~ s's resources changed: 0 now"]
+        );
+        assert_eq!(
+            one(Event::ResourceUpdated {
+                server: "s".into(),
+                uri: "tasks://open".into()
+            }),
+            ["~ s updated tasks://open"]
+        );
+        assert_eq!(
+            one(Event::RootsChanged {
+                server: "s".into(),
+                roots: vec!["file:///w".into()]
+            }),
+            ["~ s's roots are now: file:///w"]
+        );
+        assert_eq!(
+            one(Event::Warning {
+                message: "not saved".into()
+            }),
+            ["warning: not saved"]
+        );
+        assert_eq!(
+            one(Event::StepLimitReached { steps: 10 }),
+            ["stopped: the model used all 10 steps of this turn and still asked for tools"]
+        );
+    }
+
+    #[test]
+    fn colour_wraps_the_marks_when_asked_for() {
+        let lines = Renderer::new(Style::coloured()).render(&Event::ServerStatus {
+            server: "s".into(),
+            state: ServerState::Ready {
+                tools: 0,
+                prompts: 0,
+                resources: 0,
+            },
+        });
+        assert!(lines[0].contains("\x1b[32mready\x1b[0m"), "{lines:?}");
+    }
+}

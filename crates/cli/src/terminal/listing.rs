@@ -1,0 +1,115 @@
+//! What a host offers, as lines for the person: the tools under the names the model sees,
+//! the prompts as slash commands, the resources to attach, and the servers.
+
+use junction_host::resources::Attachable;
+use junction_host::Host;
+use junction_protocol::prompts::Prompt;
+
+use super::shorten;
+
+/// How many characters of a description are shown.
+const DESCRIPTION_SHOWN: usize = 80;
+
+fn first_line(text: Option<&str>) -> String {
+    shorten(
+        text.unwrap_or_default().lines().next().unwrap_or_default(),
+        DESCRIPTION_SHOWN,
+    )
+}
+
+fn with_description(head: String, description: Option<&str>) -> String {
+    let description = first_line(description);
+    if description.is_empty() {
+        format!("  {head}")
+    } else {
+        format!("  {head}  {description}")
+    }
+}
+
+/// The tools, as the model names them.
+pub fn tools(host: &Host) -> Vec<String> {
+    let names = host.tool_names();
+    if names.entries().is_empty() {
+        return vec!["no tools".to_owned()];
+    }
+    let mut lines = vec!["tools (as the model sees them):".to_owned()];
+    lines.extend(
+        names
+            .entries()
+            .iter()
+            .map(|e| with_description(e.model_name.clone(), e.tool.description.as_deref())),
+    );
+    lines
+}
+
+/// How a prompt is invoked: `/server:prompt <required> [optional]`.
+pub fn command(server: &str, prompt: &Prompt) -> String {
+    let mut text = format!("/{server}:{}", prompt.name);
+    for argument in prompt.arguments.iter().flatten() {
+        if argument.required == Some(true) {
+            text.push_str(&format!(" <{}>", argument.name));
+        } else {
+            text.push_str(&format!(" [{}]", argument.name));
+        }
+    }
+    text
+}
+
+/// The prompts, as slash commands.
+pub fn prompts(host: &Host) -> Vec<String> {
+    let mut lines = Vec::new();
+    for server in host.servers().iter() {
+        for prompt in server.prompts() {
+            lines.push(with_description(
+                command(&server.name, &prompt),
+                prompt.description.as_deref(),
+            ));
+        }
+    }
+    if lines.is_empty() {
+        return vec!["no slash commands (no server offers prompts)".to_owned()];
+    }
+    lines.insert(0, "slash commands (server prompts):".to_owned());
+    lines
+}
+
+fn attachable(a: &Attachable) -> String {
+    let mut head = a.reference();
+    if a.template {
+        head.push_str(" (template: fill in the {braces})");
+    }
+    with_description(head, a.description.as_deref().or(Some(&a.name)))
+}
+
+/// The resources and templates that can be attached.
+pub fn resources(host: &Host) -> Vec<String> {
+    let all = host.attachables();
+    if all.is_empty() {
+        return vec!["no resources to attach".to_owned()];
+    }
+    let mut lines = vec!["resources to attach (@server:uri):".to_owned()];
+    lines.extend(all.iter().map(attachable));
+    lines
+}
+
+/// The connected servers and what each offers.
+pub fn servers(host: &Host) -> Vec<String> {
+    if host.servers().is_empty() {
+        return vec!["no servers are connected".to_owned()];
+    }
+    let mut lines = vec!["servers:".to_owned()];
+    for server in host.servers().iter() {
+        let info = server.client.server_info();
+        lines.push(format!(
+            "  {}: {} {}{}, {} tools, {} prompts, {} resources",
+            server.name,
+            info.name,
+            info.version,
+            if server.trusted { ", trusted" } else { "" },
+            server.tools().len(),
+            server.prompts().len(),
+            server.resources().len() + server.templates().len()
+        ));
+    }
+    lines
+}
