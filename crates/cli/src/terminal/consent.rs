@@ -58,7 +58,7 @@ pub fn consent(io: &mut Io, request: &ConsentRequest, answers: Answers) -> Conse
             return ConsentAnswer::AllowOnce;
         }
         Answers::No => {
-            io.say("  not asking (no terminal, or --no): denied; run interactively or with --yes to allow");
+            io.say("  not asking (non-interactive): denied; pass --yes to allow");
             return ConsentAnswer::Deny;
         }
         Answers::Ask => {}

@@ -99,9 +99,7 @@ fn unattended(io: &mut Io, answers: Answers, what: &str) -> Option<Approval> {
             Some(Approval::Allow)
         }
         Answers::No => {
-            io.say(&format!(
-                "  not asking (no terminal, or --no): {what} denied"
-            ));
+            io.say(&format!("  not asking (non-interactive): {what} denied"));
             Some(Approval::Deny)
         }
     }
@@ -175,7 +173,7 @@ pub fn review_sampling(
 pub fn elicit(io: &mut Io, request: &ElicitationRequest, answers: Answers) -> ElicitationAnswer {
     if answers != Answers::Ask {
         io.say(&format!(
-            "  not asking (no terminal to answer on): {}'s question declined",
+            "  not asking (non-interactive): {}'s question declined",
             request.server
         ));
         return ElicitationAnswer::Decline;

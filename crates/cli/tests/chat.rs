@@ -1,0 +1,355 @@
+//! End-to-end tests of `junction run` and `junction chat` over real child processes: the
+//! conformance server is this very binary (`junction serve conformance`), the model a script.
+
+mod common;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use common::{Run, JUNCTION};
+use serde_json::{json, Value};
+
+/// A fresh directory for one test's files, removed when the test ends.
+struct Scratch(PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn scratch(test: &str) -> Scratch {
+    let dir = std::env::temp_dir().join(format!("junction-chat-{}-{test}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create the scratch directory");
+    Scratch(dir)
+}
+
+fn write(dir: &Path, name: &str, value: &Value) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, value.to_string()).expect("write a test file");
+    path.to_string_lossy().into_owned()
+}
+
+fn conformance() -> Value {
+    json!({"command": JUNCTION, "args": ["serve", "conformance"]})
+}
+
+fn broken() -> Value {
+    json!({"command": "sh", "args": ["-c", "echo boom >&2; exit 3"]})
+}
+
+/// A script that calls `tool` on the conformance server, then answers.
+fn calls(tools: &[&str]) -> Value {
+    let calls: Vec<Value> = tools
+        .iter()
+        .map(|t| json!({"name": format!("conformance__{t}"), "arguments": {}}))
+        .collect();
+    json!([{"toolCalls": calls}, {"text": "The tool said hello."}])
+}
+
+/// `junction ARGS` in `dir`, with `input` on stdin.
+fn junction_in(dir: &Path, args: &[&str], input: &str) -> Run {
+    let mut child = Command::new(JUNCTION)
+        .args(args)
+        .current_dir(dir)
+        .env_remove("NO_COLOR")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start junction");
+    child
+        .stdin
+        .take()
+        .expect("stdin is piped")
+        .write_all(input.as_bytes())
+        .expect("write stdin");
+    let output = child.wait_with_output().expect("wait for junction");
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+#[track_caller]
+fn assert_lines(run: &Run, expected: &[&str]) {
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    for line in expected {
+        assert!(
+            lines.contains(line),
+            "line {line:?} missing; exit {}\nstdout:\n{}\nstderr:\n{}",
+            run.code,
+            run.stdout,
+            run.stderr
+        );
+    }
+}
+
+#[test]
+fn run_calls_a_conformance_tool_and_prints_the_transcript() {
+    let dir = scratch("run");
+    let config = write(
+        &dir,
+        "mcp.json",
+        &json!({"mcpServers": {"conformance": conformance()}}),
+    );
+    let script = write(&dir, "script.json", &calls(&["test_simple_text"]));
+    let model = format!("scripted:{script}");
+    let run = junction_in(
+        &dir,
+        &[
+            "run", "--yes", "--config", &config, "--model", &model, "Say hi",
+        ],
+        "",
+    );
+    assert_eq!(
+        run.code, 0,
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    assert!(
+        run.stdout
+            .lines()
+            .any(|l| l.starts_with("server conformance: ready (")),
+        "{}",
+        run.stdout
+    );
+    assert_lines(
+        &run,
+        &[
+            "you: Say hi",
+            "→ call conformance.test_simple_text {}",
+            "  not asking: allowed once (--yes)",
+            "← conformance.test_simple_text ok: This is a simple text response for testing.",
+            "assistant: The tool said hello.",
+        ],
+    );
+    assert!(!run.stdout.contains('\x1b'), "no colour on a pipe");
+}
+
+#[test]
+fn run_denies_calls_that_need_consent_unless_a_rule_allows_them() {
+    let dir = scratch("deny");
+    let config = write(
+        &dir,
+        "mcp.json",
+        &json!({
+            "mcpServers": {"conformance": conformance()},
+            "junction": {"policy": {"conformance__test_error_*": "allow"}}
+        }),
+    );
+    let script = write(
+        &dir,
+        "script.json",
+        &calls(&["test_simple_text", "test_error_handling"]),
+    );
+    let model = format!("scripted:{script}");
+    let run = junction_in(
+        &dir,
+        &["run", "--config", &config, "--model", &model, "Go"],
+        "",
+    );
+    assert_eq!(
+        run.code, 0,
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    assert_lines(
+        &run,
+        &[
+            "not asking: calls that need consent, sampling and questions are denied (--yes allows calls)",
+            "? consent needed for conformance.test_simple_text: `conformance` is not trusted, so its annotations are not believed",
+            "  not asking (non-interactive): denied; pass --yes to allow",
+            "✗ conformance.test_simple_text was not run: the user said no",
+            "→ call conformance.test_error_handling {}",
+            "← conformance.test_error_handling error: This tool intentionally returns an error for testing",
+            "assistant: The tool said hello.",
+        ],
+    );
+    assert!(!run
+        .stdout
+        .contains("consent needed for conformance.test_error_handling"));
+}
+
+#[test]
+fn a_server_that_exits_at_once_is_reported_with_its_stderr_and_the_run_goes_on() {
+    let dir = scratch("broken");
+    let config = write(
+        &dir,
+        "mcp.json",
+        &json!({"mcpServers": {"broken": broken(), "conformance": conformance()}}),
+    );
+    let script = write(&dir, "script.json", &calls(&["test_simple_text"]));
+    let model = format!("scripted:{script}");
+    let run = junction_in(
+        &dir,
+        &[
+            "run", "--yes", "--config", &config, "--model", &model, "Say hi",
+        ],
+        "",
+    );
+    assert_eq!(run.code, 1, "a failed server fails the run\n{}", run.stdout);
+    assert!(
+        run.stdout
+            .lines()
+            .any(|l| l.starts_with("server broken: failed to start:") && l.contains("status 3")),
+        "{}",
+        run.stdout
+    );
+    assert_lines(
+        &run,
+        &[
+            "  | boom",
+            "← conformance.test_simple_text ok: This is a simple text response for testing.",
+            "assistant: The tool said hello.",
+        ],
+    );
+    assert!(
+        run.stderr.contains("server `broken` did not start"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn without_a_usable_model_run_and_chat_say_so_and_fail() {
+    let dir = scratch("nomodel");
+    for args in [&["run", "hi"][..], &["chat"][..]] {
+        let run = junction_in(&dir, args, "");
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("no model: pass --model scripted:FILE"),
+            "{}",
+            run.stderr
+        );
+        assert!(
+            run.stderr.contains("real providers come later"),
+            "{}",
+            run.stderr
+        );
+    }
+    let run = junction_in(&dir, &["run", "--model", "openai:gpt", "hi"], "");
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("only scripted:FILE is available"),
+        "{}",
+        run.stderr
+    );
+    let run = junction_in(&dir, &["run", "--model", "scripted:missing.json", "hi"], "");
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr
+            .contains("could not read the model script missing.json"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_model_failure_fails_the_run() {
+    let dir = scratch("modelfail");
+    let script = write(&dir, "script.json", &json!([]));
+    let model = format!("scripted:{script}");
+    let run = junction_in(&dir, &["run", "--model", &model, "hi"], "");
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(run.stderr.contains("the turn failed"), "{}", run.stderr);
+}
+
+#[test]
+fn chat_reads_piped_commands_and_messages_until_quit() {
+    let dir = scratch("chat");
+    let config = write(
+        &dir,
+        "mcp.json",
+        &json!({"mcpServers": {"broken": broken(), "conformance": conformance()}}),
+    );
+    let script = write(&dir, "script.json", &calls(&["test_simple_text"]));
+    let model = format!("scripted:{script}");
+    let input = "/servers\n/help\n/conformance:greet\n/nothing\nHello there\n/quit\nnever read\n";
+    let run = junction_in(
+        &dir,
+        &["chat", "--config", &config, "--model", &model],
+        input,
+    );
+    assert_eq!(
+        run.code, 0,
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    assert_lines(
+        &run,
+        &[
+            "  | boom",
+            "tools (as the model sees them):",
+            "  conformance__test_simple_text  Tests simple text content response",
+            "Type a message, /help for commands, /quit to leave.",
+            "> /servers",
+            "  /quit                 leave",
+            "> /nothing",
+            "unknown command /nothing; /help lists the commands",
+            "> Hello there",
+            "  not asking (non-interactive): denied; pass --yes to allow",
+            "✗ conformance.test_simple_text was not run: the user said no",
+            "assistant: The tool said hello.",
+            "> /quit",
+        ],
+    );
+    assert!(
+        run.stdout
+            .lines()
+            .any(|l| l.starts_with("  conformance: mcp-conformance-test-server 1.0.0, ")),
+        "{}",
+        run.stdout
+    );
+    // The conformance server offers no prompts yet: the command is refused with what it offers.
+    assert!(
+        run.stdout
+            .contains("error: server `conformance` has no prompt `greet`"),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("never read"), "{}", run.stdout);
+}
+
+#[test]
+fn chat_finds_dot_mcp_json_or_says_that_no_servers_are_configured() {
+    let dir = scratch("discovery");
+    let script = write(&dir, "script.json", &json!([{"text": "Hi."}]));
+    let model = format!("scripted:{script}");
+    let run = junction_in(&dir, &["chat", "--model", &model], "hello\n");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_lines(
+        &run,
+        &[
+            "no servers are configured: pass --config FILE or create ./.mcp.json",
+            "no tools",
+            "assistant: Hi.",
+        ],
+    );
+    write(
+        &dir,
+        ".mcp.json",
+        &json!({"mcpServers": {"conformance": conformance()}}),
+    );
+    let run = junction_in(&dir, &["chat", "--model", &model], "/quit\n");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_lines(&run, &["config: .mcp.json"]);
+    assert!(
+        run.stdout
+            .lines()
+            .any(|l| l.starts_with("server conformance: ready")),
+        "{}",
+        run.stdout
+    );
+}
