@@ -293,7 +293,7 @@ impl Renderer {
                     self.paint(Paint::Red, "failed to start:")
                 )];
                 if !stderr_tail.is_empty() {
-                    out.push(format!("  its stderr ended with:"));
+                    out.push("  its stderr ended with:".to_owned());
                     out.extend(
                         stderr_tail
                             .iter()
