@@ -151,7 +151,7 @@ mod tests {
         assert_eq!(consent.ask(&request(true)).await, ConsentAnswer::Deny);
         assert!(out
             .text()
-            .contains("denied; run interactively or with --yes"));
+            .contains("not asking (non-interactive): denied; pass --yes to allow"));
         let consent = TerminalConsent::new(terminal.clone(), Answers::Yes);
         assert_eq!(consent.ask(&request(true)).await, ConsentAnswer::AllowOnce);
         assert!(out.text().contains("allowed once (--yes)"));
