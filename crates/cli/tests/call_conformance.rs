@@ -32,11 +32,54 @@ fn assert_failure(run: &Run, message: &str) {
 }
 
 fn fixture(name: &str, description: &str) -> Value {
-    fixture_with(name, description, json!({"type": "object", "properties": {}}))
+    fixture_with(
+        name,
+        description,
+        json!({"type": "object", "properties": {}}),
+    )
 }
 
 fn fixture_with(name: &str, description: &str, input_schema: Value) -> Value {
     json!({"name": name, "description": description, "inputSchema": input_schema})
+}
+
+#[test]
+fn tools_list_prints_every_fixture_as_pretty_json() {
+    let run = call_conformance(&["--method", "tools/list"]);
+    assert_code(&run, 0);
+    assert!(
+        run.stdout.starts_with("{\n  \"tools\": [\n    {\n") && run.stdout.ends_with("}\n"),
+        "pretty JSON with a final newline:\n{}",
+        run.stdout
+    );
+    assert_eq!(
+        run.json(),
+        json!({"tools": [
+            fixture("test_simple_text", "Tests simple text content response"),
+            fixture("test_image_content", "Tests image content response"),
+            fixture("test_audio_content", "Tests audio content response"),
+            fixture("test_embedded_resource", "Tests embedded resource content response"),
+            fixture("test_multiple_content_types", "Tests response with multiple content types (text, image, resource)"),
+            fixture("test_tool_with_logging", "Tests tool that emits log messages during execution"),
+            fixture("test_error_handling", "Tests error response handling"),
+            fixture("test_tool_with_progress", "Tests tool that reports progress notifications"),
+            fixture("test_reconnection", "Tests SSE stream disconnection and client reconnection (SEP-1699). Server will close the stream mid-call and send the result after client reconnects."),
+            fixture_with("test_sampling", "Tests server-initiated sampling (LLM completion request)",
+                json!({"type": "object", "properties": {"prompt": {"type": "string",
+                    "description": "The prompt to send to the LLM"}}, "required": ["prompt"]})),
+            fixture_with("test_elicitation", "Tests server-initiated elicitation (user input request)",
+                json!({"type": "object", "properties": {"message": {"type": "string",
+                    "description": "The message to show the user"}}, "required": ["message"]})),
+            fixture("test_elicitation_sep1034_defaults", "Tests elicitation with default values per SEP-1034"),
+            fixture("test_elicitation_sep1330_enums", "Tests elicitation with enum schema improvements per SEP-1330"),
+            fixture_with("json_schema_2020_12_tool", "Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613)",
+                json!({"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
+                    "$defs": {"address": {"type": "object", "properties": {
+                        "street": {"type": "string"}, "city": {"type": "string"}}}},
+                    "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+                    "additionalProperties": false})),
+        ]})
+    );
 }
 
 #[test]
@@ -264,14 +307,30 @@ fn prompts_are_listed_and_rendered_exactly() {
             json!([text("This is a simple prompt for testing.")]),
         ),
         (
-            &["--prompt", "test_prompt_with_arguments", "--arg", "arg1=testValue1", "--arg", "arg2=testValue2"],
-            json!([text("Prompt with arguments: arg1='testValue1', arg2='testValue2'")]),
+            &[
+                "--prompt",
+                "test_prompt_with_arguments",
+                "--arg",
+                "arg1=testValue1",
+                "--arg",
+                "arg2=testValue2",
+            ],
+            json!([text(
+                "Prompt with arguments: arg1='testValue1', arg2='testValue2'"
+            )]),
         ),
         (
-            &["--prompt", "test_prompt_with_embedded_resource", "--arg", "resourceUri=test://example-resource"],
+            &[
+                "--prompt",
+                "test_prompt_with_embedded_resource",
+                "--arg",
+                "resourceUri=test://example-resource",
+            ],
             json!([
-                user(json!({"type": "resource", "resource": {"uri": "test://example-resource",
-                    "mimeType": "text/plain", "text": "Embedded resource content for testing."}})),
+                user(
+                    json!({"type": "resource", "resource": {"uri": "test://example-resource",
+                    "mimeType": "text/plain", "text": "Embedded resource content for testing."}})
+                ),
                 text("Please process the embedded resource above."),
             ]),
         ),
@@ -288,7 +347,12 @@ fn prompts_are_listed_and_rendered_exactly() {
         args.extend_from_slice(flags);
         assert_eq!(ok(&args), json!({ "messages": messages }), "{flags:?}");
     }
-    let missing = call_conformance(&["--method", "prompts/get", "--prompt", "test_prompt_with_arguments"]);
+    let missing = call_conformance(&[
+        "--method",
+        "prompts/get",
+        "--prompt",
+        "test_prompt_with_arguments",
+    ]);
     assert_code(&missing, 1);
     assert_eq!(missing.json()["code"], -32602);
 }
@@ -372,14 +436,29 @@ fn tools_that_ask_the_client_explain_when_it_cannot_answer() {
         );
     }
     assert_eq!(
-        ok(&["--method", "tools/call", "--tool", "json_schema_2020_12_tool", "--args",
-            r#"{"name":"Ada","address":{"city":"London"}}"#]),
+        ok(&[
+            "--method",
+            "tools/call",
+            "--tool",
+            "json_schema_2020_12_tool",
+            "--args",
+            r#"{"name":"Ada","address":{"city":"London"}}"#
+        ]),
         json!({"content": [{"type": "text",
             "text": "JSON Schema 2020-12 tool called with: {\"address\":{\"city\":\"London\"},\"name\":\"Ada\"}"}]})
     );
-    let extra = call_conformance(&["--method", "tools/call", "--tool", "json_schema_2020_12_tool",
-        "--args", r#"{"nickname":"x"}"#]);
-    assert_ne!(extra.code, 0, "additionalProperties: false refuses unknown members");
+    let extra = call_conformance(&[
+        "--method",
+        "tools/call",
+        "--tool",
+        "json_schema_2020_12_tool",
+        "--args",
+        r#"{"nickname":"x"}"#,
+    ]);
+    assert_ne!(
+        extra.code, 0,
+        "additionalProperties: false refuses unknown members"
+    );
 }
 
 #[test]

@@ -73,7 +73,11 @@ fn every_conformance_scenario_passes_over_streamable_http() {
     );
     let (scenarios, checks) = read_checks(&out);
     let _ = std::fs::remove_dir_all(&out);
-    assert_eq!(server.stop(), Some(0), "junction serve ends cleanly on SIGTERM");
+    assert_eq!(
+        server.stop(),
+        Some(0),
+        "junction serve ends cleanly on SIGTERM"
+    );
 
     let listed = |status: &str| -> Vec<String> {
         checks

@@ -69,9 +69,7 @@ fn forms() -> [Value; 3] {
 fn expected(via: Via) -> Value {
     let text = |t: &str| json!({"content": [{"type": "text", "text": t}]});
     let empty = json!({"type": "object", "properties": {}});
-    let tool = |name: &str, description: &str, schema: &Value| {
-        json!({"name": name, "description": description, "inputSchema": schema})
-    };
+    let tool = |name: &str, description: &str, schema: &Value| json!({"name": name, "description": description, "inputSchema": schema});
     let asks = via != Via::Stateless;
     let [user_form, defaults_form, enums_form] = forms();
     let sampling_request = json!({"method": "sampling/createMessage", "params": {"messages": [
@@ -238,7 +236,11 @@ fn expected(via: Via) -> Value {
 /// Checks what an SDK client printed after `--all-conformance --answers suite`.
 fn check_sdk_client_output(client: &str, via: Via, run: &Run) {
     let mut out = run.json();
-    let transport = if via == Via::Stdio { "stdio" } else { "streamable-http" };
+    let transport = if via == Via::Stdio {
+        "stdio"
+    } else {
+        "streamable-http"
+    };
     assert_eq!(out["transport"], transport, "{client}");
 
     // The progress tool answers with the SDK's token: its request id, an integer.
@@ -282,7 +284,11 @@ fn check_sdk_client_output(client: &str, via: Via, run: &Run) {
             for (name, want) in want {
                 assert_eq!(got.get(name), Some(want), "{client} {via:?}: {key}.{name}");
             }
-            assert_eq!(got.len(), want.len(), "{client} {via:?}: {key} has extra members");
+            assert_eq!(
+                got.len(),
+                want.len(),
+                "{client} {via:?}: {key} has extra members"
+            );
         } else {
             assert_eq!(&out[key], want, "{client} {via:?}: {key}");
         }
@@ -310,7 +316,11 @@ fn over_http(program: &str, args: &[&str], flags: &[&str]) -> Run {
     let mut args = args.to_vec();
     args.push(&server.url);
     let run = run(program, &args);
-    assert_eq!(server.stop(), Some(0), "junction serve ends cleanly on SIGTERM");
+    assert_eq!(
+        server.stop(),
+        Some(0),
+        "junction serve ends cleanly on SIGTERM"
+    );
     run
 }
 

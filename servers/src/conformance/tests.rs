@@ -195,7 +195,10 @@ async fn without_a_token_the_progress_tool_still_answers() {
 #[tokio::test]
 async fn catalog_reads_and_prompts_return_the_exact_payloads() {
     let client = connect().await;
-    let read = client.read_resource("test://template/123/data").await.unwrap();
+    let read = client
+        .read_resource("test://template/123/data")
+        .await
+        .unwrap();
     assert_eq!(
         serde_json::to_value(read).unwrap(),
         json!({"contents": [{"uri": "test://template/123/data", "mimeType": "application/json",
@@ -205,8 +208,10 @@ async fn catalog_reads_and_prompts_return_the_exact_payloads() {
     client.unsubscribe("test://watched-resource").await.unwrap();
     let completed = client
         .complete(
-            serde_json::from_value(json!({"ref": {"type": "ref/prompt", "name": "test_prompt_with_arguments"},
-                "argument": {"name": "arg1", "value": "par"}}))
+            serde_json::from_value(
+                json!({"ref": {"type": "ref/prompt", "name": "test_prompt_with_arguments"},
+                "argument": {"name": "arg1", "value": "par"}}),
+            )
             .unwrap(),
         )
         .await

@@ -66,9 +66,8 @@ struct ElicitationArguments {
 /// `test_reconnection` closes its own stream before answering.
 pub fn all(control: Option<SessionControl>) -> Vec<ToolDef> {
     let none = object(json!({"type": "object", "properties": {}}));
-    let bare = |def: ToolDef, description: &str| {
-        def.description(description).input_schema(none.clone())
-    };
+    let bare =
+        |def: ToolDef, description: &str| def.description(description).input_schema(none.clone());
     vec![
         bare(
             tool("test_simple_text", simple_text),
@@ -103,9 +102,10 @@ pub fn all(control: Option<SessionControl>) -> Vec<ToolDef> {
             "Tests tool that reports progress notifications",
         ),
         bare(
-            tool("test_reconnection", move |context: Context, _: NoArguments| {
-                reconnection(context, control.clone())
-            }),
+            tool(
+                "test_reconnection",
+                move |context: Context, _: NoArguments| reconnection(context, control.clone()),
+            ),
             "Tests SSE stream disconnection and client reconnection (SEP-1699). Server will \
              close the stream mid-call and send the result after client reconnects.",
         ),
@@ -314,7 +314,11 @@ fn compact(content: &BTreeMap<String, ElicitValue>, order: &[String]) -> String 
     let members: Vec<String> = names
         .filter_map(|name| {
             let value = content.get(name)?;
-            Some(format!("{}:{}", Value::from(name.as_str()), js_value(value)))
+            Some(format!(
+                "{}:{}",
+                Value::from(name.as_str()),
+                js_value(value)
+            ))
         })
         .collect();
     format!("{{{}}}", members.join(","))

@@ -105,7 +105,9 @@ async fn serve_http(
             Ok(server) => {
                 server.serve(connection);
             }
-            Err(e) => tracing::error!(server = entry.name, error = %e, "could not build a session's server"),
+            Err(e) => {
+                tracing::error!(server = entry.name, error = %e, "could not build a session's server")
+            }
         }),
         None => HttpServer::new(move |connection| {
             server.serve(connection);
