@@ -758,3 +758,20 @@ fn serve_answers_a_session_written_at_once_and_then_closed() {
         .collect();
     assert_eq!(progress, [&json!(0.0), &json!(50.0), &json!(100.0)]);
 }
+
+#[test]
+fn serve_http_options_need_http_and_a_valid_address() {
+    for flag in ["--stateless", "--sse-always"] {
+        let run = junction(&["serve", "conformance", flag]);
+        assert_code(&run, 2);
+        assert!(run.stderr.contains("--http <ADDR>"), "{}", run.stderr);
+    }
+    let bad = junction(&["serve", "conformance", "--http", "not-an-address"]);
+    assert_code(&bad, 2);
+    assert!(
+        bad.stderr
+            .contains("expected HOST:PORT (e.g. 127.0.0.1:0) or a port, got `not-an-address`"),
+        "{}",
+        bad.stderr
+    );
+}
