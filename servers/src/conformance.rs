@@ -1,11 +1,15 @@
-//! The conformance server: the fixtures the official MCP conformance suite
+//! The conformance server: every fixture the official MCP conformance suite
 //! (`@modelcontextprotocol/conformance` 0.1.16) calls, with the exact payloads its scenarios
-//! describe (see `servers/CONFORMANCE.md`).
+//! describe (see `servers/CONFORMANCE.md` section 2).
 //!
-//! It offers the tools the framework can express today: text, image, audio, embedded
-//! resource and mixed content, a tool error, progress, and the stdio form of the
-//! reconnection test. The fixtures that need resources, prompts, completion, logging,
-//! sampling or elicitation join when the framework offers them.
+//! - [`tools`]: content of every kind, a tool error, logging, progress, sampling,
+//!   elicitation (plain, SEP-1034 defaults, SEP-1330 enums), a JSON Schema 2020-12 input
+//!   schema, and the SSE polling test (SEP-1699).
+//! - [`catalog`]: resources (text, binary, a subscribable one), a template, prompts and
+//!   argument completion.
+//!
+//! Over HTTP, build one server per session with [`server_with_control`] so that
+//! `test_reconnection` can close its own stream; [`server`] serves any other transport.
 //!
 //! ```
 //! use junction::client::{Client, ClientOptions};
@@ -24,13 +28,11 @@
 //! # }
 //! ```
 
-use std::time::Duration;
+pub mod catalog;
+pub mod tools;
 
-use junction::server::{tool, BuildError, Context, Server};
-use junction_protocol::content::ContentBlock;
-use junction_protocol::resources::ResourceContents;
-use junction_protocol::tools::CallToolResult;
-use junction_protocol::ProgressToken;
+use junction::server::{BuildError, Server};
+use junction::transport::http::server::SessionControl;
 
 /// The server's name, as the suite's reference server calls itself.
 pub const NAME: &str = "mcp-conformance-test-server";
@@ -50,111 +52,30 @@ pub const WAV_BASE64: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZG
 pub const SIMPLE_TEXT: &str = "This is a simple text response for testing.";
 /// The text of `test_error_handling`'s tool error.
 pub const ERROR_TEXT: &str = "This tool intentionally returns an error for testing";
-/// The text of `test_reconnection` over a transport that keeps its stream open.
+/// The text of `test_reconnection`.
 pub const RECONNECTION_TEXT: &str = "Reconnection test completed successfully. If you received \
 this, the client properly reconnected after stream closure.";
 
-/// The pause between two progress steps of `test_tool_with_progress`.
-const PROGRESS_STEP: Duration = Duration::from_millis(50);
-
-// The arguments of every fixture tool: none (unknown ones are ignored, as the reference does).
-// Not documented with `///`, which would become the listed schema's description.
-#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
-struct NoArguments {}
-
-/// Builds the conformance server.
+/// Builds the conformance server for a transport whose streams cannot be steered (stdio,
+/// memory): `test_reconnection` simply answers.
 pub fn server() -> Result<Server, BuildError> {
-    Server::builder(NAME, VERSION)
+    build(None)
+}
+
+/// Builds the conformance server for one Streamable HTTP session: `test_reconnection` closes
+/// its request's stream through `control` before answering, so the client must resume it.
+pub fn server_with_control(control: SessionControl) -> Result<Server, BuildError> {
+    build(Some(control))
+}
+
+fn build(control: Option<SessionControl>) -> Result<Server, BuildError> {
+    let builder = Server::builder(NAME, VERSION)
         .instructions(INSTRUCTIONS)
-        .tool(
-            tool("test_simple_text", simple_text).description("Tests simple text content response"),
-        )
-        .tool(tool("test_image_content", image_content).description("Tests image content response"))
-        .tool(tool("test_audio_content", audio_content).description("Tests audio content response"))
-        .tool(
-            tool("test_embedded_resource", embedded_resource)
-                .description("Tests embedded resource content response"),
-        )
-        .tool(
-            tool("test_multiple_content_types", multiple_content_types)
-                .description("Tests response with multiple content types (text, image, resource)"),
-        )
-        .tool(
-            tool("test_error_handling", error_handling)
-                .description("Tests error response handling"),
-        )
-        .tool(
-            tool("test_tool_with_progress", with_progress)
-                .description("Tests tool that reports progress notifications"),
-        )
-        .tool(tool("test_reconnection", reconnection).description(
-            "Tests SSE stream disconnection and client reconnection (SEP-1699). Server will \
-             close the stream mid-call and send the result after client reconnects.",
-        ))
-        .build()
-}
-
-async fn simple_text(_: NoArguments) -> &'static str {
-    SIMPLE_TEXT
-}
-
-async fn image_content(_: NoArguments) -> ContentBlock {
-    ContentBlock::image(PNG_BASE64, "image/png")
-}
-
-async fn audio_content(_: NoArguments) -> ContentBlock {
-    ContentBlock::audio(WAV_BASE64, "audio/wav")
-}
-
-async fn embedded_resource(_: NoArguments) -> ContentBlock {
-    ContentBlock::embedded(ResourceContents::text(
-        "test://embedded-resource",
-        "text/plain",
-        "This is an embedded resource content.",
-    ))
-}
-
-async fn multiple_content_types(_: NoArguments) -> Vec<ContentBlock> {
-    vec![
-        ContentBlock::text("Multiple content types test:"),
-        ContentBlock::image(PNG_BASE64, "image/png"),
-        ContentBlock::embedded(ResourceContents::text(
-            "test://mixed-content-resource",
-            "application/json",
-            r#"{"test":"data","value":123}"#,
-        )),
-    ]
-}
-
-async fn error_handling(_: NoArguments) -> CallToolResult {
-    CallToolResult::error(ERROR_TEXT)
-}
-
-/// Reports 0, 50 and 100 of 100, 50 ms apart, then answers with the progress token as text
-/// (as the reference does), so a client can check which token the server saw.
-///
-/// It pauses once more after the last update: the TypeScript SDK handles a notification a
-/// microtask after reading it but a response at once, so an update that reaches it in the
-/// same read as the result is dropped ("unknown token").
-async fn with_progress(context: Context, _: NoArguments) -> String {
-    for step in [0u32, 50, 100] {
-        context.progress(
-            f64::from(step),
-            Some(100.0),
-            Some(format!("Completed step {step} of 100")),
-        );
-        tokio::time::sleep(PROGRESS_STEP).await;
-    }
-    match context.request().progress_token() {
-        Some(ProgressToken::Number(n)) => n.to_string(),
-        Some(ProgressToken::String(s)) => s.clone(),
-        None => "No progress token was sent, so no progress was reported.".to_owned(),
-    }
-}
-
-/// Over stdio the stream never closes mid-call, so the result simply arrives.
-async fn reconnection(_: NoArguments) -> &'static str {
-    RECONNECTION_TEXT
+        .subscriptions();
+    let builder = tools::all(control)
+        .into_iter()
+        .fold(builder, |b, tool| b.tool(tool));
+    catalog::add(builder).build()
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //!
 //! The MCP servers that ship with Junction, one module each, each returning a built
 //! [`junction::server::Server`] that any transport can serve. `junction serve NAME` looks
-//! `NAME` up in [`registry`] and serves it over stdio; a new server joins with one line there.
+//! `NAME` up in [`registry`] and serves it over stdio or HTTP; a new server joins with one line there.
 //!
 //! - [`conformance`]: the fixtures of the official MCP conformance suite.
 //!
@@ -17,6 +17,7 @@
 pub mod conformance;
 
 use junction::server::{BuildError, Server};
+use junction::transport::http::server::SessionControl;
 
 /// One server `junction serve` can run.
 #[derive(Debug, Clone, Copy)]
@@ -27,6 +28,9 @@ pub struct Entry {
     pub summary: &'static str,
     /// Builds it.
     pub build: fn() -> Result<Server, BuildError>,
+    /// Builds it for one Streamable HTTP session, for a server that steers its streams
+    /// (a new server per session); `None` serves every session from one [`Entry::build`].
+    pub build_for_http_session: Option<fn(SessionControl) -> Result<Server, BuildError>>,
 }
 
 /// Every server, in the order `junction serve --help` lists them.
@@ -35,6 +39,7 @@ pub fn registry() -> &'static [Entry] {
         name: "conformance",
         summary: "the fixtures of the MCP conformance suite 0.1.16",
         build: conformance::server,
+        build_for_http_session: Some(conformance::server_with_control),
     }]
 }
 

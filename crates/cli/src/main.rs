@@ -1,6 +1,6 @@
 //! `junction`: Junction's command line.
 //!
-//! - `junction serve NAME` runs one of Junction's servers over stdio.
+//! - `junction serve NAME` runs one of Junction's servers over stdio (or `--http ADDR`).
 //! - `junction call [OPTIONS] -- COMMAND ARGS...` starts any MCP server over stdio, runs one
 //!   method and prints its result as JSON.
 //! - `junction chat` talks with a model over the configured servers; `junction run` plays
@@ -36,7 +36,7 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Run one of Junction's servers over stdio.
+    /// Run one of Junction's servers over stdio, or over HTTP with --http.
     Serve(serve::ServeArgs),
     /// Start an MCP server over stdio, run one method and print its result as JSON.
     Call(Box<call::CallArgs>),

@@ -32,15 +32,15 @@ fn assert_failure(run: &Run, message: &str) {
 }
 
 fn fixture(name: &str, description: &str) -> Value {
-    json!({
-        "name": name,
-        "description": description,
-        "inputSchema": {
-            "$schema": "https://json-schema.org/draft/2020-12/schema",
-            "title": "NoArguments",
-            "type": "object"
-        }
-    })
+    fixture_with(
+        name,
+        description,
+        json!({"type": "object", "properties": {}}),
+    )
+}
+
+fn fixture_with(name: &str, description: &str, input_schema: Value) -> Value {
+    json!({"name": name, "description": description, "inputSchema": input_schema})
 }
 
 #[test]
@@ -60,9 +60,24 @@ fn tools_list_prints_every_fixture_as_pretty_json() {
             fixture("test_audio_content", "Tests audio content response"),
             fixture("test_embedded_resource", "Tests embedded resource content response"),
             fixture("test_multiple_content_types", "Tests response with multiple content types (text, image, resource)"),
+            fixture("test_tool_with_logging", "Tests tool that emits log messages during execution"),
             fixture("test_error_handling", "Tests error response handling"),
             fixture("test_tool_with_progress", "Tests tool that reports progress notifications"),
             fixture("test_reconnection", "Tests SSE stream disconnection and client reconnection (SEP-1699). Server will close the stream mid-call and send the result after client reconnects."),
+            fixture_with("test_sampling", "Tests server-initiated sampling (LLM completion request)",
+                json!({"type": "object", "properties": {"prompt": {"type": "string",
+                    "description": "The prompt to send to the LLM"}}, "required": ["prompt"]})),
+            fixture_with("test_elicitation", "Tests server-initiated elicitation (user input request)",
+                json!({"type": "object", "properties": {"message": {"type": "string",
+                    "description": "The message to show the user"}}, "required": ["message"]})),
+            fixture("test_elicitation_sep1034_defaults", "Tests elicitation with default values per SEP-1034"),
+            fixture("test_elicitation_sep1330_enums", "Tests elicitation with enum schema improvements per SEP-1330"),
+            fixture_with("json_schema_2020_12_tool", "Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613)",
+                json!({"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
+                    "$defs": {"address": {"type": "object", "properties": {
+                        "street": {"type": "string"}, "city": {"type": "string"}}}},
+                    "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+                    "additionalProperties": false})),
         ]})
     );
 }
@@ -171,7 +186,9 @@ fn initialize_prints_the_servers_answer() {
         run.json(),
         json!({
             "protocolVersion": "2025-11-25",
-            "capabilities": {"logging": {}, "tools": {"listChanged": true}},
+            "capabilities": {"tools": {"listChanged": true},
+                "resources": {"subscribe": true, "listChanged": true},
+                "prompts": {"listChanged": true}, "logging": {}, "completions": {}},
             "serverInfo": {"name": "mcp-conformance-test-server", "version": "1.0.0"},
             "instructions": "Test fixtures of the MCP conformance suite 0.1.16. Every tool returns a fixed payload; call one to see how a client handles that kind of content."
         })
@@ -205,39 +222,243 @@ fn protocol_version_pins_the_offered_revision() {
     );
 }
 
+/// `junction call FLAGS...` against the conformance server; must exit 0.
+fn ok(flags: &[&str]) -> Value {
+    let run = call_conformance(flags);
+    assert_code(&run, 0);
+    run.json()
+}
+
 #[test]
-fn methods_the_server_did_not_declare_are_refused_without_sending() {
-    let cases: [(&[&str], &str); 6] = [
-        (&["--method", "resources/list"], "resources"),
-        (&["--method", "resources/templates/list"], "resources"),
+fn resources_and_the_template_are_listed_and_read_exactly() {
+    assert_eq!(
+        ok(&["--method", "resources/list"]),
+        json!({"resources": [
+            {"uri": "test://static-text", "name": "static-text", "title": "Static Text Resource",
+             "description": "A static text resource for testing", "mimeType": "text/plain"},
+            {"uri": "test://static-binary", "name": "static-binary", "title": "Static Binary Resource",
+             "description": "A static binary resource (image) for testing", "mimeType": "image/png"},
+            {"uri": "test://watched-resource", "name": "watched-resource", "title": "Watched Resource",
+             "description": "A resource that auto-updates every 3 seconds", "mimeType": "text/plain"},
+        ]})
+    );
+    assert_eq!(
+        ok(&["--method", "resources/templates/list"]),
+        json!({"resourceTemplates": [{"uriTemplate": "test://template/{id}/data", "name": "template",
+            "title": "Resource Template", "description": "A resource template with parameter substitution",
+            "mimeType": "application/json"}]})
+    );
+    let reads = [
         (
-            &["--method", "resources/read", "--uri", "test://static-text"],
-            "resources",
+            "test://static-text",
+            json!({"uri": "test://static-text", "mimeType": "text/plain",
+                "text": "This is the content of the static text resource."}),
         ),
-        (&["--method", "prompts/list"], "prompts"),
         (
-            &["--method", "prompts/get", "--prompt", "test_simple_prompt"],
-            "prompts",
+            "test://static-binary",
+            json!({"uri": "test://static-binary", "mimeType": "image/png", "blob": PNG}),
+        ),
+        (
+            "test://watched-resource",
+            json!({"uri": "test://watched-resource", "mimeType": "text/plain",
+                "text": "Watched resource content"}),
+        ),
+        (
+            "test://template/123/data",
+            json!({"uri": "test://template/123/data", "mimeType": "application/json",
+                "text": "{\"id\":\"123\",\"templateTest\":true,\"data\":\"Data for ID: 123\"}"}),
+        ),
+    ];
+    for (uri, contents) in reads {
+        assert_eq!(
+            ok(&["--method", "resources/read", "--uri", uri]),
+            json!({ "contents": [contents] }),
+            "{uri}"
+        );
+    }
+    let missing = call_conformance(&["--method", "resources/read", "--uri", "test://nothing"]);
+    assert_code(&missing, 1);
+    assert_eq!(missing.json()["code"], -32002);
+}
+
+#[test]
+fn prompts_are_listed_and_rendered_exactly() {
+    assert_eq!(
+        ok(&["--method", "prompts/list"]),
+        json!({"prompts": [
+            {"name": "test_simple_prompt", "title": "Simple Test Prompt",
+             "description": "A simple prompt without arguments"},
+            {"name": "test_prompt_with_arguments", "title": "Prompt With Arguments",
+             "description": "A prompt with required arguments", "arguments": [
+                {"name": "arg1", "description": "First test argument", "required": true},
+                {"name": "arg2", "description": "Second test argument", "required": true}]},
+            {"name": "test_prompt_with_embedded_resource", "title": "Prompt With Embedded Resource",
+             "description": "A prompt that includes an embedded resource", "arguments": [
+                {"name": "resourceUri", "description": "URI of the resource to embed", "required": true}]},
+            {"name": "test_prompt_with_image", "title": "Prompt With Image",
+             "description": "A prompt that includes image content"},
+        ]})
+    );
+    let user = |content: Value| json!({"role": "user", "content": content});
+    let text = |t: &str| user(json!({"type": "text", "text": t}));
+    let cases: [(&[&str], Value); 4] = [
+        (
+            &["--prompt", "test_simple_prompt"],
+            json!([text("This is a simple prompt for testing.")]),
         ),
         (
             &[
-                "--method",
-                "completion/complete",
-                "--ref",
-                "prompt:test_prompt_with_arguments",
-                "--arg-name",
-                "arg1",
+                "--prompt",
+                "test_prompt_with_arguments",
+                "--arg",
+                "arg1=testValue1",
+                "--arg",
+                "arg2=testValue2",
             ],
-            "completions",
+            json!([text(
+                "Prompt with arguments: arg1='testValue1', arg2='testValue2'"
+            )]),
+        ),
+        (
+            &[
+                "--prompt",
+                "test_prompt_with_embedded_resource",
+                "--arg",
+                "resourceUri=test://example-resource",
+            ],
+            json!([
+                user(
+                    json!({"type": "resource", "resource": {"uri": "test://example-resource",
+                    "mimeType": "text/plain", "text": "Embedded resource content for testing."}})
+                ),
+                text("Please process the embedded resource above."),
+            ]),
+        ),
+        (
+            &["--prompt", "test_prompt_with_image"],
+            json!([
+                user(json!({"type": "image", "data": PNG, "mimeType": "image/png"})),
+                text("Please analyze the image above."),
+            ]),
         ),
     ];
-    for (flags, capability) in cases {
-        let run = call_conformance(flags);
-        assert_failure(
-            &run,
-            &format!("was not sent: the server did not declare the `{capability}` capability"),
+    for (flags, messages) in cases {
+        let mut args = vec!["--method", "prompts/get"];
+        args.extend_from_slice(flags);
+        assert_eq!(ok(&args), json!({ "messages": messages }), "{flags:?}");
+    }
+    let missing = call_conformance(&[
+        "--method",
+        "prompts/get",
+        "--prompt",
+        "test_prompt_with_arguments",
+    ]);
+    assert_code(&missing, 1);
+    assert_eq!(missing.json()["code"], -32602);
+}
+
+#[test]
+fn completion_and_log_level_answer_exactly() {
+    let complete = |value: &str| {
+        ok(&[
+            "--method",
+            "completion/complete",
+            "--ref",
+            "prompt:test_prompt_with_arguments",
+            "--arg-name",
+            "arg1",
+            "--arg-value",
+            value,
+        ])
+    };
+    // What the suite sends, answered as the reference answers it.
+    assert_eq!(
+        complete("test"),
+        json!({"completion": {"values": [], "total": 0, "hasMore": false}})
+    );
+    assert_eq!(
+        complete("par"),
+        json!({"completion": {"values": ["paris", "park", "party"], "total": 3, "hasMore": false}})
+    );
+    for level in ["debug", "info", "emergency"] {
+        let run = call_conformance(&["--method", "logging/setLevel", "--level", level]);
+        assert_code(&run, 0);
+        assert_eq!(run.stdout, "{}\n", "exactly an empty object");
+    }
+}
+
+#[test]
+fn the_logging_tool_sends_three_info_messages_before_its_result() {
+    let run = call_conformance(&[
+        "-v",
+        "--method",
+        "tools/call",
+        "--tool",
+        "test_tool_with_logging",
+    ]);
+    assert_code(&run, 0);
+    assert_eq!(
+        run.json(),
+        json!({"content": [{"type": "text", "text": "Tool with logging executed successfully"}]})
+    );
+    let logged: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter_map(|l| l.split_once("method=notifications/message params="))
+        .map(|(_, params)| params)
+        .collect();
+    assert_eq!(
+        logged,
+        [
+            r#"{"level":"info","data":"Tool execution started"}"#,
+            r#"{"level":"info","data":"Tool processing data"}"#,
+            r#"{"level":"info","data":"Tool execution completed"}"#,
+        ],
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn tools_that_ask_the_client_explain_when_it_cannot_answer() {
+    // `junction call` declares neither sampling nor elicitation: each tool says so.
+    let cases = [
+        ("test_sampling", r#"{"prompt":"hi"}"#, "Sampling not supported or error: `sampling/createMessage` was not sent: the client did not declare the `sampling` capability"),
+        ("test_elicitation", r#"{"message":"hi"}"#, "Elicitation not supported or error: `elicitation/create` was not sent: the client did not declare form-mode elicitation (`elicitation` or `elicitation.form`)"),
+        ("test_elicitation_sep1034_defaults", "{}", "Elicitation not supported or error: `elicitation/create` was not sent: the client did not declare form-mode elicitation (`elicitation` or `elicitation.form`)"),
+        ("test_elicitation_sep1330_enums", "{}", "Elicitation not supported or error: `elicitation/create` was not sent: the client did not declare form-mode elicitation (`elicitation` or `elicitation.form`)"),
+    ];
+    for (tool, args, text) in cases {
+        assert_eq!(
+            ok(&["--method", "tools/call", "--tool", tool, "--args", args]),
+            json!({"content": [{"type": "text", "text": text}]}),
+            "{tool}"
         );
     }
+    assert_eq!(
+        ok(&[
+            "--method",
+            "tools/call",
+            "--tool",
+            "json_schema_2020_12_tool",
+            "--args",
+            r#"{"name":"Ada","address":{"city":"London"}}"#
+        ]),
+        json!({"content": [{"type": "text",
+            "text": "JSON Schema 2020-12 tool called with: {\"address\":{\"city\":\"London\"},\"name\":\"Ada\"}"}]})
+    );
+    let extra = call_conformance(&[
+        "--method",
+        "tools/call",
+        "--tool",
+        "json_schema_2020_12_tool",
+        "--args",
+        r#"{"nickname":"x"}"#,
+    ]);
+    assert_ne!(
+        extra.code, 0,
+        "additionalProperties: false refuses unknown members"
+    );
 }
 
 #[test]
@@ -536,4 +757,21 @@ fn serve_answers_a_session_written_at_once_and_then_closed() {
         .map(|m| &m["params"]["progress"])
         .collect();
     assert_eq!(progress, [&json!(0.0), &json!(50.0), &json!(100.0)]);
+}
+
+#[test]
+fn serve_http_options_need_http_and_a_valid_address() {
+    for flag in ["--stateless", "--sse-always"] {
+        let run = junction(&["serve", "conformance", flag]);
+        assert_code(&run, 2);
+        assert!(run.stderr.contains("--http <ADDR>"), "{}", run.stderr);
+    }
+    let bad = junction(&["serve", "conformance", "--http", "not-an-address"]);
+    assert_code(&bad, 2);
+    assert!(
+        bad.stderr
+            .contains("expected HOST:PORT (e.g. 127.0.0.1:0) or a port, got `not-an-address`"),
+        "{}",
+        bad.stderr
+    );
 }

@@ -43,11 +43,24 @@ async fn identity_and_tool_list_match_the_reference() {
             "test_audio_content",
             "test_embedded_resource",
             "test_multiple_content_types",
+            "test_tool_with_logging",
             "test_error_handling",
             "test_tool_with_progress",
             "test_reconnection",
+            "test_sampling",
+            "test_elicitation",
+            "test_elicitation_sep1034_defaults",
+            "test_elicitation_sep1330_enums",
+            "json_schema_2020_12_tool",
         ]
     );
+    assert_eq!(
+        serde_json::to_value(client.server_capabilities()).unwrap(),
+        json!({"tools": {"listChanged": true}, "resources": {"subscribe": true, "listChanged": true},
+               "prompts": {"listChanged": true}, "logging": {}, "completions": {}})
+    );
+    let schema = &tools.last().unwrap().input_schema;
+    assert_eq!(*schema, tools::schema_2020_12(), "listed verbatim");
     for tool in &tools {
         assert!(
             tool.description.as_deref().is_some_and(|d| !d.is_empty()),
@@ -176,5 +189,35 @@ async fn without_a_token_the_progress_tool_still_answers() {
     assert_eq!(
         call(&client, "test_tool_with_progress").await,
         json!({"content": [{"type": "text", "text": "No progress token was sent, so no progress was reported."}]})
+    );
+}
+
+#[tokio::test]
+async fn catalog_reads_and_prompts_return_the_exact_payloads() {
+    let client = connect().await;
+    let read = client
+        .read_resource("test://template/123/data")
+        .await
+        .unwrap();
+    assert_eq!(
+        serde_json::to_value(read).unwrap(),
+        json!({"contents": [{"uri": "test://template/123/data", "mimeType": "application/json",
+            "text": "{\"id\":\"123\",\"templateTest\":true,\"data\":\"Data for ID: 123\"}"}]})
+    );
+    client.subscribe("test://watched-resource").await.unwrap();
+    client.unsubscribe("test://watched-resource").await.unwrap();
+    let completed = client
+        .complete(
+            serde_json::from_value(
+                json!({"ref": {"type": "ref/prompt", "name": "test_prompt_with_arguments"},
+                "argument": {"name": "arg1", "value": "par"}}),
+            )
+            .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        serde_json::to_value(completed).unwrap(),
+        json!({"completion": {"values": ["paris", "park", "party"], "total": 3, "hasMore": false}})
     );
 }

@@ -1,13 +1,17 @@
 //! `junction serve NAME`: runs one of Junction's servers over this process's stdin and
-//! stdout until stdin closes.
+//! stdout until stdin closes, or with `--http ADDR` over Streamable HTTP (`/mcp`, plus the
+//! legacy `/sse` and `/message` endpoints) until Ctrl-C or SIGTERM.
 
 use std::io;
+use std::net::{Ipv4Addr, SocketAddr};
 use std::pin::Pin;
 use std::process::ExitCode;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use clap::builder::{PossibleValue, PossibleValuesParser};
+use junction::server::Server;
+use junction::transport::http::server::{HttpServer, ResponseMode};
 use junction::transport::{stdio, Limits};
 use tokio::io::{AsyncWrite, Stdout};
 use tokio::sync::oneshot;
@@ -21,6 +25,26 @@ pub struct ServeArgs {
     /// The server to run.
     #[arg(value_name = "NAME", value_parser = server_names())]
     name: String,
+    /// Serve Streamable HTTP at http://ADDR/mcp (and the legacy /sse) instead of stdio.
+    /// ADDR is HOST:PORT or a PORT on 127.0.0.1; port 0 picks a free one. Prints
+    /// `listening on http://ADDR/mcp` once bound. Only loopback Host/Origin headers are
+    /// accepted.
+    #[arg(long, value_name = "ADDR", value_parser = parse_addr)]
+    http: Option<SocketAddr>,
+    /// With --http: no sessions; each POST is served on its own (no server→client requests).
+    #[arg(long, requires = "http")]
+    stateless: bool,
+    /// With --http: answer every request with an event stream, never a plain JSON body.
+    #[arg(long, requires = "http")]
+    sse_always: bool,
+}
+
+fn parse_addr(text: &str) -> Result<SocketAddr, String> {
+    if let Ok(port) = text.parse::<u16>() {
+        return Ok(SocketAddr::from((Ipv4Addr::LOCALHOST, port)));
+    }
+    text.parse()
+        .map_err(|_| format!("expected HOST:PORT (e.g. 127.0.0.1:0) or a port, got `{text}`"))
 }
 
 fn server_names() -> PossibleValuesParser {
@@ -31,13 +55,14 @@ fn server_names() -> PossibleValuesParser {
     )
 }
 
-/// Serves until the client closes stdin.
+/// Serves until the client closes stdin (stdio) or the process is told to stop (HTTP).
 pub async fn run(args: ServeArgs) -> ExitCode {
     let Some(entry) = junction_servers::find(&args.name) else {
         // clap only lets registered names through; this guards a registry that changed.
         eprintln!("junction serve: unknown server `{}`", args.name);
         return ExitCode::from(2);
     };
+    // Built even when each HTTP session gets its own, so a misdefinition fails at once.
     let server = match (entry.build)() {
         Ok(server) => server,
         Err(e) => {
@@ -48,6 +73,13 @@ pub async fn run(args: ServeArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    match args.http {
+        Some(addr) => serve_http(entry, server, addr, &args).await,
+        None => serve_stdio(entry, server).await,
+    }
+}
+
+async fn serve_stdio(entry: &junction_servers::Entry, server: Server) -> ExitCode {
     let (stdout, flushed) = SignalOnDrop::new(tokio::io::stdout());
     let connection = stdio::connect(tokio::io::stdin(), stdout, Limits::default());
     tracing::info!(server = entry.name, "serving over stdio");
@@ -59,6 +91,65 @@ pub async fn run(args: ServeArgs) -> ExitCode {
     }
     tracing::info!(server = entry.name, "stdin closed; exiting");
     ExitCode::SUCCESS
+}
+
+async fn serve_http(
+    entry: &'static junction_servers::Entry,
+    server: Server,
+    addr: SocketAddr,
+    args: &ServeArgs,
+) -> ExitCode {
+    let mut http = match entry.build_for_http_session {
+        // A server that steers its streams gets a new instance, with its control, per session.
+        Some(build) => HttpServer::with_control(move |connection, control| match build(control) {
+            Ok(server) => {
+                server.serve(connection);
+            }
+            Err(e) => {
+                tracing::error!(server = entry.name, error = %e, "could not build a session's server")
+            }
+        }),
+        None => HttpServer::new(move |connection| {
+            server.serve(connection);
+        }),
+    };
+    if args.stateless {
+        http = http.stateless();
+    }
+    if args.sse_always {
+        http = http.response_mode(ResponseMode::AlwaysSse);
+    }
+    if !addr.ip().is_loopback() {
+        tracing::warn!(%addr, "bound beyond loopback, but only loopback Host and Origin headers are accepted");
+    }
+    let running = match http.bind(addr).await {
+        Ok(running) => running,
+        Err(e) => {
+            eprintln!("junction serve: could not listen on {addr}: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    // The one line on stdout: how a script learns the port when 0 was asked for.
+    println!("listening on {}", running.url("/mcp"));
+    tracing::info!(server = entry.name, addr = %running.local_addr(), "serving over HTTP");
+    match shutdown_signal().await {
+        Ok(signal) => tracing::info!(signal, "stopping"),
+        Err(e) => {
+            eprintln!("junction serve: could not wait for a stop signal: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    drop(running);
+    ExitCode::SUCCESS
+}
+
+/// Waits for Ctrl-C or SIGTERM and names the one that came.
+async fn shutdown_signal() -> io::Result<&'static str> {
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    tokio::select! {
+        result = tokio::signal::ctrl_c() => result.map(|()| "interrupt"),
+        _ = terminate.recv() => Ok("terminate"),
+    }
 }
 
 /// Stdout that tells, by being dropped, that the transport's writer is done with it.

@@ -67,3 +67,59 @@ pub fn peer(variable: &str) -> String {
         ),
     }
 }
+
+/// `junction serve NAME --http 127.0.0.1:0 FLAGS...`, running until dropped.
+pub struct HttpServe {
+    child: std::process::Child,
+    /// The endpoint's URL (`…/mcp`) with `localhost` as its host (the conformance suite's guard test
+    /// needs a loopback name it can compare).
+    pub url: String,
+}
+
+impl HttpServe {
+    /// Starts the server and reads the one line it prints once bound.
+    pub fn start(name: &str, flags: &[&str]) -> HttpServe {
+        use std::io::BufRead;
+        let mut child = Command::new(JUNCTION)
+            .args(["serve", name, "--http", "127.0.0.1:0"])
+            .args(flags)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap_or_else(|e| panic!("could not start junction serve: {e}"));
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let mut line = String::new();
+        std::io::BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("junction serve's stdout is readable");
+        let port = line
+            .trim_end()
+            .strip_prefix("listening on http://127.0.0.1:")
+            .and_then(|rest| rest.strip_suffix("/mcp"))
+            .unwrap_or_else(|| panic!("unexpected first line from junction serve: {line:?}"));
+        HttpServe {
+            child,
+            url: format!("http://localhost:{port}/mcp"),
+        }
+    }
+
+    /// Stops it with SIGTERM and returns its exit code.
+    pub fn stop(mut self) -> Option<i32> {
+        let pid = self.child.id().to_string();
+        let sent = Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(sent, "could not signal junction serve");
+        self.child.wait().ok().and_then(|s| s.code())
+    }
+}
+
+impl Drop for HttpServe {
+    fn drop(&mut self) {
+        // A test that failed before `stop` must not leave the server running.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
