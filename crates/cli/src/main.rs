@@ -18,7 +18,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use commands::{call, serve};
+use commands::{call, conformance_client, serve};
 
 /// Junction: a Model Context Protocol stack.
 #[derive(Debug, Parser)]
@@ -37,6 +37,9 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Start an MCP server over stdio, run one method and print its result as JSON.
     Call(Box<call::CallArgs>),
+    /// The client under test of the MCP conformance suite (run by `conformance client`).
+    #[command(hide = true)]
+    ConformanceClient(conformance_client::ConformanceClientArgs),
 }
 
 fn main() -> ExitCode {
@@ -55,6 +58,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Serve(args) => runtime.block_on(serve::run(args)),
         Command::Call(args) => runtime.block_on(call::run(*args)),
+        Command::ConformanceClient(args) => runtime.block_on(conformance_client::run(args)),
     }
 }
 
