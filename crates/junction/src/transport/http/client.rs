@@ -402,11 +402,12 @@ impl Driver {
 
     /// Starts a new session in place of `expired`: replays the recorded `initialize` without
     /// a session id, sends `notifications/initialized` and reopens the standalone stream.
-    /// Does nothing when another message already replaced that session.
+    /// Does nothing when another message already replaced that session. Other messages keep
+    /// using the expired session (and wait here on their `404`) until the new one is ready.
     async fn reinitialize(self: &Arc<Self>, expired: &str) -> Result<(), String> {
         let _one_at_a_time = self.reinitializing.lock().await;
         let (handshake, expected) = {
-            let mut state = lock(&self.state);
+            let state = lock(&self.state);
             if state.session_id.as_deref() != Some(expired) {
                 return Ok(());
             }
@@ -414,13 +415,12 @@ impl Driver {
                 .handshake
                 .clone()
                 .ok_or("no initialize request was recorded")?;
-            state.session_id = None;
-            state.generation += 1;
-            (handshake, state.version.take())
+            (handshake, state.version.clone())
         };
         tracing::info!(session = %expired, "the server ended the session (404); starting a new one");
+        let mut headers = self.headers.clone();
         let response = self
-            .post_raw(&self.url, self.common_headers(), &handshake)
+            .post_raw(&self.url, headers.clone(), &handshake)
             .await
             .map_err(|e| format!("initialize: {e}"))?;
         if !response.status().is_success() {
@@ -441,17 +441,18 @@ impl Driver {
                 "the new session negotiated {version:?} instead of {expected:?}"
             ));
         }
-        {
-            let mut state = lock(&self.state);
-            state.session_id = session;
-            state.version = version;
+        if let Some(value) = session.as_deref().and_then(|s| HeaderValue::from_str(s).ok()) {
+            headers.insert(SESSION_ID_HEADER, value);
+        }
+        if let Some(value) = version.as_deref().and_then(|v| HeaderValue::from_str(v).ok()) {
+            headers.insert(PROTOCOL_VERSION_HEADER, value);
         }
         let initialized = Message::Notification(junction_protocol::Notification {
             method: "notifications/initialized".to_owned(),
             params: None,
         });
         let response = self
-            .post_raw(&self.url, self.common_headers(), &initialized)
+            .post_raw(&self.url, headers, &initialized)
             .await
             .map_err(|e| format!("notifications/initialized: {e}"))?;
         if !response.status().is_success() {
@@ -459,6 +460,11 @@ impl Driver {
                 "notifications/initialized answered HTTP {}",
                 response.status()
             ));
+        }
+        {
+            let mut state = lock(&self.state);
+            state.session_id = session;
+            state.generation += 1;
         }
         self.open_standalone().await;
         Ok(())
