@@ -112,7 +112,8 @@ fn the_core_client_suite_passes_except_authorization() {
         scenarios.keys().collect::<Vec<_>>()
     );
     assert_eq!(
-        run.code, 0,
+        run.code,
+        0,
         "the suite found a failure not in {} (or a listed one that now passes):\n{}\n{}",
         expected.display(),
         run.stdout,

@@ -67,8 +67,8 @@ fn read_environment() -> anyhow::Result<String> {
         .filter(|s| !s.is_empty())
         .ok_or_else(|| anyhow!("{SCENARIO} is not set: this command is run by the conformance suite (`conformance client --command \"junction conformance-client\"`)"))?;
     if let Ok(text) = std::env::var(CONTEXT) {
-        let context: Map<String, Value> =
-            serde_json::from_str(&text).with_context(|| format!("{CONTEXT} is not a JSON object"))?;
+        let context: Map<String, Value> = serde_json::from_str(&text)
+            .with_context(|| format!("{CONTEXT} is not a JSON object"))?;
         tracing::info!(keys = ?context.keys().collect::<Vec<_>>(), "scenario context");
     }
     Ok(scenario)
@@ -117,7 +117,8 @@ async fn call_every_tool(client: &Client) -> anyhow::Result<()> {
     let tools = client.list_tools().await.context("tools/list")?;
     let mut failed = Vec::new();
     for tool in tools {
-        let params = CallToolParams::new(&tool.name).arguments(example_arguments(&tool.input_schema));
+        let params =
+            CallToolParams::new(&tool.name).arguments(example_arguments(&tool.input_schema));
         match client.call_tool(params, Default::default()).await {
             Ok(result) => {
                 println!("{}", json!({"tool": tool.name, "result": result}));
@@ -158,7 +159,11 @@ fn example_value(schema: &Value) -> Value {
         return value.clone();
     }
     for list in ["examples", "enum"] {
-        if let Some(first) = schema.get(list).and_then(Value::as_array).and_then(|l| l.first()) {
+        if let Some(first) = schema
+            .get(list)
+            .and_then(Value::as_array)
+            .and_then(|l| l.first())
+        {
             return first.clone();
         }
     }
@@ -168,7 +173,9 @@ fn example_value(schema: &Value) -> Value {
         None => None,
     };
     match kind {
-        Some("number") | Some("integer") => json!(schema.get("minimum").and_then(Value::as_i64).unwrap_or(1)),
+        Some("number") | Some("integer") => {
+            json!(schema.get("minimum").and_then(Value::as_i64).unwrap_or(1))
+        }
         Some("boolean") => json!(false),
         Some("array") => json!([]),
         Some("object") => Value::Object(

@@ -441,10 +441,16 @@ impl Driver {
                 "the new session negotiated {version:?} instead of {expected:?}"
             ));
         }
-        if let Some(value) = session.as_deref().and_then(|s| HeaderValue::from_str(s).ok()) {
+        if let Some(value) = session
+            .as_deref()
+            .and_then(|s| HeaderValue::from_str(s).ok())
+        {
             headers.insert(SESSION_ID_HEADER, value);
         }
-        if let Some(value) = version.as_deref().and_then(|v| HeaderValue::from_str(v).ok()) {
+        if let Some(value) = version
+            .as_deref()
+            .and_then(|v| HeaderValue::from_str(v).ok())
+        {
             headers.insert(PROTOCOL_VERSION_HEADER, value);
         }
         let initialized = Message::Notification(junction_protocol::Notification {
@@ -872,7 +878,9 @@ struct ErrorBody {
 
 /// The `result` of the one response an answer carries, as a JSON body or on an event
 /// stream (other messages on the stream are skipped: nothing is pending on a new session).
-async fn read_single_response(mut response: reqwest::Response) -> Result<serde_json::Value, String> {
+async fn read_single_response(
+    mut response: reqwest::Response,
+) -> Result<serde_json::Value, String> {
     #[derive(Deserialize)]
     struct Answer {
         method: Option<String>,
@@ -897,7 +905,9 @@ async fn read_single_response(mut response: reqwest::Response) -> Result<serde_j
         .is_some_and(|v| v.starts_with("text/event-stream"));
     if !sse {
         let body = response.bytes().await.map_err(|e| e.to_string())?;
-        return read(&body).unwrap_or_else(|| Err("initialize answered a body that is not its response".to_owned()));
+        return read(&body).unwrap_or_else(|| {
+            Err("initialize answered a body that is not its response".to_owned())
+        });
     }
     let mut parser = Parser::default();
     while let Some(chunk) = response.chunk().await.map_err(|e| e.to_string())? {
