@@ -1,8 +1,11 @@
 //! `junction`: Junction's command line.
 //!
 //! - `junction serve NAME` runs one of Junction's servers over stdio.
-//! - `junction call [OPTIONS] -- COMMAND ARGS...` starts any MCP server over stdio, runs one
-//!   method and prints its result as JSON.
+//! - `junction call [OPTIONS] -- COMMAND ARGS...` starts any MCP server over stdio (or
+//!   `junction call URL [OPTIONS]` reaches one over HTTP), runs one method and prints its
+//!   result as JSON.
+//! - `junction conformance-client URL` (hidden) is the client under test of the MCP
+//!   conformance suite.
 //!
 //! Logs go to stderr through `tracing`, at the level of `-v` (info, `-vv` debug, `-vvv`
 //! trace) or else of `RUST_LOG` (warnings by default); stdout carries only protocol (for
@@ -35,7 +38,8 @@ struct Cli {
 enum Command {
     /// Run one of Junction's servers over stdio.
     Serve(serve::ServeArgs),
-    /// Start an MCP server over stdio, run one method and print its result as JSON.
+    /// Reach an MCP server (a command over stdio, or a URL over HTTP), run one method and
+    /// print its result as JSON.
     Call(Box<call::CallArgs>),
     /// The client under test of the MCP conformance suite (run by `conformance client`).
     #[command(hide = true)]
