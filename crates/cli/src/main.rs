@@ -1,10 +1,13 @@
 //! `junction`: Junction's command line.
 //!
 //! - `junction serve NAME` runs one of Junction's servers over stdio (or `--http ADDR`).
-//! - `junction call [OPTIONS] -- COMMAND ARGS...` starts any MCP server over stdio, runs one
-//!   method and prints its result as JSON.
+//! - `junction call [OPTIONS] -- COMMAND ARGS...` starts any MCP server over stdio (or
+//!   `junction call URL [OPTIONS]` reaches one over HTTP), runs one method and prints its
+//!   result as JSON.
 //! - `junction chat` talks with a model over the configured servers; `junction run` plays
 //!   one turn without a person and prints the transcript.
+//! - `junction conformance-client URL` (hidden) is the client under test of the MCP
+//!   conformance suite.
 //!
 //! Logs go to stderr through `tracing`, at the level of `-v` (info, `-vv` debug, `-vvv`
 //! trace) or else of `RUST_LOG` (warnings by default); stdout carries only protocol (for
@@ -21,7 +24,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use commands::{call, chat, run, serve};
+use commands::{call, chat, conformance_client, run, serve};
 
 /// Junction: a Model Context Protocol stack.
 #[derive(Debug, Parser)]
@@ -38,12 +41,16 @@ struct Cli {
 enum Command {
     /// Run one of Junction's servers over stdio, or over HTTP with --http.
     Serve(serve::ServeArgs),
-    /// Start an MCP server over stdio, run one method and print its result as JSON.
+    /// Reach an MCP server (a command over stdio, or a URL over HTTP), run one method and
+    /// print its result as JSON.
     Call(Box<call::CallArgs>),
     /// Talk with a model over the configured servers (a REPL).
     Chat(chat::ChatArgs),
     /// One turn without a person: send MESSAGE, print the transcript.
     Run(run::RunArgs),
+    /// The client under test of the MCP conformance suite (run by `conformance client`).
+    #[command(hide = true)]
+    ConformanceClient(conformance_client::ConformanceClientArgs),
 }
 
 fn main() -> ExitCode {
@@ -64,6 +71,7 @@ fn main() -> ExitCode {
         Command::Call(args) => runtime.block_on(call::run(*args)),
         Command::Chat(args) => runtime.block_on(chat::run(args)),
         Command::Run(args) => runtime.block_on(run::run(args)),
+        Command::ConformanceClient(args) => runtime.block_on(conformance_client::run(args)),
     }
 }
 

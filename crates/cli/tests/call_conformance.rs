@@ -509,7 +509,7 @@ fn bad_usage_exits_3_and_names_the_problem() {
             ]),
             "--cwd /nonexistent/junction-test-dir: not a directory",
         ),
-        (vec!["call", "--method", "ping"], "<COMMAND>"),
+        (vec!["call", "--method", "ping"], "give the server: a URL"),
         (
             vec![
                 "-v",
@@ -531,7 +531,7 @@ fn bad_usage_exits_3_and_names_the_problem() {
                 "--",
                 "http://127.0.0.1:9/mcp",
             ],
-            "http://127.0.0.1:9/mcp: HTTP servers are not supported by `junction call` yet",
+            "http://127.0.0.1:9/mcp: a URL goes before the flags, not after `--`",
         ),
         (
             vec![

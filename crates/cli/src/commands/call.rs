@@ -1,6 +1,9 @@
-//! `junction call [OPTIONS] -- COMMAND ARGS...`: starts an MCP server over stdio, makes the
-//! handshake, runs one method and prints its result (like the MCP Inspector's CLI mode).
+//! `junction call [OPTIONS] -- COMMAND ARGS...` starts an MCP server over stdio;
+//! `junction call URL [OPTIONS]` reaches one over Streamable HTTP (or the 2024-11-05 HTTP+SSE
+//! transport when the URL's path ends in `/sse`). Either way it makes the handshake, runs one
+//! method and prints its result (like the MCP Inspector's CLI mode).
 
+mod http;
 mod request;
 
 use std::collections::BTreeMap;
@@ -31,8 +34,9 @@ Exit codes:
   2  the tool failed: a result with isError: true (the result is on stdout)
   3  bad usage, or the server could not be started, reached or understood (stderr says why)
 
-Example:
-  junction call --method tools/call --tool echo --arg message=hi -- npx -y @modelcontextprotocol/server-everything";
+Examples:
+  junction call --method tools/call --tool echo --arg message=hi -- npx -y @modelcontextprotocol/server-everything
+  junction call http://127.0.0.1:3001/mcp --header 'Authorization: Bearer TOKEN' --method tools/list";
 
 /// The methods `junction call` can run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -95,6 +99,9 @@ impl Method {
 #[derive(Debug, clap::Args)]
 #[command(after_help = EXIT_CODES)]
 pub struct CallArgs {
+    /// The server's URL: Streamable HTTP, or HTTP+SSE when the path ends in `/sse`.
+    #[arg(value_name = "URL")]
+    url: Option<String>,
     /// The method to run.
     #[arg(long, value_enum)]
     method: Method,
@@ -134,14 +141,17 @@ pub struct CallArgs {
     /// How long to wait for each answer, in seconds (the handshake included).
     #[arg(long, value_name = "SECS", default_value = "60", value_parser = seconds)]
     timeout: Duration,
+    /// A header sent with every HTTP request, `NAME: VALUE` (repeatable; URL servers only).
+    #[arg(long = "header", value_name = "NAME: VALUE", value_parser = http::header)]
+    header: Vec<(String, String)>,
     /// An environment variable for the server (repeatable).
     #[arg(long = "env", value_name = "KEY=VALUE", value_parser = request::key_value)]
     env: Vec<(String, String)>,
     /// The server's working directory.
     #[arg(long, value_name = "DIR")]
     cwd: Option<PathBuf>,
-    /// The server: a command and its arguments, after `--`.
-    #[arg(last = true, required = true, value_name = "COMMAND")]
+    /// The server: a command and its arguments, after `--` (or give a URL instead).
+    #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
 }
 
@@ -163,7 +173,26 @@ pub async fn run(args: CallArgs) -> ExitCode {
 
 async fn call(args: CallArgs) -> anyhow::Result<Outcome> {
     let request = request::build(&args).map_err(|e| anyhow!(e))?;
-    let spec = command_spec(&args)?;
+    let options = client_options(&args)?;
+    match &args.url {
+        Some(url) => {
+            if !args.command.is_empty() {
+                bail!("give either a URL or a command after `--`, not both");
+            }
+            let (connection, finished) = http::connect(url, &args)?;
+            let client = Client::connect(connection, options)
+                .await
+                .map_err(|e| anyhow!("{url}: {e}"))?;
+            let outcome = run_on(&client, request).await;
+            client.close();
+            http::finish(finished).await;
+            outcome
+        }
+        None => call_process(&args, request, options).await,
+    }
+}
+
+fn client_options(args: &CallArgs) -> anyhow::Result<ClientOptions> {
     let mut options = ClientOptions::new("junction", env!("CARGO_PKG_VERSION"));
     if let Some(version) = &args.protocol_version {
         options.version = version
@@ -171,7 +200,18 @@ async fn call(args: CallArgs) -> anyhow::Result<Outcome> {
             .map_err(|e| anyhow!("--protocol-version: {e}"))?;
     }
     options.session.request_timeout = args.timeout;
+    Ok(options)
+}
 
+async fn call_process(
+    args: &CallArgs,
+    request: Request,
+    options: ClientOptions,
+) -> anyhow::Result<Outcome> {
+    if !args.header.is_empty() {
+        bail!("--header is for servers reached by URL; this one is a command");
+    }
+    let spec = command_spec(args)?;
     let (connection, mut process) =
         child::spawn(&spec, Limits::default()).map_err(|e| anyhow!("{e}"))?;
     let client = match Client::connect(connection, options).await {
@@ -181,6 +221,17 @@ async fn call(args: CallArgs) -> anyhow::Result<Outcome> {
             return Err(explain(anyhow!("{e}"), &process, status));
         }
     };
+    let outcome = run_on(&client, request).await;
+    client.close();
+    let status = stop(&mut process).await;
+    outcome.map_err(|e| match e.downcast_ref::<RequestError>() {
+        Some(RequestError::Closed { .. }) => explain(e, &process, status),
+        _ => e,
+    })
+}
+
+/// Logs the server's notifications while the request runs.
+async fn run_on(client: &Client, request: Request) -> anyhow::Result<Outcome> {
     tracing::info!(
         server = %client.server_info().name,
         version = %client.server_info().version,
@@ -199,22 +250,16 @@ async fn call(args: CallArgs) -> anyhow::Result<Outcome> {
             }
         });
     }
-    let outcome = perform(&client, request).await;
-    client.close();
-    let status = stop(&mut process).await;
-    outcome.map_err(|e| match e.downcast_ref::<RequestError>() {
-        Some(RequestError::Closed { .. }) => explain(e, &process, status),
-        _ => e,
-    })
+    perform(client, request).await
 }
 
 /// The server command, refusing what `junction call` cannot reach yet.
 fn command_spec(args: &CallArgs) -> anyhow::Result<CommandSpec> {
     let Some((program, rest)) = args.command.split_first() else {
-        bail!("give the server command after `--`, e.g. `junction call --method ping -- junction serve conformance`");
+        bail!("give the server: a URL (`junction call http://HOST:PORT/mcp --method ping`) or a command after `--` (`junction call --method ping -- junction serve conformance`)");
     };
     if program.starts_with("http://") || program.starts_with("https://") {
-        bail!("{program}: HTTP servers are not supported by `junction call` yet; give a command that runs the server over stdio after `--`");
+        bail!("{program}: a URL goes before the flags, not after `--`: `junction call {program} --method {}`", args.method.name());
     }
     let mut spec = CommandSpec::new(program).args(rest);
     for (key, value) in &args.env {

@@ -37,6 +37,7 @@
 //! Other notifications arrive typed, as [`ServerNotification`], on the stream of
 //! [`Client::take_notifications`]; progress for a request reaches that request's sink instead.
 
+mod form_defaults;
 mod handlers;
 mod output_schema;
 mod service;
@@ -46,6 +47,7 @@ mod handler_tests;
 #[cfg(test)]
 mod tests;
 
+pub use form_defaults::{default_of, fill_defaults};
 pub use handlers::{Elicitation, HandlerError, Roots, Sampling};
 pub use junction_protocol::messages::ServerNotification;
 

@@ -18,9 +18,17 @@
 //!   `405`: `GET` the URL, wait for the `endpoint` event, and POST there from then on.
 //! - Sends `DELETE` with the session id when the connection closes.
 //!
+//! - When the server answers `404` to a message sent with a session id (the session expired
+//!   or was deleted), starts a new session as the specification requires: it replays the
+//!   recorded `initialize` without a session id, then `notifications/initialized`, reopens
+//!   the standalone stream and sends the message again, once. Concurrent messages that hit
+//!   the same expired session share one re-initialization. The new session must negotiate
+//!   the revision the [`Client`](crate::client::Client) already holds, else the message fails.
+//! - With [`HttpClient::legacy`] (or when the initialize POST is answered `400`, `404` or
+//!   `405`) speaks the 2024-11-05 transport instead.
+//!
 //! Failures of the transport reach the caller as JSON-RPC error responses to the affected
-//! requests (code -32603 with the HTTP status, or the server's own JSON-RPC error). A session
-//! the server has ended (`404`) is reported the same way; start a new `Client` then.
+//! requests (code -32603 with the HTTP status, or the server's own JSON-RPC error).
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
@@ -84,6 +92,7 @@ pub struct HttpClient {
     url: Url,
     headers: HeaderMap,
     http: reqwest::Client,
+    legacy: bool,
 }
 
 impl HttpClient {
@@ -106,7 +115,15 @@ impl HttpClient {
             url,
             headers: HeaderMap::new(),
             http,
+            legacy: false,
         })
+    }
+
+    /// Speaks only the 2024-11-05 HTTP+SSE transport: `url` is its event-stream endpoint
+    /// (usually `…/sse`), opened with `GET` before anything is sent.
+    pub fn legacy(mut self) -> Self {
+        self.legacy = true;
+        self
     }
 
     /// Adds a header sent with every HTTP request (e.g. `Authorization`).
@@ -121,6 +138,13 @@ impl HttpClient {
 
     /// Starts the transport. Must be called inside a Tokio runtime.
     pub fn connect(self) -> Connection {
+        self.start().0
+    }
+
+    /// Starts the transport, with a handle that tells when it has finished: after the
+    /// connection closed and the session was deleted on the server. A command that exits
+    /// right after closing its client waits on it, so that the `DELETE` is sent.
+    pub fn start(self) -> (Connection, Finished) {
         let (out_tx, out_rx) = mpsc::unbounded_channel();
         let (in_tx, in_rx) = mpsc::channel(INBOUND_QUEUE);
         let driver = Arc::new(Driver {
@@ -130,12 +154,27 @@ impl HttpClient {
             incoming: in_tx,
             closing: CancellationToken::new(),
             state: Mutex::new(State::default()),
+            legacy_only: self.legacy,
+            reinitializing: tokio::sync::Mutex::new(()),
         });
-        tokio::spawn(driver.run(out_rx));
-        Connection {
+        let task = tokio::spawn(driver.run(out_rx));
+        let connection = Connection {
             outgoing: out_tx,
             incoming: in_rx,
-        }
+        };
+        (connection, Finished(task))
+    }
+}
+
+/// Completes when an [`HttpClient`]'s transport has finished (see [`HttpClient::start`]).
+#[derive(Debug)]
+pub struct Finished(tokio::task::JoinHandle<()>);
+
+impl Finished {
+    /// Waits until the connection has closed and the session was deleted (or the attempt
+    /// failed).
+    pub async fn wait(self) {
+        let _ = self.0.await;
     }
 }
 
@@ -144,6 +183,10 @@ struct State {
     session_id: Option<String>,
     version: Option<String>,
     initialize: Option<RequestId>,
+    /// The `initialize` request, replayed to start a new session after a `404`.
+    handshake: Option<Message>,
+    /// Counts sessions; a standalone stream belongs to the session it was opened for.
+    generation: u64,
     /// Where to POST in legacy mode.
     legacy: Option<Url>,
     /// Requests the client cancelled: their streams are not resumed.
@@ -157,6 +200,9 @@ struct Driver {
     incoming: mpsc::Sender<Inbound>,
     closing: CancellationToken,
     state: Mutex<State>,
+    legacy_only: bool,
+    /// Held while a new session is started, so that concurrent `404`s start only one.
+    reinitializing: tokio::sync::Mutex<()>,
 }
 
 /// What the client needs to know about a frame the server sent.
@@ -197,7 +243,11 @@ impl Driver {
         }
         match &message {
             Message::Request(r) if r.method == "initialize" => {
-                lock(&self.state).initialize = Some(r.id.clone());
+                {
+                    let mut state = lock(&self.state);
+                    state.initialize = Some(r.id.clone());
+                    state.handshake = Some(message.clone());
+                }
                 self.initialize(message).await;
             }
             Message::Request(r) => {
@@ -216,12 +266,7 @@ impl Driver {
                 }
                 let accepted = self.post(&message).await;
                 if accepted && n.method == "notifications/initialized" {
-                    // Wait for the stream to be established (or refused) before sending
-                    // anything else: servers that drop messages while no GET stream is
-                    // open would otherwise lose what the next request causes.
-                    let (ready, established) = oneshot::channel();
-                    tokio::spawn(self.clone().standalone(ready));
-                    let _ = tokio::time::timeout(STANDALONE_WAIT, established).await;
+                    self.open_standalone().await;
                 }
             }
             Message::Response(_) => {
@@ -251,14 +296,25 @@ impl Driver {
         headers
     }
 
+    /// Opens the standalone stream of the current session and waits for it to be established
+    /// (or refused) before anything else is sent: servers that drop messages while no GET
+    /// stream is open would otherwise lose what the next request causes.
+    async fn open_standalone(self: &Arc<Self>) {
+        let (ready, established) = oneshot::channel();
+        let generation = lock(&self.state).generation;
+        tokio::spawn(self.clone().standalone(ready, generation));
+        let _ = tokio::time::timeout(STANDALONE_WAIT, established).await;
+    }
+
     async fn post_raw(
         &self,
         url: &Url,
+        headers: HeaderMap,
         message: &Message,
     ) -> Result<reqwest::Response, reqwest::Error> {
         self.http
             .post(url.clone())
-            .headers(self.common_headers())
+            .headers(headers)
             .header(ACCEPT, "application/json, text/event-stream")
             .header(CONTENT_TYPE, "application/json")
             .body(message.encode())
@@ -268,7 +324,22 @@ impl Driver {
 
     /// `initialize`: POST it, or fall back to the legacy transport.
     async fn initialize(self: &Arc<Self>, message: Message) {
-        let response = match self.post_raw(&self.url, &message).await {
+        if self.legacy_only {
+            return match self.open_legacy().await {
+                Ok(endpoint) => self.post_legacy(&endpoint, &message).await,
+                Err(reason) => {
+                    let error = ErrorObject::new(
+                        ErrorCode::INTERNAL_ERROR,
+                        format!("the HTTP+SSE endpoint could not be opened: {reason}"),
+                    );
+                    self.fail(&message, error).await
+                }
+            };
+        }
+        let response = match self
+            .post_raw(&self.url, self.common_headers(), &message)
+            .await
+        {
             Ok(response) => response,
             Err(e) => return self.fail(&message, transport_error(&e)).await,
         };
@@ -298,14 +369,111 @@ impl Driver {
     }
 
     /// POSTs one message and handles its answer; returns whether the server accepted it.
+    /// A `404` for the session starts a new one and sends the message again, once.
     async fn post(self: &Arc<Self>, message: &Message) -> bool {
-        match self.post_raw(&self.url, message).await {
-            Ok(response) => self.answer(message, response).await,
-            Err(e) => {
-                self.fail(message, transport_error(&e)).await;
-                false
+        let mut retried = false;
+        loop {
+            let headers = self.common_headers();
+            let session = headers
+                .get(SESSION_ID_HEADER)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            let response = match self.post_raw(&self.url, headers, message).await {
+                Ok(response) => response,
+                Err(e) => {
+                    self.fail(message, transport_error(&e)).await;
+                    return false;
+                }
+            };
+            if response.status() == StatusCode::NOT_FOUND && !retried {
+                if let Some(session) = session {
+                    retried = true;
+                    match self.reinitialize(&session).await {
+                        Ok(()) => continue,
+                        Err(reason) => {
+                            tracing::warn!(%reason, "could not start a new session");
+                        }
+                    }
+                }
             }
+            return self.answer(message, response).await;
         }
+    }
+
+    /// Starts a new session in place of `expired`: replays the recorded `initialize` without
+    /// a session id, sends `notifications/initialized` and reopens the standalone stream.
+    /// Does nothing when another message already replaced that session. Other messages keep
+    /// using the expired session (and wait here on their `404`) until the new one is ready.
+    async fn reinitialize(self: &Arc<Self>, expired: &str) -> Result<(), String> {
+        let _one_at_a_time = self.reinitializing.lock().await;
+        let (handshake, expected) = {
+            let state = lock(&self.state);
+            if state.session_id.as_deref() != Some(expired) {
+                return Ok(());
+            }
+            let handshake = state
+                .handshake
+                .clone()
+                .ok_or("no initialize request was recorded")?;
+            (handshake, state.version.clone())
+        };
+        tracing::info!(session = %expired, "the server ended the session (404); starting a new one");
+        let mut headers = self.headers.clone();
+        let response = self
+            .post_raw(&self.url, headers.clone(), &handshake)
+            .await
+            .map_err(|e| format!("initialize: {e}"))?;
+        if !response.status().is_success() {
+            return Err(format!("initialize answered HTTP {}", response.status()));
+        }
+        let session = response
+            .headers()
+            .get(SESSION_ID_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let result = read_single_response(response).await?;
+        let version = result
+            .get("protocolVersion")
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_owned);
+        if version != expected {
+            return Err(format!(
+                "the new session negotiated {version:?} instead of {expected:?}"
+            ));
+        }
+        if let Some(value) = session
+            .as_deref()
+            .and_then(|s| HeaderValue::from_str(s).ok())
+        {
+            headers.insert(SESSION_ID_HEADER, value);
+        }
+        if let Some(value) = version
+            .as_deref()
+            .and_then(|v| HeaderValue::from_str(v).ok())
+        {
+            headers.insert(PROTOCOL_VERSION_HEADER, value);
+        }
+        let initialized = Message::Notification(junction_protocol::Notification {
+            method: "notifications/initialized".to_owned(),
+            params: None,
+        });
+        let response = self
+            .post_raw(&self.url, headers, &initialized)
+            .await
+            .map_err(|e| format!("notifications/initialized: {e}"))?;
+        if !response.status().is_success() {
+            return Err(format!(
+                "notifications/initialized answered HTTP {}",
+                response.status()
+            ));
+        }
+        {
+            let mut state = lock(&self.state);
+            state.session_id = session;
+            state.generation += 1;
+        }
+        self.open_standalone().await;
+        Ok(())
     }
 
     /// Reads the answer to a POST.
@@ -524,12 +692,16 @@ impl Driver {
 
     /// The standalone GET stream: opened after initialization, reopened when it breaks.
     /// `ready` fires once the first attempt is answered (established or refused).
-    async fn standalone(self: Arc<Self>, ready: oneshot::Sender<()>) {
+    /// The stream ends with its session (`generation`).
+    async fn standalone(self: Arc<Self>, ready: oneshot::Sender<()>, generation: u64) {
         let mut cursor = StreamCursor::default();
         let mut failures = 0;
         let mut opened_once = false;
         let mut ready = Some(ready);
-        while failures < MAX_RECONNECTS && !self.closing.is_cancelled() {
+        while failures < MAX_RECONNECTS
+            && !self.closing.is_cancelled()
+            && lock(&self.state).generation == generation
+        {
             let attempt = self.get(cursor.last_id.as_deref()).await;
             if let Some(ready) = ready.take() {
                 let _ = ready.send(());
@@ -702,6 +874,51 @@ impl Default for StreamCursor {
 #[derive(Deserialize)]
 struct ErrorBody {
     error: ErrorObject,
+}
+
+/// The `result` of the one response an answer carries, as a JSON body or on an event
+/// stream (other messages on the stream are skipped: nothing is pending on a new session).
+async fn read_single_response(
+    mut response: reqwest::Response,
+) -> Result<serde_json::Value, String> {
+    #[derive(Deserialize)]
+    struct Answer {
+        method: Option<String>,
+        result: Option<serde_json::Value>,
+        error: Option<ErrorObject>,
+    }
+    fn read(frame: &[u8]) -> Option<Result<serde_json::Value, String>> {
+        let answer: Answer = serde_json::from_slice(frame).ok()?;
+        if answer.method.is_some() {
+            return None;
+        }
+        Some(match (answer.result, answer.error) {
+            (Some(result), None) => Ok(result),
+            (_, Some(error)) => Err(format!("initialize failed: {error}")),
+            (None, None) => Err("initialize answered neither a result nor an error".to_owned()),
+        })
+    }
+    let sse = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    if !sse {
+        let body = response.bytes().await.map_err(|e| e.to_string())?;
+        return read(&body).unwrap_or_else(|| {
+            Err("initialize answered a body that is not its response".to_owned())
+        });
+    }
+    let mut parser = Parser::default();
+    while let Some(chunk) = response.chunk().await.map_err(|e| e.to_string())? {
+        let events = parser.try_feed(&chunk).map_err(|e| e.to_string())?;
+        for event in events.into_iter().filter(Event::is_message) {
+            if let Some(answer) = read(event.data.as_bytes()) {
+                return answer;
+            }
+        }
+    }
+    Err("the initialize stream ended before its response".to_owned())
 }
 
 fn transport_error(e: &reqwest::Error) -> ErrorObject {

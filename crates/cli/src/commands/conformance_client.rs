@@ -1,0 +1,215 @@
+//! `junction conformance-client URL`: Junction's client as the client under test of the MCP
+//! conformance suite (`conformance client --command "junction conformance-client"`).
+//!
+//! The runner appends the scenario server's URL and sets `MCP_CONFORMANCE_SCENARIO` (and, for
+//! scenarios with data, `MCP_CONFORMANCE_CONTEXT`, a JSON object). The command then acts as an
+//! unattended MCP host would, whatever the scenario: it connects over Streamable HTTP (the
+//! 2024-11-05 HTTP+SSE transport for a `/sse` URL), lists the tools and calls each one with
+//! arguments taken from its input schema (defaults, examples, else a placeholder of the right
+//! type). Forms the server asks for are accepted pre-filled with the schema's defaults, as a
+//! user who submits them untouched would; URL elicitations are declined (no browser).
+//! Authorization is not implemented yet, so servers that demand it fail the handshake.
+//!
+//! Each tool result goes to stdout as one JSON line; exit 0 when every step succeeded, 1
+//! otherwise, 3 for bad usage (the reason on stderr).
+
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Context};
+use junction::client::{fill_defaults, Client, ClientOptions, Elicitation};
+use junction::transport::http::client::HttpClient;
+use junction_protocol::elicitation::{ElicitParams, ElicitResult};
+use junction_protocol::tools::CallToolParams;
+use serde_json::{json, Map, Value};
+
+/// The environment variable naming the scenario.
+const SCENARIO: &str = "MCP_CONFORMANCE_SCENARIO";
+/// The environment variable carrying the scenario's data.
+const CONTEXT: &str = "MCP_CONFORMANCE_CONTEXT";
+/// How long to wait for each answer; the suite's own timeout per scenario is 30 s.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(25);
+/// How long closing waits for the session's `DELETE`.
+const DELETE_WAIT: Duration = Duration::from_secs(5);
+
+/// The arguments of `junction conformance-client`.
+#[derive(Debug, clap::Args)]
+pub struct ConformanceClientArgs {
+    /// The scenario server's MCP endpoint (the runner appends it).
+    #[arg(value_name = "URL")]
+    url: String,
+}
+
+/// Runs the client against the scenario's server.
+pub async fn run(args: ConformanceClientArgs) -> ExitCode {
+    let scenario = match read_environment() {
+        Ok(scenario) => scenario,
+        Err(e) => {
+            eprintln!("junction conformance-client: {e:#}");
+            return ExitCode::from(3);
+        }
+    };
+    tracing::info!(%scenario, url = %args.url, "conformance client starting");
+    match exercise(&args.url).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("junction conformance-client: {scenario}: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The scenario's name; a context that is not a JSON object is refused.
+fn read_environment() -> anyhow::Result<String> {
+    let scenario = std::env::var(SCENARIO)
+        .ok()
+        .filter(|s| !s.is_empty())
+        .ok_or_else(|| anyhow!("{SCENARIO} is not set: this command is run by the conformance suite (`conformance client --command \"junction conformance-client\"`)"))?;
+    if let Ok(text) = std::env::var(CONTEXT) {
+        let context: Map<String, Value> = serde_json::from_str(&text)
+            .with_context(|| format!("{CONTEXT} is not a JSON object"))?;
+        tracing::info!(keys = ?context.keys().collect::<Vec<_>>(), "scenario context");
+    }
+    Ok(scenario)
+}
+
+/// The options of an unattended host: forms are submitted with their defaults.
+fn options() -> ClientOptions {
+    let mut options = ClientOptions::new("junction-conformance-client", env!("CARGO_PKG_VERSION"))
+        .elicitation(Elicitation::form(|params, _ctx| async move {
+            Ok(match params {
+                ElicitParams::Form(form) => {
+                    let content = fill_defaults(&form.requested_schema, BTreeMap::new());
+                    match form.requested_schema.check(&content) {
+                        Ok(()) => ElicitResult::accept(content),
+                        Err(reason) => {
+                            tracing::warn!(%reason, "declining a form its defaults do not complete");
+                            ElicitResult::decline()
+                        }
+                    }
+                }
+                ElicitParams::Url(_) => ElicitResult::decline(),
+            })
+        }));
+    options.session.request_timeout = REQUEST_TIMEOUT;
+    options
+}
+
+async fn exercise(url: &str) -> anyhow::Result<()> {
+    let mut transport = HttpClient::new(url)?;
+    if url.trim_end_matches('/').ends_with("/sse") {
+        transport = transport.legacy();
+    }
+    let (connection, finished) = transport.start();
+    let client = Client::connect(connection, options()).await?;
+    tracing::info!(server = %client.server_info().name, protocol = %client.protocol_version(), "connected");
+    let outcome = call_every_tool(&client).await;
+    client.close();
+    let _ = tokio::time::timeout(DELETE_WAIT, finished.wait()).await;
+    outcome
+}
+
+async fn call_every_tool(client: &Client) -> anyhow::Result<()> {
+    if client.server_capabilities().tools.is_none() {
+        return Ok(());
+    }
+    let tools = client.list_tools().await.context("tools/list")?;
+    let mut failed = Vec::new();
+    for tool in tools {
+        let params =
+            CallToolParams::new(&tool.name).arguments(example_arguments(&tool.input_schema));
+        match client.call_tool(params, Default::default()).await {
+            Ok(result) => {
+                println!("{}", json!({"tool": tool.name, "result": result}));
+                if result.is_error == Some(true) {
+                    failed.push(format!("{}: the tool reported an error", tool.name));
+                }
+            }
+            Err(e) => failed.push(format!("{}: {e}", tool.name)),
+        }
+    }
+    if !failed.is_empty() {
+        bail!("tools/call failed: {}", failed.join("; "));
+    }
+    Ok(())
+}
+
+/// Arguments for every required property of an object schema (a tool's input schema).
+fn example_arguments(schema: &Map<String, Value>) -> Map<String, Value> {
+    let properties = schema.get("properties").and_then(Value::as_object);
+    let required = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str);
+    required
+        .map(|name| {
+            let schema = properties.and_then(|p| p.get(name)).unwrap_or(&Value::Null);
+            (name.to_owned(), example_value(schema))
+        })
+        .collect()
+}
+
+/// A value the schema accepts: its default, first example, first enum value or constant,
+/// else a placeholder of its type.
+fn example_value(schema: &Value) -> Value {
+    if let Some(value) = schema.get("default").or_else(|| schema.get("const")) {
+        return value.clone();
+    }
+    for list in ["examples", "enum"] {
+        if let Some(first) = schema
+            .get(list)
+            .and_then(Value::as_array)
+            .and_then(|l| l.first())
+        {
+            return first.clone();
+        }
+    }
+    let kind = match schema.get("type") {
+        Some(Value::Array(kinds)) => kinds.first().and_then(Value::as_str),
+        Some(kind) => kind.as_str(),
+        None => None,
+    };
+    match kind {
+        Some("number") | Some("integer") => {
+            json!(schema.get("minimum").and_then(Value::as_i64).unwrap_or(1))
+        }
+        Some("boolean") => json!(false),
+        Some("array") => json!([]),
+        Some("object") => Value::Object(
+            schema
+                .as_object()
+                .map(example_arguments)
+                .unwrap_or_default(),
+        ),
+        Some("null") => Value::Null,
+        _ => json!("example"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn required_arguments_get_schema_values_or_typed_placeholders() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "a": {"type": "number"},
+                "n": {"type": "integer", "minimum": 3},
+                "mode": {"type": "string", "enum": ["fast", "slow"]},
+                "flag": {"type": "boolean", "default": true},
+                "inner": {"type": "object", "properties": {"s": {"type": "string"}}, "required": ["s"]},
+                "optional": {"type": "string"}
+            },
+            "required": ["a", "n", "mode", "flag", "inner"]
+        });
+        assert_eq!(
+            Value::Object(example_arguments(schema.as_object().unwrap())),
+            json!({"a": 1, "n": 3, "mode": "fast", "flag": true, "inner": {"s": "example"}})
+        );
+    }
+}

@@ -1,0 +1,122 @@
+//! `junction conformance-client` as the client under test of the official MCP conformance
+//! suite: every non-auth scenario of `--suite core` passes, and the auth scenarios are the
+//! only failures (listed in tests-interop/conformance-client-expected-failures.yml, which the
+//! suite checks in both directions).
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use common::{peer, run, JUNCTION};
+use serde_json::Value;
+
+/// The core suite's scenarios that do not need authorization.
+const NON_AUTH: [&str; 4] = [
+    "initialize",
+    "tools_call",
+    "elicitation-sep1034-client-defaults",
+    "sse-retry",
+];
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Every `checks.json` under `dir`, keyed by scenario (the directory name without its
+/// timestamp, with `auth/` kept).
+fn checks_by_scenario(dir: &Path, prefix: &str, out: &mut BTreeMap<String, Vec<Value>>) {
+    for entry in std::fs::read_dir(dir).expect("the output directory is readable") {
+        let path = entry.expect("a directory entry").path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let checks = path.join("checks.json");
+        if checks.is_file() {
+            // `<scenario>-<ISO timestamp with dashes>`: the timestamp starts at the 4-digit year.
+            let scenario = name
+                .rfind("-20")
+                .map(|i| &name[..i])
+                .unwrap_or(&name)
+                .to_owned();
+            let text = std::fs::read_to_string(&checks).expect("checks.json is readable");
+            let parsed: Vec<Value> = serde_json::from_str(&text).expect("checks.json is JSON");
+            out.insert(format!("{prefix}{scenario}"), parsed);
+        } else if path.is_dir() {
+            checks_by_scenario(&path, &format!("{prefix}{name}/"), out);
+        }
+    }
+}
+
+#[test]
+fn the_core_client_suite_passes_except_authorization() {
+    let node = peer("JUNCTION_NODE");
+    let conformance = peer("JUNCTION_CONFORMANCE");
+    let stamp = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let out = std::env::temp_dir().join(format!("junction-conformance-client-{stamp}"));
+    let expected = workspace_root().join("tests-interop/conformance-client-expected-failures.yml");
+    let command = format!("{JUNCTION} conformance-client");
+    let run = run(
+        &node,
+        &[
+            &conformance,
+            "client",
+            "--command",
+            &command,
+            "--suite",
+            "core",
+            "--expected-failures",
+            expected.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ],
+    );
+
+    let mut scenarios = BTreeMap::new();
+    checks_by_scenario(&out, "", &mut scenarios);
+    let mut failures = Vec::new();
+    for scenario in NON_AUTH {
+        match scenarios.get(scenario) {
+            None => failures.push(format!("{scenario}: no checks.json")),
+            Some(checks) => {
+                if checks.is_empty() {
+                    failures.push(format!("{scenario}: no checks"));
+                }
+                for check in checks {
+                    let status = check["status"].as_str().unwrap_or("?");
+                    if status != "SUCCESS" && status != "INFO" {
+                        failures.push(format!(
+                            "{scenario}: {} {status}: {}",
+                            check["id"],
+                            check.get("errorMessage").unwrap_or(&check["details"])
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&out);
+    assert!(
+        failures.is_empty(),
+        "non-auth scenarios failed:\n  {}\nstdout:\n{}\nstderr:\n{}",
+        failures.join("\n  "),
+        run.stdout,
+        run.stderr
+    );
+    assert_eq!(
+        scenarios.len(),
+        18,
+        "the core suite has 18 scenarios, got {:?}",
+        scenarios.keys().collect::<Vec<_>>()
+    );
+    assert_eq!(
+        run.code,
+        0,
+        "the suite found a failure not in {} (or a listed one that now passes):\n{}\n{}",
+        expected.display(),
+        run.stdout,
+        run.stderr
+    );
+}
