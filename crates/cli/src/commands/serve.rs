@@ -1,14 +1,16 @@
 //! `junction serve NAME`: runs one of Junction's servers over this process's stdin and
-//! stdout until stdin closes.
+//! stdout until stdin closes. `--db PATH` keeps an example server's data in that SQLite file
+//! (in memory otherwise); `--wire-log FILE` writes every message received, one per line.
 
 use std::io;
+use std::path::PathBuf;
 use std::pin::Pin;
 use std::process::ExitCode;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use clap::builder::{PossibleValue, PossibleValuesParser};
-use junction::transport::{stdio, Limits};
+use junction::transport::{stdio, tap, Limits};
 use tokio::io::{AsyncWrite, Stdout};
 use tokio::sync::oneshot;
 
@@ -21,6 +23,13 @@ pub struct ServeArgs {
     /// The server to run.
     #[arg(value_name = "NAME", value_parser = server_names())]
     name: String,
+    /// The SQLite database to keep the server's data in, created and seeded when new (the
+    /// data stays in memory when this is not given).
+    #[arg(long, value_name = "PATH")]
+    db: Option<PathBuf>,
+    /// Write every message the server receives to FILE, one JSON message per line.
+    #[arg(long, value_name = "FILE")]
+    wire_log: Option<PathBuf>,
 }
 
 fn server_names() -> PossibleValuesParser {
@@ -38,18 +47,25 @@ pub async fn run(args: ServeArgs) -> ExitCode {
         eprintln!("junction serve: unknown server `{}`", args.name);
         return ExitCode::from(2);
     };
-    let server = match (entry.build)() {
+    let options = junction_servers::Options { db: args.db };
+    let server = match (entry.build)(&options) {
         Ok(server) => server,
         Err(e) => {
-            eprintln!(
-                "junction serve: the `{}` server is misdefined: {e}",
-                entry.name
-            );
+            eprintln!("junction serve: the `{}` server cannot start: {e}", entry.name);
             return ExitCode::FAILURE;
         }
     };
     let (stdout, flushed) = SignalOnDrop::new(tokio::io::stdout());
-    let connection = stdio::connect(tokio::io::stdin(), stdout, Limits::default());
+    let mut connection = stdio::connect(tokio::io::stdin(), stdout, Limits::default());
+    if let Some(path) = &args.wire_log {
+        match tokio::fs::File::create(path).await {
+            Ok(file) => connection = tap::tap(connection, file),
+            Err(e) => {
+                eprintln!("junction serve: cannot write the wire log {}: {e}", path.display());
+                return ExitCode::FAILURE;
+            }
+        }
+    }
     tracing::info!(server = entry.name, "serving over stdio");
     let peer = server.serve(connection);
     peer.closed().await;
