@@ -61,13 +61,46 @@ CREATE TABLE events (
 );
 ";
 
-/// The sample events: title, days from the first run, start, end, location.
-const EVENTS: &[(&str, i64, Option<&str>, Option<&str>, Option<&str>)] = &[
+/// A sample event: title, days from the first run, start, end, location.
+type SampleEvent = (
+    &'static str,
+    i64,
+    Option<&'static str>,
+    Option<&'static str>,
+    Option<&'static str>,
+);
+
+/// The sample events.
+const EVENTS: &[SampleEvent] = &[
     ("Team stand-up", 1, Some("09:00"), Some("09:15"), None),
-    ("Lunch with Priya", 1, Some("12:30"), Some("13:30"), Some("Café Lumen")),
-    ("Dentist appointment", 2, Some("09:30"), Some("10:15"), Some("Smile Dental, 12 Harbour Street")),
-    ("Book club: The Long Winter Garden", 6, Some("19:00"), Some("21:00"), Some("Library reading room")),
-    ("Flight to Lisbon", 10, Some("07:45"), None, Some("Airport, terminal 2")),
+    (
+        "Lunch with Priya",
+        1,
+        Some("12:30"),
+        Some("13:30"),
+        Some("Café Lumen"),
+    ),
+    (
+        "Dentist appointment",
+        2,
+        Some("09:30"),
+        Some("10:15"),
+        Some("Smile Dental, 12 Harbour Street"),
+    ),
+    (
+        "Book club: The Long Winter Garden",
+        6,
+        Some("19:00"),
+        Some("21:00"),
+        Some("Library reading room"),
+    ),
+    (
+        "Flight to Lisbon",
+        10,
+        Some("07:45"),
+        None,
+        Some("Airport, terminal 2"),
+    ),
     ("Mum's birthday", 12, None, None, None),
 ];
 
@@ -143,49 +176,55 @@ pub fn server(options: &Options) -> Result<Server, StartError> {
         .title("Calendar")
         .instructions(INSTRUCTIONS)
         .tool(
-            tool("search", move |a: SearchArgs| std::future::ready(search(&s1, a)))
-                .title("Search events")
-                .description(
-                    "Finds events whose title or location contains the text, between two dates \
+            tool("search", move |a: SearchArgs| {
+                std::future::ready(search(&s1, a))
+            })
+            .title("Search events")
+            .description(
+                "Finds events whose title or location contains the text, between two dates \
                      (both optional, inclusive). Use it before answering anything about the \
                      user's schedule, and to find an event's id.",
-                )
-                .annotations(
-                    ToolAnnotations::default()
-                        .read_only(true)
-                        .idempotent(true)
-                        .open_world(false),
-                ),
+            )
+            .annotations(
+                ToolAnnotations::default()
+                    .read_only(true)
+                    .idempotent(true)
+                    .open_world(false),
+            ),
         )
         .tool(
-            tool("add_event", move |a: AddArgs| std::future::ready(add_event(&s2, a)))
-                .title("Add an event")
-                .description(
-                    "Puts a new event on the calendar when the user asks to schedule, book or \
+            tool("add_event", move |a: AddArgs| {
+                std::future::ready(add_event(&s2, a))
+            })
+            .title("Add an event")
+            .description(
+                "Puts a new event on the calendar when the user asks to schedule, book or \
                      remember something on a day. Each call adds another event.",
-                )
-                .annotations(
-                    ToolAnnotations::default()
-                        .read_only(false)
-                        .destructive(false)
-                        .idempotent(false)
-                        .open_world(false),
-                ),
+            )
+            .annotations(
+                ToolAnnotations::default()
+                    .read_only(false)
+                    .destructive(false)
+                    .idempotent(false)
+                    .open_world(false),
+            ),
         )
         .tool(
-            tool("delete_event", move |a: DeleteArgs| std::future::ready(delete_event(&s3, a.id)))
-                .title("Delete an event")
-                .description(
-                    "Removes an event for good. Use it only when the user asks to cancel or \
+            tool("delete_event", move |a: DeleteArgs| {
+                std::future::ready(delete_event(&s3, a.id))
+            })
+            .title("Delete an event")
+            .description(
+                "Removes an event for good. Use it only when the user asks to cancel or \
                      remove that event; find its id with search first.",
-                )
-                .annotations(
-                    ToolAnnotations::default()
-                        .read_only(false)
-                        .destructive(true)
-                        .idempotent(true)
-                        .open_world(false),
-                ),
+            )
+            .annotations(
+                ToolAnnotations::default()
+                    .read_only(false)
+                    .destructive(true)
+                    .idempotent(true)
+                    .open_world(false),
+            ),
         )
         .resource(
             resource("calendar://summary", "summary", move |_| {
@@ -196,11 +235,15 @@ pub fn server(options: &Options) -> Result<Server, StartError> {
             .mime_type("text/plain"),
         )
         .prompt(
-            prompt("plan_day", move |p| std::future::ready(plan_day(&s5, p.arg("date").unwrap_or_default())))
-                .title("Plan a day")
-                .description("Asks for a plan of one day around the events already on it.")
-                .required("date", "The day, YYYY-MM-DD")
-                .complete("date", move |r| std::future::ready(event_dates(&s6, &r.value))),
+            prompt("plan_day", move |p| {
+                std::future::ready(plan_day(&s5, p.arg("date").unwrap_or_default()))
+            })
+            .title("Plan a day")
+            .description("Asks for a plan of one day around the events already on it.")
+            .required("date", "The day, YYYY-MM-DD")
+            .complete("date", move |r| {
+                std::future::ready(event_dates(&s6, &r.value))
+            }),
         )
         .build()?)
 }
@@ -210,7 +253,13 @@ fn seed(connection: &Connection) -> rusqlite::Result<()> {
     for (title, days, start, end, location) in EVENTS {
         connection.execute(
             "INSERT INTO events (title, date, start, end, location) VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![title, today.plus_days(*days).to_string(), start, end, location],
+            params![
+                title,
+                today.plus_days(*days).to_string(),
+                start,
+                end,
+                location
+            ],
         )?;
     }
     Ok(())
@@ -255,17 +304,22 @@ fn search(store: &Store, args: SearchArgs) -> Result<Json<Events>, String> {
 fn add_event(store: &Store, args: AddArgs) -> Result<String, String> {
     let title = args.title.trim().to_owned();
     if title.is_empty() {
-        return Err("The title is empty. Give the event a short title, for example 'Dentist'.".into());
+        return Err(
+            "The title is empty. Give the event a short title, for example 'Dentist'.".into(),
+        );
     }
     let date = parse_date(&args.date)?;
     let start = args.start.as_deref().map(parse_time).transpose()?;
     let end = args.end.as_deref().map(parse_time).transpose()?;
     match (&start, &end) {
-        (None, Some(_)) => {
-            return Err("An end time needs a start time. Give `start` too, or neither for an all-day event.".into())
-        }
+        (None, Some(_)) => return Err(
+            "An end time needs a start time. Give `start` too, or neither for an all-day event."
+                .into(),
+        ),
         (Some(start), Some(end)) if end <= start => {
-            return Err(format!("The event ends at {end}, not after it starts at {start}. Give an end after the start."))
+            return Err(format!(
+            "The event ends at {end}, not after it starts at {start}. Give an end after the start."
+        ))
         }
         _ => {}
     }
@@ -278,14 +332,18 @@ fn add_event(store: &Store, args: AddArgs) -> Result<String, String> {
     })?;
     match event {
         Some(event) => Ok(format!("Added event {}: {}", event.id, describe(&event))),
-        None => Err("The event was saved but could not be read back. Search for it to check.".into()),
+        None => {
+            Err("The event was saved but could not be read back. Search for it to check.".into())
+        }
     }
 }
 
 fn delete_event(store: &Store, id: i64) -> Result<String, String> {
     store.with(|c| {
         let Some(event) = event(c, id)? else {
-            return Ok(Err(format!("No event has the id {id}. Use search to find the event's id.")));
+            return Ok(Err(format!(
+                "No event has the id {id}. Use search to find the event's id."
+            )));
         };
         c.execute("DELETE FROM events WHERE id = ?1", [id])?;
         Ok(Ok(format!("Deleted event {id}: {}", describe(&event))))
@@ -304,9 +362,14 @@ fn summary(store: &Store) -> Result<String, String> {
     )?;
     let mut text = format!("Today is {today}. ");
     if found.events.is_empty() {
-        text.push_str(&format!("Nothing is planned in the next {SUMMARY_DAYS} days.\n"));
+        text.push_str(&format!(
+            "Nothing is planned in the next {SUMMARY_DAYS} days.\n"
+        ));
     } else {
-        text.push_str(&format!("The next {SUMMARY_DAYS} days hold {} events:\n", found.events.len()));
+        text.push_str(&format!(
+            "The next {SUMMARY_DAYS} days hold {} events:\n",
+            found.events.len()
+        ));
         for event in &found.events {
             text.push_str(&format!("- [{}] {}\n", event.id, describe(event)));
         }
@@ -315,7 +378,9 @@ fn summary(store: &Store) -> Result<String, String> {
 }
 
 fn plan_day(store: &Store, date: &str) -> Result<String, ErrorObject> {
-    let day = parse_date(date).map_err(ErrorObject::invalid_params)?.to_string();
+    let day = parse_date(date)
+        .map_err(ErrorObject::invalid_params)?
+        .to_string();
     let Json(found) = search(
         store,
         SearchArgs {
@@ -344,7 +409,9 @@ fn plan_day(store: &Store, date: &str) -> Result<String, ErrorObject> {
 fn event_dates(store: &Store, typed: &str) -> Vec<String> {
     store
         .with(|c| {
-            let mut statement = c.prepare("SELECT DISTINCT date FROM events WHERE date LIKE ?1 || '%' ORDER BY date")?;
+            let mut statement = c.prepare(
+                "SELECT DISTINCT date FROM events WHERE date LIKE ?1 || '%' ORDER BY date",
+            )?;
             let dates = statement
                 .query_map([typed.trim()], |r| r.get(0))?
                 .collect::<rusqlite::Result<Vec<String>>>()?;
@@ -389,19 +456,25 @@ fn event_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Event> {
 }
 
 fn parse_date(text: &str) -> Result<Date, String> {
-    Date::parse(text)
-        .ok_or_else(|| format!("Date '{text}' is not in YYYY-MM-DD form. Try again, for example 2026-11-03."))
+    Date::parse(text).ok_or_else(|| {
+        format!("Date '{text}' is not in YYYY-MM-DD form. Try again, for example 2026-11-03.")
+    })
 }
 
 fn parse_time(text: &str) -> Result<String, String> {
     let valid = text.len() == 5
         && text.as_bytes()[2] == b':'
         && matches!((text[..2].parse::<u8>(), text[3..].parse::<u8>()), (Ok(h), Ok(m)) if h < 24 && m < 60)
-        && text.bytes().enumerate().all(|(i, b)| i == 2 || b.is_ascii_digit());
+        && text
+            .bytes()
+            .enumerate()
+            .all(|(i, b)| i == 2 || b.is_ascii_digit());
     if valid {
         Ok(text.to_owned())
     } else {
-        Err(format!("Time '{text}' is not in HH:MM form (24-hour). Try again, for example 09:30."))
+        Err(format!(
+            "Time '{text}' is not in HH:MM form (24-hour). Try again, for example 09:30."
+        ))
     }
 }
 

@@ -90,7 +90,10 @@ mod tests {
     #[test]
     fn parses_real_days_only_and_prints_them_back() {
         for text in ["2026-11-03", "2024-02-29", "1970-01-01", "2000-12-31"] {
-            assert_eq!(Date::parse(text).map(|d| d.to_string()).as_deref(), Some(text));
+            assert_eq!(
+                Date::parse(text).map(|d| d.to_string()).as_deref(),
+                Some(text)
+            );
         }
         for text in [
             "tomorrow",

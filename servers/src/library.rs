@@ -119,47 +119,57 @@ pub fn server(options: &Options) -> Result<Server, StartError> {
         .title("Library")
         .instructions(INSTRUCTIONS)
         .tool(
-            tool("search", move |a: SearchArgs| std::future::ready(search(&s1, a)))
-                .title("Search the catalogue")
-                .description(
-                    "Finds books by words in their title, author or subject, optionally on one \
+            tool("search", move |a: SearchArgs| {
+                std::future::ready(search(&s1, a))
+            })
+            .title("Search the catalogue")
+            .description(
+                "Finds books by words in their title, author or subject, optionally on one \
                      subject. Use it whenever the user asks for books, and to learn a book's \
                      ISBN before calling the other tools. Results include the copies available.",
-                )
-                .annotations(reading_hints()),
+            )
+            .annotations(reading_hints()),
         )
         .tool(
-            tool("checkout", move |a: IsbnArgs| std::future::ready(checkout(&s2, &a.isbn)))
-                .title("Check out a book")
-                .description(
-                    "Borrows a book for the user when they ask to check it out or borrow it. \
+            tool("checkout", move |a: IsbnArgs| {
+                std::future::ready(checkout(&s2, &a.isbn))
+            })
+            .title("Check out a book")
+            .description(
+                "Borrows a book for the user when they ask to check it out or borrow it. \
                      Fails when no copy is on the shelf; then offer another title or a hold.",
-                )
-                .annotations(writing_hints(false)),
+            )
+            .annotations(writing_hints(false)),
         )
         .tool(
-            tool("return_book", move |a: IsbnArgs| std::future::ready(return_book(&s3, &a.isbn)))
-                .title("Return a book")
-                .description("Returns a book the user has on loan, when they say they brought it back.")
-                .annotations(writing_hints(true)),
+            tool("return_book", move |a: IsbnArgs| {
+                std::future::ready(return_book(&s3, &a.isbn))
+            })
+            .title("Return a book")
+            .description("Returns a book the user has on loan, when they say they brought it back.")
+            .annotations(writing_hints(true)),
         )
         .tool(
-            tool("renew", move |a: IsbnArgs| std::future::ready(renew(&s4, &a.isbn)))
-                .title("Renew a loan")
-                .description(
-                    "Extends a loan by 21 days when the user needs a book longer. A loan may be \
+            tool("renew", move |a: IsbnArgs| {
+                std::future::ready(renew(&s4, &a.isbn))
+            })
+            .title("Renew a loan")
+            .description(
+                "Extends a loan by 21 days when the user needs a book longer. A loan may be \
                      renewed twice.",
-                )
-                .annotations(writing_hints(false)),
+            )
+            .annotations(writing_hints(false)),
         )
         .tool(
-            tool("place_hold", move |a: IsbnArgs| std::future::ready(place_hold(&s5, &a.isbn)))
-                .title("Place a hold")
-                .description(
-                    "Reserves a book that has no copies on the shelf, when the user wants it \
+            tool("place_hold", move |a: IsbnArgs| {
+                std::future::ready(place_hold(&s5, &a.isbn))
+            })
+            .title("Place a hold")
+            .description(
+                "Reserves a book that has no copies on the shelf, when the user wants it \
                      anyway. For a book with copies available, use checkout instead.",
-                )
-                .annotations(writing_hints(true)),
+            )
+            .annotations(writing_hints(true)),
         )
         .resource(
             resource("library://policy", "policy", |_| async { POLICY })
@@ -181,7 +191,11 @@ pub fn server(options: &Options) -> Result<Server, StartError> {
             .description("One book's record, by ISBN.")
             .mime_type("application/json")
             .complete("isbn", move |r| {
-                std::future::ready(column_values(&isbns, "SELECT isbn FROM books ORDER BY isbn", &r.value))
+                std::future::ready(column_values(
+                    &isbns,
+                    "SELECT isbn FROM books ORDER BY isbn",
+                    &r.value,
+                ))
             }),
         )
         .prompt(
@@ -259,11 +273,20 @@ fn checkout(store: &Store, isbn: &str) -> Result<String, String> {
             )));
         }
         let due = Date::today().plus_days(LOAN_DAYS).to_string();
-        tx.execute("UPDATE books SET available = available - 1 WHERE isbn = ?1", [isbn])?;
-        tx.execute("INSERT INTO loans (isbn, due) VALUES (?1, ?2)", [isbn, &due])?;
+        tx.execute(
+            "UPDATE books SET available = available - 1 WHERE isbn = ?1",
+            [isbn],
+        )?;
+        tx.execute(
+            "INSERT INTO loans (isbn, due) VALUES (?1, ?2)",
+            [isbn, &due],
+        )?;
         tx.execute("DELETE FROM holds WHERE isbn = ?1", [isbn])?;
         tx.commit()?;
-        Ok(Ok(format!("Checked out '{}'. It is due back on {due}.", book.title)))
+        Ok(Ok(format!(
+            "Checked out '{}'. It is due back on {due}.",
+            book.title
+        )))
     })?
 }
 
@@ -274,10 +297,16 @@ fn return_book(store: &Store, isbn: &str) -> Result<String, String> {
             return Ok(Err(unknown_isbn(isbn)));
         };
         if loan(&tx, isbn)?.is_none() {
-            return Ok(Err(format!("You do not have '{}' on loan, so there is nothing to return.", book.title)));
+            return Ok(Err(format!(
+                "You do not have '{}' on loan, so there is nothing to return.",
+                book.title
+            )));
         }
         tx.execute("DELETE FROM loans WHERE isbn = ?1", [isbn])?;
-        tx.execute("UPDATE books SET available = available + 1 WHERE isbn = ?1", [isbn])?;
+        tx.execute(
+            "UPDATE books SET available = available + 1 WHERE isbn = ?1",
+            [isbn],
+        )?;
         tx.commit()?;
         Ok(Ok(format!("Returned '{}'. Thank you.", book.title)))
     })?
@@ -311,7 +340,10 @@ fn renew(store: &Store, isbn: &str) -> Result<String, String> {
             [isbn, &new_due],
         )?;
         tx.commit()?;
-        Ok(Ok(format!("Renewed '{}'. It is now due back on {new_due}.", book.title)))
+        Ok(Ok(format!(
+            "Renewed '{}'. It is now due back on {new_due}.",
+            book.title
+        )))
     })?
 }
 
@@ -322,7 +354,10 @@ fn place_hold(store: &Store, isbn: &str) -> Result<String, String> {
             return Ok(Err(unknown_isbn(isbn)));
         };
         if loan(&tx, isbn)?.is_some() {
-            return Ok(Err(format!("You already have '{}' checked out.", book.title)));
+            return Ok(Err(format!(
+                "You already have '{}' checked out.",
+                book.title
+            )));
         }
         if book.available > 0 {
             return Ok(Err(format!(
@@ -362,7 +397,9 @@ fn reading_list(store: &Store, subject: &str) -> Result<String, ErrorObject> {
          from introductory to advanced, and say which books I can check out today.\n\n"
     );
     if found.0.results.is_empty() {
-        text.push_str("The catalogue has no books on that subject; suggest a nearby subject it does have.");
+        text.push_str(
+            "The catalogue has no books on that subject; suggest a nearby subject it does have.",
+        );
     } else {
         text.push_str("The catalogue's books on it:\n");
         for book in &found.0.results {
@@ -444,7 +481,9 @@ fn copies(n: i64) -> String {
 
 /// Makes `%`, `_` and `\` in what the user typed match themselves in a LIKE pattern.
 fn escape_like(text: &str) -> String {
-    text.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_")
+    text.replace('\\', "\\\\")
+        .replace('%', "\\%")
+        .replace('_', "\\_")
 }
 
 #[cfg(test)]

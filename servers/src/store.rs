@@ -76,7 +76,9 @@ impl Store {
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         f(&mut connection).map_err(|e| {
             tracing::error!("database error: {e}");
-            format!("The server's database failed ({e}). Try again; if it fails again, tell the user.")
+            format!(
+                "The server's database failed ({e}). Try again; if it fails again, tell the user."
+            )
         })
     }
 }
@@ -120,7 +122,12 @@ mod tests {
     fn a_database_that_cannot_be_opened_is_named_in_the_error() {
         let path = Path::new("/nonexistent-dir-for-junction/x.db");
         let error = Store::open(Some(path), SCHEMA, seed).unwrap_err();
-        assert!(error.to_string().contains("/nonexistent-dir-for-junction/x.db"), "{error}");
+        assert!(
+            error
+                .to_string()
+                .contains("/nonexistent-dir-for-junction/x.db"),
+            "{error}"
+        );
     }
 
     #[test]
@@ -129,6 +136,9 @@ mod tests {
         let error = store
             .with(|c| c.execute("INSERT INTO nowhere VALUES (1)", []))
             .unwrap_err();
-        assert!(error.starts_with("The server's database failed (no such table: nowhere)"), "{error}");
+        assert!(
+            error.starts_with("The server's database failed (no such table: nowhere)"),
+            "{error}"
+        );
     }
 }

@@ -209,9 +209,13 @@ pub fn server(options: &Options) -> Result<Server, StartError> {
             .complete("id", move |r| std::future::ready(task_ids(&s7, &r.value))),
         )
         .prompt(
-            prompt("weekly_review", move |_| std::future::ready(weekly_review(&s8)))
-                .title("Weekly review")
-                .description("Reviews the week: what got done, what is open or overdue, what comes next."),
+            prompt("weekly_review", move |_| {
+                std::future::ready(weekly_review(&s8))
+            })
+            .title("Weekly review")
+            .description(
+                "Reviews the week: what got done, what is open or overdue, what comes next.",
+            ),
         )
         .subscriptions()
         .build()?)
@@ -264,9 +268,14 @@ fn add_task(store: &Store, ctx: &Context, args: AddArgs) -> Result<String, Strin
 }
 
 fn complete_task(store: &Store, ctx: &Context, id: i64) -> Result<String, String> {
-    let task = store.with(|c| task(c, id))?.ok_or_else(|| unknown_task(id))?;
+    let task = store
+        .with(|c| task(c, id))?
+        .ok_or_else(|| unknown_task(id))?;
     if let Some(day) = &task.completed {
-        return Err(format!("Task {id} ({}) was already completed on {day}.", task.title));
+        return Err(format!(
+            "Task {id} ({}) was already completed on {day}.",
+            task.title
+        ));
     }
     store.with(|c| {
         c.execute(
@@ -280,7 +289,9 @@ fn complete_task(store: &Store, ctx: &Context, id: i64) -> Result<String, String
 
 async fn delete_task(store: Store, ctx: Context, args: DeleteArgs) -> Result<String, String> {
     let id = args.id;
-    let task = store.with(|c| task(c, id))?.ok_or_else(|| unknown_task(id))?;
+    let task = store
+        .with(|c| task(c, id))?
+        .ok_or_else(|| unknown_task(id))?;
     let question = FormParams::new(
         format!("Delete task {id}, '{}'? This cannot be undone.", task.title),
         RequestedSchema::new(),
@@ -292,7 +303,9 @@ async fn delete_task(store: Store, ctx: Context, args: DeleteArgs) -> Result<Str
                 return Ok(format!("Kept task {id}: the user declined to delete it."))
             }
             ElicitAction::Cancel => {
-                return Ok(format!("Kept task {id}: the user dismissed the question without deciding."))
+                return Ok(format!(
+                    "Kept task {id}: the user dismissed the question without deciding."
+                ))
             }
         },
         Err(RequestError::NotSupported { .. }) if args.confirm => {}
@@ -306,8 +319,8 @@ async fn delete_task(store: Store, ctx: Context, args: DeleteArgs) -> Result<Str
         }
         Err(e) => {
             return Err(format!(
-                "Task {id} was not deleted: asking the user to confirm failed ({e}). Try again later."
-            ))
+            "Task {id} was not deleted: asking the user to confirm failed ({e}). Try again later."
+        ))
         }
     }
     store.with(|c| c.execute("DELETE FROM tasks WHERE id = ?1", [id]))?;
@@ -324,7 +337,13 @@ async fn summarize_completed(store: Store, ctx: Context) -> Result<String, Strin
     }
     let list: String = done
         .iter()
-        .map(|t| format!("- {} (completed {})\n", t.title, t.completed.as_deref().unwrap_or("")))
+        .map(|t| {
+            format!(
+                "- {} (completed {})\n",
+                t.title,
+                t.completed.as_deref().unwrap_or("")
+            )
+        })
         .collect();
     let request = CreateMessageParams::new(
         vec![SamplingMessage::user_text(format!(
@@ -340,7 +359,9 @@ async fn summarize_completed(store: Store, ctx: Context) -> Result<String, Strin
             .iter()
             .find_map(|block| block.as_text())
             .map(str::to_owned)
-            .ok_or_else(|| format!("The host's model answered without text. The completed tasks are:\n{list}")),
+            .ok_or_else(|| {
+                format!("The host's model answered without text. The completed tasks are:\n{list}")
+            }),
         Err(RequestError::NotSupported { .. }) => Err(format!(
             "No summary was written: this client does not let servers use the host's model \
              (it lacks the sampling capability). Summarize these completed tasks yourself:\n{list}"
@@ -375,7 +396,10 @@ fn weekly_review(store: &Store) -> Result<String, ErrorObject> {
         "Let's do my weekly review for the week ending {today}. Celebrate what I finished, \
          flag what is overdue, and suggest the three tasks to do first next week.\n\nCompleted this week:\n"
     );
-    for task in done.iter().filter(|t| t.completed.as_deref() >= Some(since.as_str())) {
+    for task in done
+        .iter()
+        .filter(|t| t.completed.as_deref() >= Some(since.as_str()))
+    {
         text.push_str(&format!("- {}\n", task.title));
     }
     text.push_str("\nStill open:\n");
@@ -393,13 +417,16 @@ fn weekly_review(store: &Store) -> Result<String, ErrorObject> {
 /// Tells subscribers that the open list and the task changed.
 fn changed(ctx: &Context, id: i64) {
     ctx.server().notify_resource_updated(OPEN);
-    ctx.server().notify_resource_updated(&format!("tasks://{id}"));
+    ctx.server()
+        .notify_resource_updated(&format!("tasks://{id}"));
 }
 
 fn task_ids(store: &Store, typed: &str) -> Vec<String> {
     store
         .with(|c| {
-            let mut statement = c.prepare("SELECT id FROM tasks WHERE CAST(id AS TEXT) LIKE ?1 || '%' ORDER BY id")?;
+            let mut statement = c.prepare(
+                "SELECT id FROM tasks WHERE CAST(id AS TEXT) LIKE ?1 || '%' ORDER BY id",
+            )?;
             let ids = statement
                 .query_map([typed.trim()], |r| r.get::<_, i64>(0))?
                 .map(|id| id.map(|id| id.to_string()))

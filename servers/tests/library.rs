@@ -27,31 +27,61 @@ async fn tools_are_titled_annotated_and_instructions_are_set() {
     let client = client().await;
     assert_tools_fully_described(&client).await;
     assert_eq!(client.instructions(), Some(library::INSTRUCTIONS));
-    let names: Vec<_> = client.list_tools().await.unwrap().into_iter().map(|t| t.name).collect();
-    assert_eq!(names, ["search", "checkout", "return_book", "renew", "place_hold"]);
+    let names: Vec<_> = client
+        .list_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert_eq!(
+        names,
+        ["search", "checkout", "return_book", "renew", "place_hold"]
+    );
     let search = client.list_tools().await.unwrap().remove(0);
-    assert!(search.output_schema.is_some(), "search advertises its output schema");
-    assert_eq!(search.annotations.unwrap().is_read_only(), true);
+    assert!(
+        search.output_schema.is_some(),
+        "search advertises its output schema"
+    );
+    assert!(search.annotations.unwrap().is_read_only());
 }
 
 #[tokio::test]
 async fn search_for_science_finds_books_with_copies_and_structured_content_matches_text() {
     let client = client().await;
-    let found = results(structured(&call(&client, "search", json!({"query": "science"})).await));
+    let found = results(structured(
+        &call(&client, "search", json!({"query": "science"})).await,
+    ));
     assert_eq!(found.total, 5);
     assert!(found.results.iter().all(|b| b.subject == "science"));
     assert!(found.results.iter().filter(|b| b.available > 0).count() >= 3);
-    assert!(found.results.iter().any(|b| b.title == "Maps of Small Rivers" && b.available == 0));
+    assert!(found
+        .results
+        .iter()
+        .any(|b| b.title == "Maps of Small Rivers" && b.available == 0));
 
     let limited = results(structured(
-        &call(&client, "search", json!({"query": "", "subject": "History", "limit": 1})).await,
+        &call(
+            &client,
+            "search",
+            json!({"query": "", "subject": "History", "limit": 1}),
+        )
+        .await,
     ));
     assert_eq!(limited.total, 2);
     assert_eq!(limited.results.len(), 1);
     assert_eq!(limited.results[0].title, "Salt and Stone");
 
-    let none = results(structured(&call(&client, "search", json!({"query": "100%_"})).await));
-    assert_eq!(none, SearchResults { results: vec![], total: 0 });
+    let none = results(structured(
+        &call(&client, "search", json!({"query": "100%_"})).await,
+    ));
+    assert_eq!(
+        none,
+        SearchResults {
+            results: vec![],
+            total: 0
+        }
+    );
 }
 
 #[tokio::test]
@@ -59,7 +89,8 @@ async fn missing_and_ill_typed_arguments_are_tool_errors_naming_them() {
     let client = client().await;
     let missing = error_text(&call(&client, "search", json!({})).await);
     assert!(missing.contains("query"), "{missing}");
-    let ill_typed = error_text(&call(&client, "search", json!({"query": "x", "limit": "ten"})).await);
+    let ill_typed =
+        error_text(&call(&client, "search", json!({"query": "x", "limit": "ten"})).await);
     assert!(ill_typed.contains("limit"), "{ill_typed}");
     let no_isbn = error_text(&call(&client, "checkout", json!({})).await);
     assert!(no_isbn.contains("isbn"), "{no_isbn}");
@@ -85,7 +116,9 @@ async fn checkout_of_a_book_with_no_copies_fails_verbatim_and_another_title_succ
         error_text(&call(&client, "checkout", json!({"isbn": "123"})).await),
         "No book in the catalogue has the ISBN '123'. Use search to find the book's ISBN."
     );
-    let book: Book = serde_json::from_str(&read_text(&client, &format!("library://books/{LIGHT}")).await).unwrap();
+    let book: Book =
+        serde_json::from_str(&read_text(&client, &format!("library://books/{LIGHT}")).await)
+            .unwrap();
     assert_eq!(book.available, 2);
 }
 
@@ -94,7 +127,10 @@ async fn return_renew_and_hold_succeed_and_refuse_with_reasons() {
     let client = client().await;
     assert_eq!(
         ok_text(&call(&client, "renew", json!({"isbn": GARDEN})).await),
-        format!("Renewed 'The Long Winter Garden'. It is now due back on {}.", Date::today().plus_days(5 + LOAN_DAYS))
+        format!(
+            "Renewed 'The Long Winter Garden'. It is now due back on {}.",
+            Date::today().plus_days(5 + LOAN_DAYS)
+        )
     );
     assert_eq!(
         error_text(&call(&client, "renew", json!({"isbn": SALT})).await),
@@ -137,19 +173,49 @@ async fn return_renew_and_hold_succeed_and_refuse_with_reasons() {
 async fn policy_book_template_completion_and_reading_list_prompt() {
     let client = client().await;
     assert_eq!(read_text(&client, "library://policy").await, POLICY);
-    let book: Book = serde_json::from_str(&read_text(&client, &format!("library://books/{MAPS}")).await).unwrap();
-    assert_eq!((book.title.as_str(), book.available), ("Maps of Small Rivers", 0));
+    let book: Book =
+        serde_json::from_str(&read_text(&client, &format!("library://books/{MAPS}")).await)
+            .unwrap();
+    assert_eq!(
+        (book.title.as_str(), book.available),
+        ("Maps of Small Rivers", 0)
+    );
     assert!(client.read_resource("library://books/000").await.is_err());
 
-    let isbns = complete(&client, CompletionRef::resource("library://books/{isbn}"), "isbn", "97800000000").await;
+    let isbns = complete(
+        &client,
+        CompletionRef::resource("library://books/{isbn}"),
+        "isbn",
+        "97800000000",
+    )
+    .await;
     assert_eq!(isbns.len(), 9);
-    let subjects = complete(&client, CompletionRef::prompt("reading_list"), "subject", "s").await;
+    let subjects = complete(
+        &client,
+        CompletionRef::prompt("reading_list"),
+        "subject",
+        "s",
+    )
+    .await;
     assert_eq!(subjects, ["science"]);
 
     let text = prompt_text(&client, "reading_list", &[("subject", "science")]).await;
-    assert!(text.starts_with("Put together a reading list about science"), "{text}");
-    assert!(text.contains("- 'Maps of Small Rivers' by Jonah Pike (2022), ISBN 9780000000042, 0 copies available"), "{text}");
-    assert!(client.get_prompt(junction_protocol::prompts::GetPromptParams::new("reading_list")).await.is_err());
+    assert!(
+        text.starts_with("Put together a reading list about science"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "- 'Maps of Small Rivers' by Jonah Pike (2022), ISBN 9780000000042, 0 copies available"
+        ),
+        "{text}"
+    );
+    assert!(client
+        .get_prompt(junction_protocol::prompts::GetPromptParams::new(
+            "reading_list"
+        ))
+        .await
+        .is_err());
 }
 
 #[tokio::test]
@@ -157,12 +223,16 @@ async fn seeding_is_idempotent_and_changes_persist_in_the_database_file() {
     let path = temp_db("library-seed");
     {
         let client = connect(&library::server(&at(&path)).unwrap()).await;
-        let all = results(structured(&call(&client, "search", json!({"query": "", "limit": 50})).await));
+        let all = results(structured(
+            &call(&client, "search", json!({"query": "", "limit": 50})).await,
+        ));
         assert_eq!(all.total, 10);
         ok_text(&call(&client, "checkout", json!({"isbn": LIGHT})).await);
     }
     let client = connect(&library::server(&at(&path)).unwrap()).await;
-    let all = results(structured(&call(&client, "search", json!({"query": "", "limit": 50})).await));
+    let all = results(structured(
+        &call(&client, "search", json!({"query": "", "limit": 50})).await,
+    ));
     assert_eq!(all.total, 10, "a second run adds no books");
     let light = all.results.iter().find(|b| b.isbn == LIGHT).unwrap();
     assert_eq!(light.available, 2, "the checkout of the first run is kept");

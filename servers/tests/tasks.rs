@@ -41,7 +41,15 @@ async fn tools_are_titled_annotated_and_delete_is_destructive() {
     assert_eq!(client.instructions(), Some(tasks::INSTRUCTIONS));
     let tools = client.list_tools().await.unwrap();
     let names: Vec<_> = tools.iter().map(|t| t.name.as_str()).collect();
-    assert_eq!(names, ["add_task", "complete_task", "delete_task", "summarize_completed"]);
+    assert_eq!(
+        names,
+        [
+            "add_task",
+            "complete_task",
+            "delete_task",
+            "summarize_completed"
+        ]
+    );
     assert!(tools[2].annotations.as_ref().unwrap().is_destructive());
     assert!(tools[3].annotations.as_ref().unwrap().is_read_only());
 }
@@ -50,13 +58,30 @@ async fn tools_are_titled_annotated_and_delete_is_destructive() {
 async fn add_and_complete_tasks_with_their_errors() {
     let client = connect(&server()).await;
     assert_eq!(
-        ok_text(&call(&client, "add_task", json!({"title": "Ship the Q3 report", "due": "2026-11-03"})).await),
+        ok_text(
+            &call(
+                &client,
+                "add_task",
+                json!({"title": "Ship the Q3 report", "due": "2026-11-03"})
+            )
+            .await
+        ),
         "Created task 17: Ship the Q3 report"
     );
     let task: Task = serde_json::from_str(&read_text(&client, "tasks://17").await).unwrap();
-    assert_eq!((task.title.as_str(), task.due.as_deref()), ("Ship the Q3 report", Some("2026-11-03")));
     assert_eq!(
-        error_text(&call(&client, "add_task", json!({"title": "x", "due": "tomorrow"})).await),
+        (task.title.as_str(), task.due.as_deref()),
+        ("Ship the Q3 report", Some("2026-11-03"))
+    );
+    assert_eq!(
+        error_text(
+            &call(
+                &client,
+                "add_task",
+                json!({"title": "x", "due": "tomorrow"})
+            )
+            .await
+        ),
         "Date 'tomorrow' is not in YYYY-MM-DD form. Try again, for example 2026-11-03."
     );
     assert_eq!(
@@ -66,9 +91,15 @@ async fn add_and_complete_tasks_with_their_errors() {
     let missing = error_text(&call(&client, "add_task", json!({})).await);
     assert!(missing.contains("title"), "{missing}");
 
-    assert_eq!(ok_text(&call(&client, "complete_task", json!({"id": 17})).await), "Completed task 17: Ship the Q3 report");
+    assert_eq!(
+        ok_text(&call(&client, "complete_task", json!({"id": 17})).await),
+        "Completed task 17: Ship the Q3 report"
+    );
     let again = error_text(&call(&client, "complete_task", json!({"id": 17})).await);
-    assert!(again.starts_with("Task 17 (Ship the Q3 report) was already completed on "), "{again}");
+    assert!(
+        again.starts_with("Task 17 (Ship the Q3 report) was already completed on "),
+        "{again}"
+    );
     assert_eq!(
         error_text(&call(&client, "complete_task", json!({"id": 99})).await),
         "No task has the number 99. Ask the user which task they mean."
@@ -80,7 +111,10 @@ async fn add_and_complete_tasks_with_their_errors() {
 async fn delete_confirmed_by_the_user_through_elicitation_deletes() {
     let server = server();
     let client = answering(&server, || ElicitResult::accept(Default::default())).await;
-    assert_eq!(ok_text(&call(&client, "delete_task", json!({"id": 15})).await), "Deleted task 15: Clean out the garage");
+    assert_eq!(
+        ok_text(&call(&client, "delete_task", json!({"id": 15})).await),
+        "Deleted task 15: Clean out the garage"
+    );
     assert!(!task_exists(&client, 15).await);
 }
 
@@ -95,7 +129,14 @@ async fn a_declined_or_cancelled_delete_leaves_the_database_unchanged() {
     );
     let cancelling = answering(&server, ElicitResult::cancel).await;
     assert_eq!(
-        ok_text(&call(&cancelling, "delete_task", json!({"id": 15, "confirm": true})).await),
+        ok_text(
+            &call(
+                &cancelling,
+                "delete_task",
+                json!({"id": 15, "confirm": true})
+            )
+            .await
+        ),
         "Kept task 15: the user dismissed the question without deciding."
     );
     assert_eq!(open(&declining).await, before);
@@ -129,9 +170,15 @@ async fn summarize_completed_returns_the_models_text_through_sampling() {
     let options = ClientOptions::new("test", "1").sampling(Sampling::new(move |params, _| {
         let seen = seen.clone();
         async move {
-            let text = params.messages[0].content.blocks()[0].as_text().unwrap_or_default().to_owned();
+            let text = params.messages[0].content.blocks()[0]
+                .as_text()
+                .unwrap_or_default()
+                .to_owned();
             *seen.lock().unwrap() = text;
-            Ok(CreateMessageResult::text("scripted", "You finished six things this fortnight."))
+            Ok(CreateMessageResult::text(
+                "scripted",
+                "You finished six things this fortnight.",
+            ))
         }
     }));
     let client = connect_with(&server(), options).await;
@@ -140,9 +187,15 @@ async fn summarize_completed_returns_the_models_text_through_sampling() {
         "You finished six things this fortnight."
     );
     let asked = asked.lock().unwrap().clone();
-    assert!(asked.starts_with("Summarize in two or three sentences what I have completed:\n"), "{asked}");
+    assert!(
+        asked.starts_with("Summarize in two or three sentences what I have completed:\n"),
+        "{asked}"
+    );
     assert_eq!(asked.matches("\n- ").count(), 6, "{asked}");
-    assert!(asked.contains("- Book the team offsite venue (completed "), "{asked}");
+    assert!(
+        asked.contains("- Book the team offsite venue (completed "),
+        "{asked}"
+    );
 }
 
 #[tokio::test]
@@ -156,17 +209,26 @@ async fn summarize_completed_without_sampling_fails_informatively() {
         ),
         "{text}"
     );
-    assert!(text.contains("- Review Priya's pull request (completed "), "{text}");
+    assert!(
+        text.contains("- Review Priya's pull request (completed "),
+        "{text}"
+    );
 }
 
 #[tokio::test]
 async fn every_change_sends_an_update_for_the_subscribed_open_list() {
     let server = server();
-    let options = ClientOptions::new("test", "1")
-        .elicitation(Elicitation::form(|_, _| async { Ok(ElicitResult::accept(Default::default())) }));
+    let options = ClientOptions::new("test", "1").elicitation(Elicitation::form(|_, _| async {
+        Ok(ElicitResult::accept(Default::default()))
+    }));
     let client = connect_with(&server, options).await;
-    let mut notes = client.take_notifications().expect("the notification stream");
-    client.subscribe(OPEN).await.expect("tasks://open is subscribable");
+    let mut notes = client
+        .take_notifications()
+        .expect("the notification stream");
+    client
+        .subscribe(OPEN)
+        .await
+        .expect("tasks://open is subscribable");
     for (tool, arguments) in [
         ("add_task", json!({"title": "Ship the Q3 report"})),
         ("complete_task", json!({"id": 17})),
@@ -174,7 +236,9 @@ async fn every_change_sends_an_update_for_the_subscribed_open_list() {
     ] {
         ok_text(&call(&client, tool, arguments).await);
         match notes.recv().await {
-            Some(ServerNotification::ResourceUpdated(params)) => assert_eq!(params.uri, OPEN, "after {tool}"),
+            Some(ServerNotification::ResourceUpdated(params)) => {
+                assert_eq!(params.uri, OPEN, "after {tool}")
+            }
             other => panic!("expected an update after {tool}, got {other:?}"),
         }
     }
@@ -198,8 +262,14 @@ async fn open_list_task_template_completion_and_weekly_review() {
 
     let review = prompt_text(&client, "weekly_review", &[]).await;
     assert!(review.starts_with("Let's do my weekly review"), "{review}");
-    assert!(review.contains("Completed this week:\n- Book the team offsite venue\n"), "{review}");
-    assert!(!review.contains("Back up the laptop"), "completed nine days ago: {review}");
+    assert!(
+        review.contains("Completed this week:\n- Book the team offsite venue\n"),
+        "{review}"
+    );
+    assert!(
+        !review.contains("Back up the laptop"),
+        "completed nine days ago: {review}"
+    );
     assert!(review.contains("] Water the plants (due "), "{review}");
 }
 
@@ -209,7 +279,10 @@ async fn seeding_is_idempotent() {
     for expected in ["Created task 17: First", "Created task 18: Second"] {
         let client = connect(&tasks::server(&at(&path)).unwrap()).await;
         let title = expected.rsplit(": ").next().unwrap();
-        assert_eq!(ok_text(&call(&client, "add_task", json!({"title": title})).await), expected);
+        assert_eq!(
+            ok_text(&call(&client, "add_task", json!({"title": title})).await),
+            expected
+        );
     }
     let _ = std::fs::remove_dir_all(path.parent().unwrap());
 }

@@ -4,7 +4,12 @@ use super::*;
 fn the_seed_leaves_sixteen_tasks_six_of_them_completed() {
     let store = Store::open(None, SCHEMA, seed).unwrap();
     let all = store
-        .with(|c| query_tasks(c, "SELECT id, title, notes, due, created, completed FROM tasks"))
+        .with(|c| {
+            query_tasks(
+                c,
+                "SELECT id, title, notes, due, created, completed FROM tasks",
+            )
+        })
         .unwrap();
     assert_eq!(all.len(), 16);
     assert_eq!(all.iter().filter(|t| t.completed.is_some()).count(), 6);

@@ -35,20 +35,31 @@ pub async fn call(client: &Client, name: &str, arguments: Value) -> CallToolResu
         panic!("arguments must be a JSON object")
     };
     client
-        .call_tool(CallToolParams::new(name).arguments(arguments), Default::default())
+        .call_tool(
+            CallToolParams::new(name).arguments(arguments),
+            Default::default(),
+        )
         .await
         .unwrap_or_else(|e| panic!("tools/call {name} failed: {e}"))
 }
 
 /// The result's only text, asserting it succeeded.
 pub fn ok_text(result: &CallToolResult) -> String {
-    assert_ne!(result.is_error, Some(true), "unexpected tool error: {result:?}");
+    assert_ne!(
+        result.is_error,
+        Some(true),
+        "unexpected tool error: {result:?}"
+    );
     only_text(result)
 }
 
 /// The result's only text, asserting it is a tool error.
 pub fn error_text(result: &CallToolResult) -> String {
-    assert_eq!(result.is_error, Some(true), "expected a tool error: {result:?}");
+    assert_eq!(
+        result.is_error,
+        Some(true),
+        "expected a tool error: {result:?}"
+    );
     only_text(result)
 }
 
@@ -69,7 +80,10 @@ pub fn structured(result: &CallToolResult) -> Value {
         .structured_content
         .clone()
         .expect("the result has structuredContent");
-    assert_eq!(structured, parsed, "structuredContent equals the parsed text");
+    assert_eq!(
+        structured, parsed,
+        "structuredContent equals the parsed text"
+    );
     structured
 }
 
@@ -103,7 +117,12 @@ pub async fn prompt_text(client: &Client, name: &str, arguments: &[(&str, &str)]
 }
 
 /// The completions of `argument` typed as `value` for a prompt or template.
-pub async fn complete(client: &Client, reference: CompletionRef, argument: &str, value: &str) -> Vec<String> {
+pub async fn complete(
+    client: &Client,
+    reference: CompletionRef,
+    argument: &str,
+    value: &str,
+) -> Vec<String> {
     client
         .complete(CompleteParams::new(reference, argument, value))
         .await
@@ -131,13 +150,24 @@ pub fn at(path: &std::path::Path) -> Options {
 pub async fn assert_tools_fully_described(client: &Client) {
     for tool in client.list_tools().await.expect("tools/list succeeds") {
         assert!(tool.title.is_some(), "{} has a title", tool.name);
-        assert!(tool.description.is_some(), "{} has a description", tool.name);
-        let a = tool.annotations.as_ref().unwrap_or_else(|| panic!("{} has annotations", tool.name));
+        assert!(
+            tool.description.is_some(),
+            "{} has a description",
+            tool.name
+        );
+        let a = tool
+            .annotations
+            .as_ref()
+            .unwrap_or_else(|| panic!("{} has annotations", tool.name));
         assert!(a.read_only_hint.is_some(), "{} readOnlyHint", tool.name);
         assert!(a.idempotent_hint.is_some(), "{} idempotentHint", tool.name);
         assert!(a.open_world_hint.is_some(), "{} openWorldHint", tool.name);
         if !a.is_read_only() {
-            assert!(a.destructive_hint.is_some(), "{} destructiveHint", tool.name);
+            assert!(
+                a.destructive_hint.is_some(),
+                "{} destructiveHint",
+                tool.name
+            );
         }
     }
 }

@@ -51,7 +51,10 @@ pub async fn run(args: ServeArgs) -> ExitCode {
     let server = match (entry.build)(&options) {
         Ok(server) => server,
         Err(e) => {
-            eprintln!("junction serve: the `{}` server cannot start: {e}", entry.name);
+            eprintln!(
+                "junction serve: the `{}` server cannot start: {e}",
+                entry.name
+            );
             return ExitCode::FAILURE;
         }
     };
@@ -61,7 +64,10 @@ pub async fn run(args: ServeArgs) -> ExitCode {
         match tokio::fs::File::create(path).await {
             Ok(file) => connection = tap::tap(connection, file),
             Err(e) => {
-                eprintln!("junction serve: cannot write the wire log {}: {e}", path.display());
+                eprintln!(
+                    "junction serve: cannot write the wire log {}: {e}",
+                    path.display()
+                );
                 return ExitCode::FAILURE;
             }
         }

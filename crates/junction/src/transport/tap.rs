@@ -94,7 +94,10 @@ mod tests {
                 other => panic!("expected a frame, got {other:?}"),
             }
         }
-        assert_eq!(forwarded, vec![b"{\"a\":\n1}".to_vec(), b"{\"b\":2}".to_vec()]);
+        assert_eq!(
+            forwarded,
+            vec![b"{\"a\":\n1}".to_vec(), b"{\"b\":2}".to_vec()]
+        );
         drop(peer);
         assert!(tapped.incoming.recv().await.is_none());
         let mut text = String::new();
