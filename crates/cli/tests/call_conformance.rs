@@ -640,7 +640,9 @@ fn serve_with_an_unknown_name_lists_the_known_ones_and_exits_2() {
     assert_eq!(run.stdout, "");
     assert!(
         run.stderr.contains("invalid value 'no-such-server'")
-            && run.stderr.contains("[possible values: conformance]"),
+            && run
+                .stderr
+                .contains("[possible values: library, calendar, tasks, conformance]"),
         "{}",
         run.stderr
     );

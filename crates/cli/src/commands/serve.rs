@@ -1,9 +1,12 @@
 //! `junction serve NAME`: runs one of Junction's servers over this process's stdin and
 //! stdout until stdin closes, or with `--http ADDR` over Streamable HTTP (`/mcp`, plus the
-//! legacy `/sse` and `/message` endpoints) until Ctrl-C or SIGTERM.
+//! legacy `/sse` and `/message` endpoints) until Ctrl-C or SIGTERM. `--db PATH` keeps an
+//! example server's data in that SQLite file (in memory otherwise); `--wire-log FILE` writes
+//! every message received over stdio, one per line.
 
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
 use std::pin::Pin;
 use std::process::ExitCode;
 use std::task::{Context, Poll};
@@ -12,7 +15,7 @@ use std::time::Duration;
 use clap::builder::{PossibleValue, PossibleValuesParser};
 use junction::server::Server;
 use junction::transport::http::server::{HttpServer, ResponseMode};
-use junction::transport::{stdio, Limits};
+use junction::transport::{stdio, tap, Limits};
 use tokio::io::{AsyncWrite, Stdout};
 use tokio::sync::oneshot;
 
@@ -37,6 +40,13 @@ pub struct ServeArgs {
     /// With --http: answer every request with an event stream, never a plain JSON body.
     #[arg(long, requires = "http")]
     sse_always: bool,
+    /// The SQLite database to keep the server's data in, created and seeded when new (the
+    /// data stays in memory when this is not given).
+    #[arg(long, value_name = "PATH")]
+    db: Option<PathBuf>,
+    /// Write every message the server receives over stdio to FILE, one JSON message per line.
+    #[arg(long, value_name = "FILE", conflicts_with = "http")]
+    wire_log: Option<PathBuf>,
 }
 
 fn parse_addr(text: &str) -> Result<SocketAddr, String> {
@@ -63,11 +73,14 @@ pub async fn run(args: ServeArgs) -> ExitCode {
         return ExitCode::from(2);
     };
     // Built even when each HTTP session gets its own, so a misdefinition fails at once.
-    let server = match (entry.build)() {
+    let options = junction_servers::Options {
+        db: args.db.clone(),
+    };
+    let server = match (entry.build)(&options) {
         Ok(server) => server,
         Err(e) => {
             eprintln!(
-                "junction serve: the `{}` server is misdefined: {e}",
+                "junction serve: the `{}` server cannot start: {e}",
                 entry.name
             );
             return ExitCode::FAILURE;
@@ -75,13 +88,29 @@ pub async fn run(args: ServeArgs) -> ExitCode {
     };
     match args.http {
         Some(addr) => serve_http(entry, server, addr, &args).await,
-        None => serve_stdio(entry, server).await,
+        None => serve_stdio(entry, server, args.wire_log.as_deref()).await,
     }
 }
 
-async fn serve_stdio(entry: &junction_servers::Entry, server: Server) -> ExitCode {
+async fn serve_stdio(
+    entry: &junction_servers::Entry,
+    server: Server,
+    wire_log: Option<&std::path::Path>,
+) -> ExitCode {
     let (stdout, flushed) = SignalOnDrop::new(tokio::io::stdout());
-    let connection = stdio::connect(tokio::io::stdin(), stdout, Limits::default());
+    let mut connection = stdio::connect(tokio::io::stdin(), stdout, Limits::default());
+    if let Some(path) = wire_log {
+        match tokio::fs::File::create(path).await {
+            Ok(file) => connection = tap::tap(connection, file),
+            Err(e) => {
+                eprintln!(
+                    "junction serve: cannot write the wire log {}: {e}",
+                    path.display()
+                );
+                return ExitCode::FAILURE;
+            }
+        }
+    }
     tracing::info!(server = entry.name, "serving over stdio");
     let peer = server.serve(connection);
     peer.closed().await;

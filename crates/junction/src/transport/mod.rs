@@ -10,11 +10,13 @@
 //!   shutdown sequence.
 //! - [`memory`]: two connected ends in one process, for tests and embedding.
 //! - [`http`]: Streamable HTTP, server and client, with the legacy HTTP+SSE transport.
+//! - [`tap`]: wraps any connection to log every frame it receives (a wire log).
 
 pub mod child;
 pub mod http;
 pub mod memory;
 pub mod stdio;
+pub mod tap;
 
 use junction_protocol::{Message, RequestId};
 use tokio::sync::mpsc;

@@ -1,0 +1,490 @@
+//! The library server: a lending library's catalogue and one reader's loans, kept in SQLite.
+//!
+//! Each primitive is used the way the specification means it:
+//! - tools the model calls: `search` (structured results), `checkout`, `return_book`,
+//!   `renew`, `place_hold`;
+//! - resources the application attaches: the loan policy `library://policy` and each book
+//!   at `library://books/{isbn}` (with ISBN completion);
+//! - a prompt the user picks: `reading_list`, with its subject completed from the catalogue.
+//!
+//! ```
+//! use junction::client::{Client, ClientOptions};
+//! use junction::protocol::tools::CallToolParams;
+//!
+//! # #[tokio::main(flavor = "current_thread")] async fn main() {
+//! let (client_end, server_end) = junction::transport::memory::pair(Default::default());
+//! let server = junction_servers::library::server(&Default::default()).unwrap();
+//! server.serve(server_end);
+//! let client = Client::connect(client_end, ClientOptions::new("doc", "1")).await.unwrap();
+//! let arguments = serde_json::json!({"isbn": "9780000000042"});
+//! let result = client
+//!     .call_tool(
+//!         CallToolParams::new("checkout").arguments(arguments.as_object().unwrap().clone()),
+//!         Default::default(),
+//!     )
+//!     .await
+//!     .unwrap();
+//! assert_eq!(result.is_error, Some(true));
+//! assert_eq!(
+//!     result.content[0].as_text(),
+//!     Some("No copies of 'Maps of Small Rivers' are available. Search for another title.")
+//! );
+//! # }
+//! ```
+
+mod catalogue;
+
+use junction::server::{not_found, prompt, resource, template, tool, Json, Server};
+use junction_protocol::tools::ToolAnnotations;
+use junction_protocol::ErrorObject;
+use rusqlite::{params, Connection, OptionalExtension};
+
+use crate::date::Date;
+use crate::store::Store;
+use crate::{Options, StartError};
+
+/// The server's name.
+pub const NAME: &str = "library";
+/// What the server tells a host's model.
+pub const INSTRUCTIONS: &str = "A lending library's catalogue and the user's loans. Use \
+`search` to find books and their ISBNs, then `checkout`, `return_book`, `renew` or \
+`place_hold` with an ISBN. When a book has no copies left, offer another title from the \
+search or a hold.";
+/// The loan policy (`library://policy`).
+pub const POLICY: &str = "Loan policy\n\
+- A loan lasts 21 days.\n\
+- A loan may be renewed twice, each time for 21 days from its due date.\n\
+- A book with no copies on the shelf may be held; the holder is told when a copy returns.\n\
+- Late books cost nothing, but a reader with a book 30 days late may borrow no more.\n";
+/// How long a loan or a renewal lasts, in days.
+pub const LOAN_DAYS: i64 = 21;
+/// How many times a loan may be renewed.
+pub const MAX_RENEWALS: i64 = 2;
+
+/// One book as `search` and `library://books/{isbn}` report it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct Book {
+    /// The ISBN, which the other tools take.
+    pub isbn: String,
+    /// The title.
+    pub title: String,
+    /// The author.
+    pub author: String,
+    /// The subject.
+    pub subject: String,
+    /// The year of publication.
+    pub year: i64,
+    /// Copies on the shelf now.
+    pub available: i64,
+}
+
+/// The result of `search`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct SearchResults {
+    /// The matching books, by title, at most `limit` of them.
+    pub results: Vec<Book>,
+    /// How many books match in all.
+    pub total: i64,
+}
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+struct SearchArgs {
+    /// Words to find in titles, authors and subjects (empty matches every book).
+    query: String,
+    /// Only books on this subject, e.g. "science".
+    subject: Option<String>,
+    /// The most results to return (1 to 50; 10 when not given).
+    #[schemars(range(min = 1, max = 50))]
+    limit: Option<u32>,
+}
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+struct IsbnArgs {
+    /// The book's ISBN, as `search` reports it.
+    isbn: String,
+}
+
+/// Opens (and on first use seeds) the library's database and builds the server.
+pub fn server(options: &Options) -> Result<Server, StartError> {
+    let store = Store::open(options.db.as_deref(), catalogue::SCHEMA, catalogue::seed)?;
+    let (s1, s2, s3, s4, s5) = (
+        store.clone(),
+        store.clone(),
+        store.clone(),
+        store.clone(),
+        store.clone(),
+    );
+    let (books, isbns, subjects, reading) = (store.clone(), store.clone(), store.clone(), store);
+    Ok(Server::builder(NAME, env!("CARGO_PKG_VERSION"))
+        .title("Library")
+        .instructions(INSTRUCTIONS)
+        .tool(
+            tool("search", move |a: SearchArgs| {
+                std::future::ready(search(&s1, a))
+            })
+            .title("Search the catalogue")
+            .description(
+                "Finds books by words in their title, author or subject, optionally on one \
+                     subject. Use it whenever the user asks for books, and to learn a book's \
+                     ISBN before calling the other tools. Results include the copies available.",
+            )
+            .annotations(reading_hints()),
+        )
+        .tool(
+            tool("checkout", move |a: IsbnArgs| {
+                std::future::ready(checkout(&s2, &a.isbn))
+            })
+            .title("Check out a book")
+            .description(
+                "Borrows a book for the user when they ask to check it out or borrow it. \
+                     Fails when no copy is on the shelf; then offer another title or a hold.",
+            )
+            .annotations(writing_hints(false)),
+        )
+        .tool(
+            tool("return_book", move |a: IsbnArgs| {
+                std::future::ready(return_book(&s3, &a.isbn))
+            })
+            .title("Return a book")
+            .description("Returns a book the user has on loan, when they say they brought it back.")
+            .annotations(writing_hints(true)),
+        )
+        .tool(
+            tool("renew", move |a: IsbnArgs| {
+                std::future::ready(renew(&s4, &a.isbn))
+            })
+            .title("Renew a loan")
+            .description(
+                "Extends a loan by 21 days when the user needs a book longer. A loan may be \
+                     renewed twice.",
+            )
+            .annotations(writing_hints(false)),
+        )
+        .tool(
+            tool("place_hold", move |a: IsbnArgs| {
+                std::future::ready(place_hold(&s5, &a.isbn))
+            })
+            .title("Place a hold")
+            .description(
+                "Reserves a book that has no copies on the shelf, when the user wants it \
+                     anyway. For a book with copies available, use checkout instead.",
+            )
+            .annotations(writing_hints(true)),
+        )
+        .resource(
+            resource("library://policy", "policy", |_| async { POLICY })
+                .title("Loan policy")
+                .description("How long loans last, renewals and holds.")
+                .mime_type("text/plain"),
+        )
+        .template(
+            template("library://books/{isbn}", "book", move |r| {
+                let found = find_book(&books, r.var("isbn").unwrap_or_default());
+                std::future::ready(match found {
+                    Ok(Some(book)) => serde_json::to_string_pretty(&book)
+                        .map_err(|e| ErrorObject::internal(e.to_string())),
+                    Ok(None) => Err(not_found(&r.uri)),
+                    Err(e) => Err(ErrorObject::internal(e)),
+                })
+            })
+            .title("A book in the catalogue")
+            .description("One book's record, by ISBN.")
+            .mime_type("application/json")
+            .complete("isbn", move |r| {
+                std::future::ready(column_values(
+                    &isbns,
+                    "SELECT isbn FROM books ORDER BY isbn",
+                    &r.value,
+                ))
+            }),
+        )
+        .prompt(
+            prompt("reading_list", move |p| {
+                std::future::ready(reading_list(&reading, p.arg("subject").unwrap_or_default()))
+            })
+            .title("Reading list")
+            .description("Asks for a reading list on a subject, from the library's own catalogue.")
+            .required("subject", "The subject, e.g. science")
+            .complete("subject", move |r| {
+                std::future::ready(column_values(
+                    &subjects,
+                    "SELECT DISTINCT subject FROM books ORDER BY subject",
+                    &r.value,
+                ))
+            }),
+        )
+        .build()?)
+}
+
+fn reading_hints() -> ToolAnnotations {
+    ToolAnnotations::default()
+        .read_only(true)
+        .idempotent(true)
+        .open_world(false)
+}
+
+/// Loans and holds change only this library's records and destroy nothing.
+fn writing_hints(idempotent: bool) -> ToolAnnotations {
+    ToolAnnotations::default()
+        .read_only(false)
+        .destructive(false)
+        .idempotent(idempotent)
+        .open_world(false)
+}
+
+fn search(store: &Store, args: SearchArgs) -> Result<Json<SearchResults>, String> {
+    let limit = i64::from(args.limit.unwrap_or(10).clamp(1, 50));
+    let pattern = format!("%{}%", escape_like(args.query.trim()));
+    let subject = args.subject.map(|s| s.trim().to_owned());
+    store
+        .with(|c| {
+            let filter = "FROM books WHERE (title LIKE ?1 ESCAPE '\\' OR author LIKE ?1 ESCAPE '\\' \
+                          OR subject LIKE ?1 ESCAPE '\\') AND (?2 IS NULL OR subject = ?2 COLLATE NOCASE)";
+            let total = c.query_row(&format!("SELECT COUNT(*) {filter}"), params![pattern, subject], |r| {
+                r.get(0)
+            })?;
+            let mut statement = c.prepare(&format!(
+                "SELECT isbn, title, author, subject, year, available {filter} ORDER BY title LIMIT ?3"
+            ))?;
+            let results = statement
+                .query_map(params![pattern, subject, limit], book_from_row)?
+                .collect::<rusqlite::Result<_>>()?;
+            Ok(SearchResults { results, total })
+        })
+        .map(Json)
+}
+
+fn checkout(store: &Store, isbn: &str) -> Result<String, String> {
+    store.with(|c| {
+        let tx = c.transaction()?;
+        let Some(book) = book(&tx, isbn)? else {
+            return Ok(Err(unknown_isbn(isbn)));
+        };
+        if let Some(due) = loan(&tx, isbn)?.map(|(due, _)| due) {
+            return Ok(Err(format!(
+                "You already have '{}' checked out; it is due on {due}.",
+                book.title
+            )));
+        }
+        if book.available == 0 {
+            return Ok(Err(format!(
+                "No copies of '{}' are available. Search for another title.",
+                book.title
+            )));
+        }
+        let due = Date::today().plus_days(LOAN_DAYS).to_string();
+        tx.execute(
+            "UPDATE books SET available = available - 1 WHERE isbn = ?1",
+            [isbn],
+        )?;
+        tx.execute(
+            "INSERT INTO loans (isbn, due) VALUES (?1, ?2)",
+            [isbn, &due],
+        )?;
+        tx.execute("DELETE FROM holds WHERE isbn = ?1", [isbn])?;
+        tx.commit()?;
+        Ok(Ok(format!(
+            "Checked out '{}'. It is due back on {due}.",
+            book.title
+        )))
+    })?
+}
+
+fn return_book(store: &Store, isbn: &str) -> Result<String, String> {
+    store.with(|c| {
+        let tx = c.transaction()?;
+        let Some(book) = book(&tx, isbn)? else {
+            return Ok(Err(unknown_isbn(isbn)));
+        };
+        if loan(&tx, isbn)?.is_none() {
+            return Ok(Err(format!(
+                "You do not have '{}' on loan, so there is nothing to return.",
+                book.title
+            )));
+        }
+        tx.execute("DELETE FROM loans WHERE isbn = ?1", [isbn])?;
+        tx.execute(
+            "UPDATE books SET available = available + 1 WHERE isbn = ?1",
+            [isbn],
+        )?;
+        tx.commit()?;
+        Ok(Ok(format!("Returned '{}'. Thank you.", book.title)))
+    })?
+}
+
+fn renew(store: &Store, isbn: &str) -> Result<String, String> {
+    store.with(|c| {
+        let tx = c.transaction()?;
+        let Some(book) = book(&tx, isbn)? else {
+            return Ok(Err(unknown_isbn(isbn)));
+        };
+        let Some((due, renewals)) = loan(&tx, isbn)? else {
+            return Ok(Err(format!(
+                "You do not have '{}' on loan. Use checkout to borrow it.",
+                book.title
+            )));
+        };
+        if renewals >= MAX_RENEWALS {
+            return Ok(Err(format!(
+                "'{}' has already been renewed {MAX_RENEWALS} times, the most the policy allows. \
+                 Please return it by {due}.",
+                book.title
+            )));
+        }
+        let new_due = Date::parse(&due)
+            .unwrap_or_else(Date::today)
+            .plus_days(LOAN_DAYS)
+            .to_string();
+        tx.execute(
+            "UPDATE loans SET due = ?2, renewals = renewals + 1 WHERE isbn = ?1",
+            [isbn, &new_due],
+        )?;
+        tx.commit()?;
+        Ok(Ok(format!(
+            "Renewed '{}'. It is now due back on {new_due}.",
+            book.title
+        )))
+    })?
+}
+
+fn place_hold(store: &Store, isbn: &str) -> Result<String, String> {
+    store.with(|c| {
+        let tx = c.transaction()?;
+        let Some(book) = book(&tx, isbn)? else {
+            return Ok(Err(unknown_isbn(isbn)));
+        };
+        if loan(&tx, isbn)?.is_some() {
+            return Ok(Err(format!(
+                "You already have '{}' checked out.",
+                book.title
+            )));
+        }
+        if book.available > 0 {
+            return Ok(Err(format!(
+                "'{}' has {} on the shelf; use checkout to borrow it instead of placing a hold.",
+                book.title,
+                copies(book.available)
+            )));
+        }
+        let placed = tx.execute(
+            "INSERT OR IGNORE INTO holds (isbn, placed) VALUES (?1, ?2)",
+            [isbn, &Date::today().to_string()],
+        )?;
+        tx.commit()?;
+        Ok(Ok(if placed == 0 {
+            format!("You already have a hold on '{}'.", book.title)
+        } else {
+            format!(
+                "Placed a hold on '{}'. You will be told when a copy is returned.",
+                book.title
+            )
+        }))
+    })?
+}
+
+fn reading_list(store: &Store, subject: &str) -> Result<String, ErrorObject> {
+    let found = search(
+        store,
+        SearchArgs {
+            query: String::new(),
+            subject: Some(subject.to_owned()),
+            limit: Some(50),
+        },
+    )
+    .map_err(ErrorObject::internal)?;
+    let mut text = format!(
+        "Put together a reading list about {subject} for me from the library's catalogue, \
+         from introductory to advanced, and say which books I can check out today.\n\n"
+    );
+    if found.0.results.is_empty() {
+        text.push_str(
+            "The catalogue has no books on that subject; suggest a nearby subject it does have.",
+        );
+    } else {
+        text.push_str("The catalogue's books on it:\n");
+        for book in &found.0.results {
+            text.push_str(&format!(
+                "- '{}' by {} ({}), ISBN {}, {} available\n",
+                book.title,
+                book.author,
+                book.year,
+                book.isbn,
+                copies(book.available)
+            ));
+        }
+    }
+    Ok(text)
+}
+
+fn find_book(store: &Store, isbn: &str) -> Result<Option<Book>, String> {
+    store.with(|c| book(c, isbn))
+}
+
+fn book(c: &Connection, isbn: &str) -> rusqlite::Result<Option<Book>> {
+    c.query_row(
+        "SELECT isbn, title, author, subject, year, available FROM books WHERE isbn = ?1",
+        [isbn.trim()],
+        book_from_row,
+    )
+    .optional()
+}
+
+/// The reader's loan of `isbn`: due date and renewals used.
+fn loan(c: &Connection, isbn: &str) -> rusqlite::Result<Option<(String, i64)>> {
+    c.query_row(
+        "SELECT due, renewals FROM loans WHERE isbn = ?1",
+        [isbn.trim()],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )
+    .optional()
+}
+
+fn book_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Book> {
+    Ok(Book {
+        isbn: r.get(0)?,
+        title: r.get(1)?,
+        author: r.get(2)?,
+        subject: r.get(3)?,
+        year: r.get(4)?,
+        available: r.get(5)?,
+    })
+}
+
+/// The values of a one-column query that start with `typed` (case-insensitive), for
+/// completion. A database failure completes nothing.
+fn column_values(store: &Store, query: &str, typed: &str) -> Vec<String> {
+    let typed = typed.to_lowercase();
+    store
+        .with(|c| {
+            let mut statement = c.prepare(query)?;
+            let values = statement
+                .query_map([], |r| r.get::<_, String>(0))?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(values)
+        })
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|v| v.to_lowercase().starts_with(&typed))
+        .collect()
+}
+
+fn unknown_isbn(isbn: &str) -> String {
+    format!("No book in the catalogue has the ISBN '{isbn}'. Use search to find the book's ISBN.")
+}
+
+fn copies(n: i64) -> String {
+    match n {
+        1 => "1 copy".to_owned(),
+        n => format!("{n} copies"),
+    }
+}
+
+/// Makes `%`, `_` and `\` in what the user typed match themselves in a LIKE pattern.
+fn escape_like(text: &str) -> String {
+    text.replace('\\', "\\\\")
+        .replace('%', "\\%")
+        .replace('_', "\\_")
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,144 @@
+//! The SQLite database an example server keeps its data in: opened at `--db PATH` (or in
+//! memory), created and seeded once, then shared by the server's handlers.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use rusqlite::Connection;
+
+use crate::StartError;
+
+/// The schema version a seeded database carries (`PRAGMA user_version`).
+const SEEDED: i64 = 1;
+
+/// A database shared by one server's handlers. Cheap to clone.
+///
+/// Each call runs on the caller's thread under a lock: the queries are small, and one
+/// connection keeps an in-memory database whole.
+#[derive(Clone)]
+pub(crate) struct Store {
+    connection: Arc<Mutex<Connection>>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").finish_non_exhaustive()
+    }
+}
+
+impl Store {
+    /// Opens the database at `path` (in memory when `None`). On first use it runs `schema`
+    /// and `seed` in one transaction and marks the database as seeded, so later runs keep
+    /// what is there and add nothing.
+    pub(crate) fn open(
+        path: Option<&Path>,
+        schema: &str,
+        seed: impl FnOnce(&Connection) -> rusqlite::Result<()>,
+    ) -> Result<Store, StartError> {
+        let place = path.map_or_else(|| ":memory:".to_owned(), |p| p.display().to_string());
+        let failed = |source| StartError::Database {
+            path: place.clone(),
+            source,
+        };
+        let mut connection = match path {
+            Some(path) => Connection::open(path),
+            None => Connection::open_in_memory(),
+        }
+        .map_err(failed)?;
+        let version: i64 = connection
+            .query_row("PRAGMA user_version", [], |row| row.get(0))
+            .map_err(failed)?;
+        if version < SEEDED {
+            let transaction = connection.transaction().map_err(failed)?;
+            transaction.execute_batch(schema).map_err(failed)?;
+            seed(&transaction).map_err(failed)?;
+            transaction
+                .pragma_update(None, "user_version", SEEDED)
+                .map_err(failed)?;
+            transaction.commit().map_err(failed)?;
+        }
+        Ok(Store {
+            connection: Arc::new(Mutex::new(connection)),
+        })
+    }
+
+    /// Runs `f` on the connection. A database failure becomes the sentence a tool error
+    /// carries.
+    pub(crate) fn with<T>(
+        &self,
+        f: impl FnOnce(&mut Connection) -> rusqlite::Result<T>,
+    ) -> Result<T, String> {
+        // A handler that panicked mid-query left no transaction open (rusqlite rolls back on
+        // drop), so the connection is still usable.
+        let mut connection = self
+            .connection
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        f(&mut connection).map_err(|e| {
+            tracing::error!("database error: {e}");
+            format!(
+                "The server's database failed ({e}). Try again; if it fails again, tell the user."
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SCHEMA: &str = "CREATE TABLE items (name TEXT NOT NULL);";
+
+    fn seed(connection: &Connection) -> rusqlite::Result<()> {
+        connection.execute("INSERT INTO items (name) VALUES ('first')", [])?;
+        Ok(())
+    }
+
+    fn count(store: &Store) -> i64 {
+        store
+            .with(|c| c.query_row("SELECT COUNT(*) FROM items", [], |r| r.get(0)))
+            .unwrap()
+    }
+
+    #[test]
+    fn seeds_a_new_file_once_and_keeps_changes_across_opens() {
+        let dir = std::env::temp_dir().join(format!("junction-store-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("seed-once.db");
+        let _ = std::fs::remove_file(&path);
+        let store = Store::open(Some(&path), SCHEMA, seed).unwrap();
+        assert_eq!(count(&store), 1);
+        store
+            .with(|c| c.execute("INSERT INTO items (name) VALUES ('mine')", []))
+            .unwrap();
+        drop(store);
+        let again = Store::open(Some(&path), SCHEMA, seed).unwrap();
+        assert_eq!(count(&again), 2);
+        drop(again);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_database_that_cannot_be_opened_is_named_in_the_error() {
+        let path = Path::new("/nonexistent-dir-for-junction/x.db");
+        let error = Store::open(Some(path), SCHEMA, seed).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("/nonexistent-dir-for-junction/x.db"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn query_failures_become_a_sentence() {
+        let store = Store::open(None, SCHEMA, seed).unwrap();
+        let error = store
+            .with(|c| c.execute("INSERT INTO nowhere VALUES (1)", []))
+            .unwrap_err();
+        assert!(
+            error.starts_with("The server's database failed (no such table: nowhere)"),
+            "{error}"
+        );
+    }
+}
