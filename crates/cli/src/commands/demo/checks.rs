@@ -150,7 +150,9 @@ fn script_problems(script: &str, names: &ToolNames) -> Result<String, String> {
 /// Reads `uri` on `server` through the host's own client and looks for `expected` in it:
 /// how the demo shows that a refused deletion left the record in place.
 pub async fn record_kept(host: &Host, server: &str, uri: &str, expected: &str) -> Check {
-    let name = format!("the record survived: {uri} still reads \"{expected}\" from the {server} server afterwards");
+    let name = format!(
+        "the record survived: {uri} still reads \"{expected}\" from the {server} server afterwards"
+    );
     let Some(connected) = host.servers().get(server) else {
         return Check::new(name, Err(format!("the {server} server is not connected")));
     };
@@ -181,8 +183,7 @@ struct WireLog {
 impl WireLog {
     fn read(dir: &Path, server: &'static str) -> WireLog {
         let path = dir.join(wire_log_name(server));
-        let text =
-            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()));
+        let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()));
         WireLog { server, text }
     }
 
@@ -197,9 +198,7 @@ impl WireLog {
     }
 
     fn mentions(&self, word: &str) -> bool {
-        self.text()
-            .to_lowercase()
-            .contains(&word.to_lowercase())
+        self.text().to_lowercase().contains(&word.to_lowercase())
     }
 }
 
@@ -280,7 +279,8 @@ pub fn after_run(dir: &Path, conversation: &[Message], kept: Check) -> Vec<Check
         ));
     }
     let succeeded = |tool: &str, start: &str| {
-        tool_results(conversation).any(|(name, text, error)| name == tool && !error && text.starts_with(start))
+        tool_results(conversation)
+            .any(|(name, text, error)| name == tool && !error && text.starts_with(start))
     };
     checks.push(Check::new(
         "the retries succeeded: another title checked out, the event added with a real date",
@@ -355,14 +355,20 @@ mod tests {
         let bad = r#"{"turns": [{"toolCalls": [{"name": "library__checkout", "arguments": {"isbn": 1}}, {"name": "library__burn"}]}]}"#;
         let problems = script_problems(bad, &names()).unwrap_err();
         assert!(problems.contains("`library__checkout`"), "{problems}");
-        assert!(problems.contains("no server offers `library__burn`"), "{problems}");
+        assert!(
+            problems.contains("no server offers `library__burn`"),
+            "{problems}"
+        );
     }
 
     #[test]
     fn a_check_prints_pass_with_its_finding_or_fail_with_the_reason() {
         let style = Style::plain();
         assert_eq!(Check::new("x", Ok(String::new())).line(style), "PASS  x");
-        assert_eq!(Check::new("x", Ok("3 calls".into())).line(style), "PASS  x (3 calls)");
+        assert_eq!(
+            Check::new("x", Ok("3 calls".into())).line(style),
+            "PASS  x (3 calls)"
+        );
         assert_eq!(Check::new("x", Err("no".into())).line(style), "FAIL  x: no");
     }
 
