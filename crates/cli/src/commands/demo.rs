@@ -63,7 +63,8 @@ const STEPS: &[Step] = &[
 #[derive(Debug, clap::Args)]
 pub struct DemoArgs {
     /// Keep the databases and wire logs in DIR (created if needed) instead of a temporary
-    /// directory removed at the end.
+    /// directory removed at the end. The demo's files from an earlier run there
+    /// (`NAME.db`, `NAME.wire.jsonl`) are replaced.
     #[arg(long, value_name = "DIR")]
     dir: Option<PathBuf>,
 }
