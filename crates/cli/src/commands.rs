@@ -3,6 +3,7 @@
 pub mod call;
 pub mod chat;
 pub mod conformance_client;
+pub mod demo;
 pub mod host_options;
 pub mod run;
 pub mod serve;

@@ -6,6 +6,7 @@
 //!   result as JSON.
 //! - `junction chat` talks with a model over the configured servers; `junction run` plays
 //!   one turn without a person and prints the transcript.
+//! - `junction demo` runs the example servers, a scripted conversation and its checks, offline.
 //! - `junction conformance-client URL` (hidden) is the client under test of the MCP
 //!   conformance suite.
 //!
@@ -24,7 +25,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use commands::{call, chat, conformance_client, run, serve};
+use commands::{call, chat, conformance_client, demo, run, serve};
 
 /// Junction: a Model Context Protocol stack.
 #[derive(Debug, Parser)]
@@ -48,6 +49,8 @@ enum Command {
     Chat(chat::ChatArgs),
     /// One turn without a person: send MESSAGE, print the transcript.
     Run(run::RunArgs),
+    /// The whole host offline: three example servers, a scripted conversation, checks.
+    Demo(demo::DemoArgs),
     /// The client under test of the MCP conformance suite (run by `conformance client`).
     #[command(hide = true)]
     ConformanceClient(conformance_client::ConformanceClientArgs),
@@ -71,6 +74,7 @@ fn main() -> ExitCode {
         Command::Call(args) => runtime.block_on(call::run(*args)),
         Command::Chat(args) => runtime.block_on(chat::run(args)),
         Command::Run(args) => runtime.block_on(run::run(args)),
+        Command::Demo(args) => runtime.block_on(demo::run(args)),
         Command::ConformanceClient(args) => runtime.block_on(conformance_client::run(args)),
     }
 }
