@@ -1,10 +1,14 @@
 //! The set of connected servers: one [`Client`] per server, started in parallel.
 //!
-//! [`Servers::start`] starts every enabled stdio server at once, each under its own start-up
-//! timeout (spawn, handshake and the first listing of tools, prompts and resources). A
-//! server that exits, times out or fails its handshake is reported as a [`StartFailure`]
-//! with the tail of its stderr, and the others go on. [`Servers::add_connection`] adds a
-//! server reached over any [`Connection`] (in-process servers, tests).
+//! [`Servers::start`] starts every enabled server at once, each under its own start-up
+//! timeout (spawn or connect, handshake and the first listing of tools, prompts and
+//! resources). Stdio entries run as child processes; `http` entries are reached over
+//! Streamable HTTP (which falls back by itself to the 2024-11-05 HTTP+SSE transport when the
+//! server refuses the initialize POST) and `sse` entries over HTTP+SSE directly, with the
+//! entry's `headers` on every request. A server that exits, cannot be reached, times out or
+//! fails its handshake is reported as a [`StartFailure`] (with the tail of its stderr for a
+//! child), and the others go on. [`Servers::add_connection`] adds a server reached over any
+//! [`Connection`] (in-process servers, tests).
 //!
 //! Each server's client gets its own handlers for what the server may ask back: sampling
 //! and elicitation when [`StartOptions::mediation`] is set (see [`crate::mediation`]), roots
@@ -16,6 +20,7 @@ use std::time::Duration;
 
 use junction::client::{Client, ClientOptions, ConnectError};
 use junction::transport::child::{self, ChildProcess, CommandSpec, ShutdownTimeouts};
+use junction::transport::http::client::{Finished, HttpClient};
 use junction::transport::Connection;
 use junction::RequestError;
 use junction_protocol::prompts::Prompt;
@@ -24,7 +29,7 @@ use junction_protocol::roots::Root;
 use junction_protocol::tools::Tool;
 use tokio::task::JoinSet;
 
-use crate::config::{ServerConfig, TransportConfig};
+use crate::config::{HttpConfig, ServerConfig, StdioConfig, TransportConfig};
 use crate::events::{Event, EventSink, ServerState};
 use crate::mediation::{invalid_root, Mediation, SharedRoots};
 use crate::policy::Action;
@@ -155,6 +160,18 @@ fn tail_text(tail: &[String]) -> String {
     }
 }
 
+/// How long shutdown waits for an HTTP session to be deleted on its server.
+const HTTP_SHUTDOWN: Duration = Duration::from_secs(5);
+
+/// What the host runs for a server besides its client, ended on shutdown.
+#[derive(Debug)]
+enum Backing {
+    /// The server's child process.
+    Process(Box<ChildProcess>),
+    /// The HTTP transport, finished once the session was deleted on the server.
+    Http(Finished),
+}
+
 /// What a server offers, as last listed.
 #[derive(Debug, Default)]
 struct Lists {
@@ -176,7 +193,7 @@ pub struct ConnectedServer {
     pub client: Client,
     lists: RwLock<Lists>,
     roots: Option<SharedRoots>,
-    process: tokio::sync::Mutex<Option<ChildProcess>>,
+    backing: tokio::sync::Mutex<Option<Backing>>,
 }
 
 impl ConnectedServer {
@@ -260,12 +277,10 @@ impl ConnectedServer {
 
     /// The last lines the server wrote to stderr (child processes only).
     pub async fn stderr_tail(&self) -> Vec<String> {
-        self.process
-            .lock()
-            .await
-            .as_ref()
-            .map(ChildProcess::stderr_tail)
-            .unwrap_or_default()
+        match self.backing.lock().await.as_ref() {
+            Some(Backing::Process(process)) => process.stderr_tail(),
+            Some(Backing::Http(_)) | None => Vec::new(),
+        }
     }
 }
 
@@ -401,14 +416,24 @@ impl Servers {
     }
 
     /// Closes every connection and ends every child process (stdin closed, then SIGTERM,
-    /// then SIGKILL, as the specification asks).
+    /// then SIGKILL, as the specification asks) and every HTTP session (`DELETE`, waited
+    /// for at most a few seconds).
     pub async fn shutdown(self) {
         for server in self.servers {
             server.client.close();
-            if let Some(mut process) = server.process.lock().await.take() {
-                if let Err(e) = process.shutdown(ShutdownTimeouts::default()).await {
-                    tracing::warn!(server = %server.name, "could not stop the server process: {e}");
+            match server.backing.lock().await.take() {
+                Some(Backing::Process(mut process)) => {
+                    if let Err(e) = process.shutdown(ShutdownTimeouts::default()).await {
+                        tracing::warn!(server = %server.name, "could not stop the server process: {e}");
+                    }
                 }
+                Some(Backing::Http(finished)) => {
+                    let ended = tokio::time::timeout(HTTP_SHUTDOWN, finished.wait()).await;
+                    if ended.is_err() {
+                        tracing::warn!(server = %server.name, "the HTTP session was not ended within {HTTP_SHUTDOWN:?}");
+                    }
+                }
+                None => {}
             }
         }
     }
@@ -430,18 +455,23 @@ async fn start_one(
     options: StartOptions,
     events: EventSink,
 ) -> Result<ConnectedServer, StartFailure> {
-    let name = config.name.clone();
-    let stdio = match &config.transport {
-        TransportConfig::Stdio(stdio) => stdio,
-        TransportConfig::Http(http) => {
-            let kind = if http.legacy_sse { "sse" } else { "http" };
-            let reason = format!(
-                "the {kind} transport is not supported yet ({}); only stdio servers can be started",
-                http.url
-            );
-            return finish(&name, Err((reason, None)), &events).await;
+    let timeout = config.startup_timeout.unwrap_or(options.startup_timeout);
+    match &config.transport {
+        TransportConfig::Stdio(stdio) => {
+            start_child(&config, stdio, timeout, &options, &events).await
         }
-    };
+        TransportConfig::Http(http) => start_http(&config, http, timeout, &options, &events).await,
+    }
+}
+
+async fn start_child(
+    config: &ServerConfig,
+    stdio: &StdioConfig,
+    timeout: Duration,
+    options: &StartOptions,
+    events: &EventSink,
+) -> Result<ConnectedServer, StartFailure> {
+    let name = &config.name;
     let mut spec = CommandSpec::new(&stdio.command).args(stdio.args.iter().cloned());
     for (key, value) in &stdio.env {
         match value {
@@ -456,24 +486,72 @@ async fn start_one(
     }
     let (connection, process) = match child::spawn(&spec, Default::default()) {
         Ok(spawned) => spawned,
-        Err(e) => return finish(&name, Err((e.to_string(), None)), &events).await,
+        Err(e) => return finish(name, Err((e.to_string(), None)), events).await,
     };
-    let timeout = config.startup_timeout.unwrap_or(options.startup_timeout);
     let mut process = Some(process);
     let connected = tokio::time::timeout(
         timeout,
-        connect(&name, &config.settings(), connection, &options, &events),
+        connect(name, &config.settings(), connection, options, events),
     )
     .await;
     let result = match connected {
         Ok(Ok(mut server)) => {
-            *server.process.get_mut() = process.take();
+            *server.backing.get_mut() = process.take().map(|p| Backing::Process(Box::new(p)));
             Ok(server)
         }
         Ok(Err(reason)) => Err((reason, process.take())),
         Err(_) => Err((timeout_reason(timeout), process.take())),
     };
-    finish(&name, result, &events).await
+    finish(name, result, events).await
+}
+
+/// Connects over Streamable HTTP, or HTTP+SSE for `sse` entries. A failure names the URL
+/// (never the headers, which may hold secrets).
+async fn start_http(
+    config: &ServerConfig,
+    http: &HttpConfig,
+    timeout: Duration,
+    options: &StartOptions,
+    events: &EventSink,
+) -> Result<ConnectedServer, StartFailure> {
+    let name = &config.name;
+    let kind = if http.legacy_sse {
+        "HTTP+SSE"
+    } else {
+        "Streamable HTTP"
+    };
+    let built = HttpClient::new(&http.url).and_then(|client| {
+        http.headers
+            .iter()
+            .try_fold(client, |client, (key, value)| client.header(key, value))
+    });
+    let client = match built {
+        Ok(client) if http.legacy_sse => client.legacy(),
+        Ok(client) => client,
+        Err(e) => {
+            let reason = format!("its {kind} transport could not be set up: {e}");
+            return finish(name, Err((reason, None)), events).await;
+        }
+    };
+    let (connection, finished) = client.start();
+    let connected = tokio::time::timeout(
+        timeout,
+        connect(name, &config.settings(), connection, options, events),
+    )
+    .await;
+    let failed = |reason: String| {
+        let reason = format!("connecting over {kind} to {} failed: {reason}", http.url);
+        (reason, None)
+    };
+    let result = match connected {
+        Ok(Ok(mut server)) => {
+            *server.backing.get_mut() = Some(Backing::Http(finished));
+            Ok(server)
+        }
+        Ok(Err(reason)) => Err(failed(reason)),
+        Err(_) => Err(failed(timeout_reason(timeout))),
+    };
+    finish(name, result, events).await
 }
 
 /// Reports the outcome; a failed child is stopped and its stderr tail collected.
@@ -617,7 +695,7 @@ async fn connect(
             templates,
         }),
         roots,
-        process: tokio::sync::Mutex::new(None),
+        backing: tokio::sync::Mutex::new(None),
     })
 }
 
@@ -626,7 +704,7 @@ mod tests {
     use super::*;
 
     #[tokio::test]
-    async fn http_entries_fail_clearly_and_disabled_entries_are_skipped() {
+    async fn an_unreachable_url_fails_clearly_and_disabled_entries_are_skipped() {
         use crate::config::{HttpConfig, StdioConfig};
         let entry = |name: &str, transport, disabled| ServerConfig {
             name: name.to_owned(),
@@ -642,7 +720,7 @@ mod tests {
             entry(
                 "remote",
                 TransportConfig::Http(HttpConfig {
-                    url: "https://example.invalid/mcp".into(),
+                    url: "http://127.0.0.1:9/mcp".into(),
                     headers: Default::default(),
                     legacy_sse: false,
                 }),
@@ -656,7 +734,9 @@ mod tests {
         assert_eq!(failures.len(), 1);
         assert_eq!(failures[0].server, "remote");
         assert!(
-            failures[0].reason.contains("not supported yet"),
+            failures[0]
+                .reason
+                .starts_with("connecting over Streamable HTTP to http://127.0.0.1:9/mcp failed: "),
             "{}",
             failures[0].reason
         );
@@ -668,6 +748,35 @@ mod tests {
         assert!(!states
             .iter()
             .any(|(s, st)| s == "off" && *st == ServerState::Starting));
+    }
+
+    #[tokio::test]
+    async fn a_bad_header_is_named_without_its_value() {
+        use crate::config::HttpConfig;
+        let config = ServerConfig {
+            name: "remote".to_owned(),
+            transport: TransportConfig::Http(HttpConfig {
+                url: "http://127.0.0.1:9/mcp".into(),
+                headers: [("Bad Name".to_owned(), "secret-value".to_owned())].into(),
+                legacy_sse: false,
+            }),
+            trusted: false,
+            disabled: false,
+            startup_timeout: None,
+            sampling: Action::Ask,
+            roots: None,
+            source: "t.json".into(),
+        };
+        let (_, failures) =
+            Servers::start(&[config], &StartOptions::default(), &EventSink::discard()).await;
+        assert_eq!(failures.len(), 1);
+        let reason = &failures[0].reason;
+        assert!(
+            reason.starts_with("its Streamable HTTP transport could not be set up: ")
+                && reason.contains("Bad Name"),
+            "{reason}"
+        );
+        assert!(!reason.contains("secret-value"), "{reason}");
     }
 
     #[test]
