@@ -57,6 +57,11 @@ struct WeatherServer {
 
 impl WeatherServer {
     async fn start() -> WeatherServer {
+        WeatherServer::start_with(|http| http).await
+    }
+
+    /// Like [`WeatherServer::start`], with the endpoint configured by `configure`.
+    async fn start_with(configure: impl FnOnce(HttpServer) -> HttpServer) -> WeatherServer {
         let server = Server::builder("weather", "1.0.0")
             .tool(tool("forecast", |q: Query| async move {
                 format!("Sunny in {}", q.city)
@@ -81,9 +86,9 @@ impl WeatherServer {
                 response
             }
         };
-        let app = HttpServer::new(move |c| {
+        let app = configure(HttpServer::new(move |c| {
             server.serve(c);
-        })
+        }))
         .router()
         .layer(middleware::from_fn(record));
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -256,6 +261,37 @@ async fn an_sse_entry_uses_the_legacy_transport() {
             .all(|s| s.authorization.as_deref() == Some("Bearer legacy")),
         "{seen:?}"
     );
+}
+
+#[tokio::test]
+async fn an_http_entry_falls_back_to_the_legacy_transport_when_the_server_offers_only_that() {
+    // `/mcp` is the legacy event stream here: POSTing `initialize` to it gets `405`.
+    let weather =
+        WeatherServer::start_with(|http| http.path("/streamable").legacy_paths("/mcp", "/message"))
+            .await;
+    let script = r#"[
+        {"toolCalls": [{"id": "w", "name": "weather__forecast", "arguments": {"city": "Quito"}}]},
+        {"text": "Done."}
+    ]"#;
+    let (mut host, failures, _events) = start(
+        json!({"weather": {"type": "http", "url": weather.url("/mcp")}}),
+        script,
+        &[],
+    )
+    .await;
+    assert!(failures.is_empty(), "{failures:?}");
+    host.send("Weather in Quito").await.unwrap();
+    assert_eq!(
+        result(&host, "w"),
+        Some(("Sunny in Quito".to_owned(), false))
+    );
+    host.shutdown().await;
+    let seen = weather.seen();
+    assert!(seen.iter().any(|s| s.method == "GET" && s.path == "/mcp"));
+    assert!(seen
+        .iter()
+        .any(|s| s.method == "POST" && s.path == "/message"));
+    assert!(!seen.iter().any(|s| s.path == "/streamable"), "{seen:?}");
 }
 
 #[tokio::test]
