@@ -6,7 +6,8 @@
 //! what happens as [`events::Event`]s that a CLI or GUI renders.
 //!
 //! - [`config`]: server definitions from Claude Desktop, `.mcp.json` and VS Code files.
-//! - [`servers`]: start every server in parallel; failures come with their stderr tail.
+//! - [`servers`]: start every server in parallel, as a child process or over Streamable HTTP
+//!   or HTTP+SSE; failures come with their reason and a child's stderr tail.
 //! - [`naming`]: tools reach the model as `server__tool`, valid for LLM APIs, never colliding.
 //! - [`prompts`]: prompts as `/server:prompt` commands; [`resources`]: `@server:uri` attachments.
 //! - [`policy`] and [`consent`]: allow / ask / deny rules, trusted annotations, remembered answers.

@@ -1,10 +1,14 @@
 //! The set of connected servers: one [`Client`] per server, started in parallel.
 //!
-//! [`Servers::start`] starts every enabled stdio server at once, each under its own start-up
-//! timeout (spawn, handshake and the first listing of tools, prompts and resources). A
-//! server that exits, times out or fails its handshake is reported as a [`StartFailure`]
-//! with the tail of its stderr, and the others go on. [`Servers::add_connection`] adds a
-//! server reached over any [`Connection`] (in-process servers, tests).
+//! [`Servers::start`] starts every enabled server at once, each under its own start-up
+//! timeout (spawn or connect, handshake and the first listing of tools, prompts and
+//! resources). Stdio entries run as child processes; `http` entries are reached over
+//! Streamable HTTP (which falls back by itself to the 2024-11-05 HTTP+SSE transport when the
+//! server refuses the initialize POST) and `sse` entries over HTTP+SSE directly, with the
+//! entry's `headers` on every request. A server that exits, cannot be reached, times out or
+//! fails its handshake is reported as a [`StartFailure`] (with the tail of its stderr for a
+//! child), and the others go on. [`Servers::add_connection`] adds a server reached over any
+//! [`Connection`] (in-process servers, tests).
 //!
 //! Each server's client gets its own handlers for what the server may ask back: sampling
 //! and elicitation when [`StartOptions::mediation`] is set (see [`crate::mediation`]), roots
@@ -14,8 +18,9 @@
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
-use junction::client::{Client, ClientOptions, ConnectError};
-use junction::transport::child::{self, ChildProcess, CommandSpec, ShutdownTimeouts};
+use junction::client::{Client, ClientOptions};
+use junction::transport::child::{ChildProcess, ShutdownTimeouts};
+use junction::transport::http::client::Finished;
 use junction::transport::Connection;
 use junction::RequestError;
 use junction_protocol::prompts::Prompt;
@@ -24,7 +29,11 @@ use junction_protocol::roots::Root;
 use junction_protocol::tools::Tool;
 use tokio::task::JoinSet;
 
-use crate::config::{ServerConfig, TransportConfig};
+mod start;
+
+use start::{connect, finish, start_one, timeout_reason};
+
+use crate::config::ServerConfig;
 use crate::events::{Event, EventSink, ServerState};
 use crate::mediation::{invalid_root, Mediation, SharedRoots};
 use crate::policy::Action;
@@ -155,6 +164,18 @@ fn tail_text(tail: &[String]) -> String {
     }
 }
 
+/// How long shutdown waits for an HTTP session to be deleted on its server.
+const HTTP_SHUTDOWN: Duration = Duration::from_secs(5);
+
+/// What the host runs for a server besides its client, ended on shutdown.
+#[derive(Debug)]
+enum Backing {
+    /// The server's child process.
+    Process(Box<ChildProcess>),
+    /// The HTTP transport, finished once the session was deleted on the server.
+    Http(Finished),
+}
+
 /// What a server offers, as last listed.
 #[derive(Debug, Default)]
 struct Lists {
@@ -176,7 +197,7 @@ pub struct ConnectedServer {
     pub client: Client,
     lists: RwLock<Lists>,
     roots: Option<SharedRoots>,
-    process: tokio::sync::Mutex<Option<ChildProcess>>,
+    backing: tokio::sync::Mutex<Option<Backing>>,
 }
 
 impl ConnectedServer {
@@ -260,12 +281,10 @@ impl ConnectedServer {
 
     /// The last lines the server wrote to stderr (child processes only).
     pub async fn stderr_tail(&self) -> Vec<String> {
-        self.process
-            .lock()
-            .await
-            .as_ref()
-            .map(ChildProcess::stderr_tail)
-            .unwrap_or_default()
+        match self.backing.lock().await.as_ref() {
+            Some(Backing::Process(process)) => process.stderr_tail(),
+            Some(Backing::Http(_)) | None => Vec::new(),
+        }
     }
 }
 
@@ -401,14 +420,24 @@ impl Servers {
     }
 
     /// Closes every connection and ends every child process (stdin closed, then SIGTERM,
-    /// then SIGKILL, as the specification asks).
+    /// then SIGKILL, as the specification asks) and every HTTP session (`DELETE`, waited
+    /// for at most a few seconds).
     pub async fn shutdown(self) {
         for server in self.servers {
             server.client.close();
-            if let Some(mut process) = server.process.lock().await.take() {
-                if let Err(e) = process.shutdown(ShutdownTimeouts::default()).await {
-                    tracing::warn!(server = %server.name, "could not stop the server process: {e}");
+            match server.backing.lock().await.take() {
+                Some(Backing::Process(mut process)) => {
+                    if let Err(e) = process.shutdown(ShutdownTimeouts::default()).await {
+                        tracing::warn!(server = %server.name, "could not stop the server process: {e}");
+                    }
                 }
+                Some(Backing::Http(finished)) => {
+                    let ended = tokio::time::timeout(HTTP_SHUTDOWN, finished.wait()).await;
+                    if ended.is_err() {
+                        tracing::warn!(server = %server.name, "the HTTP session was not ended within {HTTP_SHUTDOWN:?}");
+                    }
+                }
+                None => {}
             }
         }
     }
@@ -421,213 +450,13 @@ fn status(server: &str, state: ServerState) -> Event {
     }
 }
 
-fn timeout_reason(after: Duration) -> String {
-    format!("it did not finish starting within {after:?}")
-}
-
-async fn start_one(
-    config: ServerConfig,
-    options: StartOptions,
-    events: EventSink,
-) -> Result<ConnectedServer, StartFailure> {
-    let name = config.name.clone();
-    let stdio = match &config.transport {
-        TransportConfig::Stdio(stdio) => stdio,
-        TransportConfig::Http(http) => {
-            let kind = if http.legacy_sse { "sse" } else { "http" };
-            let reason = format!(
-                "the {kind} transport is not supported yet ({}); only stdio servers can be started",
-                http.url
-            );
-            return finish(&name, Err((reason, None)), &events).await;
-        }
-    };
-    let mut spec = CommandSpec::new(&stdio.command).args(stdio.args.iter().cloned());
-    for (key, value) in &stdio.env {
-        match value {
-            Some(value) => spec = spec.env(key, value),
-            None => {
-                tracing::warn!(server = %name, variable = %key, "removing an inherited variable is not supported; it stays set")
-            }
-        }
-    }
-    if let Some(cwd) = &stdio.cwd {
-        spec = spec.cwd(cwd);
-    }
-    let (connection, process) = match child::spawn(&spec, Default::default()) {
-        Ok(spawned) => spawned,
-        Err(e) => return finish(&name, Err((e.to_string(), None)), &events).await,
-    };
-    let timeout = config.startup_timeout.unwrap_or(options.startup_timeout);
-    let mut process = Some(process);
-    let connected = tokio::time::timeout(
-        timeout,
-        connect(&name, &config.settings(), connection, &options, &events),
-    )
-    .await;
-    let result = match connected {
-        Ok(Ok(mut server)) => {
-            *server.process.get_mut() = process.take();
-            Ok(server)
-        }
-        Ok(Err(reason)) => Err((reason, process.take())),
-        Err(_) => Err((timeout_reason(timeout), process.take())),
-    };
-    finish(&name, result, &events).await
-}
-
-/// Reports the outcome; a failed child is stopped and its stderr tail collected.
-async fn finish(
-    name: &str,
-    result: Result<ConnectedServer, (String, Option<ChildProcess>)>,
-    events: &EventSink,
-) -> Result<ConnectedServer, StartFailure> {
-    match result {
-        Ok(server) => {
-            let state = server.read(|l| ServerState::Ready {
-                tools: l.tools.len(),
-                prompts: l.prompts.len(),
-                resources: l.resources.len() + l.templates.len(),
-            });
-            events.emit(status(name, state));
-            Ok(server)
-        }
-        Err((mut reason, process)) => {
-            let stderr_tail = match process {
-                Some(process) => stop_and_collect(process, &mut reason).await,
-                None => Vec::new(),
-            };
-            events.emit(status(
-                name,
-                ServerState::Failed {
-                    reason: reason.clone(),
-                    stderr_tail: stderr_tail.clone(),
-                },
-            ));
-            Err(StartFailure {
-                server: name.to_owned(),
-                reason,
-                stderr_tail,
-            })
-        }
-    }
-}
-
-/// Ends a child that failed to start and returns what it wrote to stderr.
-async fn stop_and_collect(mut process: ChildProcess, reason: &mut String) -> Vec<String> {
-    let quick = ShutdownTimeouts {
-        after_close: Duration::from_millis(500),
-        after_term: Duration::from_millis(500),
-    };
-    let status = match process.try_status() {
-        Some(status) => Ok(status),
-        None => process.shutdown(quick).await,
-    };
-    if let Ok(status) = status {
-        if let Some(code) = status.code() {
-            reason.push_str(&format!(" (the process exited with status {code})"));
-        }
-    }
-    // The stderr reader runs on its own task; once the process is gone it drains the pipe
-    // quickly, so wait a little for the last lines rather than report an empty tail.
-    for _ in 0..50 {
-        if !process.stderr_tail().is_empty() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    process.stderr_tail()
-}
-
-/// Handshake (with this server's own handlers), then the first listing.
-async fn connect(
-    name: &str,
-    settings: &ServerSettings,
-    connection: Connection,
-    options: &StartOptions,
-    events: &EventSink,
-) -> Result<ConnectedServer, String> {
-    let mut client_options = options.client.clone();
-    client_options.session.name = name.to_owned();
-    if let Some(mediation) = &options.mediation {
-        client_options = mediation.install(name, settings.sampling, events, client_options);
-    }
-    let roots = match &settings.roots {
-        Some(roots) => {
-            if let Some(bad) = invalid_root(roots) {
-                return Err(RootsError::NotAFileUri(bad.uri.clone()).to_string());
-            }
-            let shared = SharedRoots::new(roots.clone());
-            client_options = client_options.roots(shared.handler());
-            Some(shared)
-        }
-        None => None,
-    };
-    let client = Client::connect(connection, client_options)
-        .await
-        .map_err(|e| match e {
-            ConnectError::Handshake(RequestError::Closed { .. }) => {
-                "the server closed the connection during the handshake".to_owned()
-            }
-            other => other.to_string(),
-        })?;
-    let capabilities = client.server_capabilities().clone();
-    let tools = if capabilities.tools.is_some() {
-        client
-            .list_tools()
-            .await
-            .map_err(|e| format!("could not list its tools: {e}"))?
-    } else {
-        Vec::new()
-    };
-    let optional = |what: &str, e: RequestError| {
-        events.emit(Event::Warning {
-            message: format!("server `{name}`: could not list its {what}: {e}"),
-        });
-    };
-    let prompts = if capabilities.prompts.is_some() {
-        client.list_prompts().await.unwrap_or_else(|e| {
-            optional("prompts", e);
-            Vec::new()
-        })
-    } else {
-        Vec::new()
-    };
-    let (resources, templates) = if capabilities.resources.is_some() {
-        let resources = client.list_resources().await.unwrap_or_else(|e| {
-            optional("resources", e);
-            Vec::new()
-        });
-        let templates = client.list_resource_templates().await.unwrap_or_else(|e| {
-            optional("resource templates", e);
-            Vec::new()
-        });
-        (resources, templates)
-    } else {
-        (Vec::new(), Vec::new())
-    };
-    Ok(ConnectedServer {
-        name: name.to_owned(),
-        trusted: settings.trusted,
-        client,
-        lists: RwLock::new(Lists {
-            tools,
-            prompts,
-            resources,
-            templates,
-        }),
-        roots,
-        process: tokio::sync::Mutex::new(None),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[tokio::test]
-    async fn http_entries_fail_clearly_and_disabled_entries_are_skipped() {
-        use crate::config::{HttpConfig, StdioConfig};
+    async fn an_unreachable_url_fails_clearly_and_disabled_entries_are_skipped() {
+        use crate::config::{HttpConfig, StdioConfig, TransportConfig};
         let entry = |name: &str, transport, disabled| ServerConfig {
             name: name.to_owned(),
             transport,
@@ -642,7 +471,7 @@ mod tests {
             entry(
                 "remote",
                 TransportConfig::Http(HttpConfig {
-                    url: "https://example.invalid/mcp".into(),
+                    url: "http://127.0.0.1:9/mcp".into(),
                     headers: Default::default(),
                     legacy_sse: false,
                 }),
@@ -656,7 +485,9 @@ mod tests {
         assert_eq!(failures.len(), 1);
         assert_eq!(failures[0].server, "remote");
         assert!(
-            failures[0].reason.contains("not supported yet"),
+            failures[0]
+                .reason
+                .starts_with("connecting over Streamable HTTP to http://127.0.0.1:9/mcp failed: "),
             "{}",
             failures[0].reason
         );

@@ -1,0 +1,310 @@
+//! Starting one server: a child process for a stdio entry, a Streamable HTTP or HTTP+SSE
+//! connection for an `http` or `sse` entry, then the handshake and the first listing, all
+//! under the start-up timeout; and reporting how it went.
+
+use std::sync::RwLock;
+use std::time::Duration;
+
+use junction::client::{Client, ConnectError};
+use junction::transport::child::{self, ChildProcess, CommandSpec, ShutdownTimeouts};
+use junction::transport::http::client::HttpClient;
+use junction::transport::Connection;
+use junction::RequestError;
+
+use super::{
+    status, Backing, ConnectedServer, Lists, RootsError, ServerSettings, StartFailure, StartOptions,
+};
+use crate::config::{HttpConfig, ServerConfig, StdioConfig, TransportConfig};
+use crate::events::{Event, EventSink, ServerState};
+use crate::mediation::{invalid_root, SharedRoots};
+
+/// Why a server that ran out of start-up time failed.
+pub(super) fn timeout_reason(after: Duration) -> String {
+    format!("it did not finish starting within {after:?}")
+}
+
+/// Starts the server of one config entry, as its transport says.
+pub(super) async fn start_one(
+    config: ServerConfig,
+    options: StartOptions,
+    events: EventSink,
+) -> Result<ConnectedServer, StartFailure> {
+    let timeout = config.startup_timeout.unwrap_or(options.startup_timeout);
+    match &config.transport {
+        TransportConfig::Stdio(stdio) => {
+            start_child(&config, stdio, timeout, &options, &events).await
+        }
+        TransportConfig::Http(http) => start_http(&config, http, timeout, &options, &events).await,
+    }
+}
+
+/// Spawns the child, then connects over its stdin/stdout.
+async fn start_child(
+    config: &ServerConfig,
+    stdio: &StdioConfig,
+    timeout: Duration,
+    options: &StartOptions,
+    events: &EventSink,
+) -> Result<ConnectedServer, StartFailure> {
+    let name = &config.name;
+    let mut spec = CommandSpec::new(&stdio.command).args(stdio.args.iter().cloned());
+    for (key, value) in &stdio.env {
+        match value {
+            Some(value) => spec = spec.env(key, value),
+            None => {
+                tracing::warn!(server = %name, variable = %key, "removing an inherited variable is not supported; it stays set")
+            }
+        }
+    }
+    if let Some(cwd) = &stdio.cwd {
+        spec = spec.cwd(cwd);
+    }
+    let (connection, process) = match child::spawn(&spec, Default::default()) {
+        Ok(spawned) => spawned,
+        Err(e) => return finish(name, Err((e.to_string(), None)), events).await,
+    };
+    let mut process = Some(process);
+    let connected = tokio::time::timeout(
+        timeout,
+        connect(name, &config.settings(), connection, options, events),
+    )
+    .await;
+    let result = match connected {
+        Ok(Ok(mut server)) => {
+            *server.backing.get_mut() = process.take().map(|p| Backing::Process(Box::new(p)));
+            Ok(server)
+        }
+        Ok(Err(reason)) => Err((reason, process.take())),
+        Err(_) => Err((timeout_reason(timeout), process.take())),
+    };
+    finish(name, result, events).await
+}
+
+/// Connects over Streamable HTTP, or HTTP+SSE for `sse` entries. A failure names the URL
+/// (never the headers, which may hold secrets).
+async fn start_http(
+    config: &ServerConfig,
+    http: &HttpConfig,
+    timeout: Duration,
+    options: &StartOptions,
+    events: &EventSink,
+) -> Result<ConnectedServer, StartFailure> {
+    let name = &config.name;
+    let kind = if http.legacy_sse {
+        "HTTP+SSE"
+    } else {
+        "Streamable HTTP"
+    };
+    let built = HttpClient::new(&http.url).and_then(|client| {
+        http.headers
+            .iter()
+            .try_fold(client, |client, (key, value)| client.header(key, value))
+    });
+    let client = match built {
+        Ok(client) if http.legacy_sse => client.legacy(),
+        Ok(client) => client,
+        Err(e) => {
+            let reason = format!("its {kind} transport could not be set up: {e}");
+            return finish(name, Err((reason, None)), events).await;
+        }
+    };
+    let (connection, finished) = client.start();
+    let connected = tokio::time::timeout(
+        timeout,
+        connect(name, &config.settings(), connection, options, events),
+    )
+    .await;
+    let failed = |reason: String| {
+        let reason = format!("connecting over {kind} to {} failed: {reason}", http.url);
+        (reason, None)
+    };
+    let result = match connected {
+        Ok(Ok(mut server)) => {
+            *server.backing.get_mut() = Some(Backing::Http(finished));
+            Ok(server)
+        }
+        Ok(Err(reason)) => Err(failed(reason)),
+        Err(_) => Err(failed(timeout_reason(timeout))),
+    };
+    finish(name, result, events).await
+}
+
+/// Reports the outcome; a failed child is stopped and its stderr tail collected.
+pub(super) async fn finish(
+    name: &str,
+    result: Result<ConnectedServer, (String, Option<ChildProcess>)>,
+    events: &EventSink,
+) -> Result<ConnectedServer, StartFailure> {
+    match result {
+        Ok(server) => {
+            let state = server.read(|l| ServerState::Ready {
+                tools: l.tools.len(),
+                prompts: l.prompts.len(),
+                resources: l.resources.len() + l.templates.len(),
+            });
+            events.emit(status(name, state));
+            Ok(server)
+        }
+        Err((mut reason, process)) => {
+            let stderr_tail = match process {
+                Some(process) => stop_and_collect(process, &mut reason).await,
+                None => Vec::new(),
+            };
+            events.emit(status(
+                name,
+                ServerState::Failed {
+                    reason: reason.clone(),
+                    stderr_tail: stderr_tail.clone(),
+                },
+            ));
+            Err(StartFailure {
+                server: name.to_owned(),
+                reason,
+                stderr_tail,
+            })
+        }
+    }
+}
+
+/// Ends a child that failed to start and returns what it wrote to stderr.
+async fn stop_and_collect(mut process: ChildProcess, reason: &mut String) -> Vec<String> {
+    let quick = ShutdownTimeouts {
+        after_close: Duration::from_millis(500),
+        after_term: Duration::from_millis(500),
+    };
+    let status = match process.try_status() {
+        Some(status) => Ok(status),
+        None => process.shutdown(quick).await,
+    };
+    if let Ok(status) = status {
+        if let Some(code) = status.code() {
+            reason.push_str(&format!(" (the process exited with status {code})"));
+        }
+    }
+    // The stderr reader runs on its own task; once the process is gone it drains the pipe
+    // quickly, so wait a little for the last lines rather than report an empty tail.
+    for _ in 0..50 {
+        if !process.stderr_tail().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    process.stderr_tail()
+}
+
+/// Handshake (with this server's own handlers), then the first listing.
+pub(super) async fn connect(
+    name: &str,
+    settings: &ServerSettings,
+    connection: Connection,
+    options: &StartOptions,
+    events: &EventSink,
+) -> Result<ConnectedServer, String> {
+    let mut client_options = options.client.clone();
+    client_options.session.name = name.to_owned();
+    if let Some(mediation) = &options.mediation {
+        client_options = mediation.install(name, settings.sampling, events, client_options);
+    }
+    let roots = match &settings.roots {
+        Some(roots) => {
+            if let Some(bad) = invalid_root(roots) {
+                return Err(RootsError::NotAFileUri(bad.uri.clone()).to_string());
+            }
+            let shared = SharedRoots::new(roots.clone());
+            client_options = client_options.roots(shared.handler());
+            Some(shared)
+        }
+        None => None,
+    };
+    let client = Client::connect(connection, client_options)
+        .await
+        .map_err(|e| match e {
+            ConnectError::Handshake(RequestError::Closed { .. }) => {
+                "the server closed the connection during the handshake".to_owned()
+            }
+            other => other.to_string(),
+        })?;
+    let capabilities = client.server_capabilities().clone();
+    let tools = if capabilities.tools.is_some() {
+        client
+            .list_tools()
+            .await
+            .map_err(|e| format!("could not list its tools: {e}"))?
+    } else {
+        Vec::new()
+    };
+    let optional = |what: &str, e: RequestError| {
+        events.emit(Event::Warning {
+            message: format!("server `{name}`: could not list its {what}: {e}"),
+        });
+    };
+    let prompts = if capabilities.prompts.is_some() {
+        client.list_prompts().await.unwrap_or_else(|e| {
+            optional("prompts", e);
+            Vec::new()
+        })
+    } else {
+        Vec::new()
+    };
+    let (resources, templates) = if capabilities.resources.is_some() {
+        let resources = client.list_resources().await.unwrap_or_else(|e| {
+            optional("resources", e);
+            Vec::new()
+        });
+        let templates = client.list_resource_templates().await.unwrap_or_else(|e| {
+            optional("resource templates", e);
+            Vec::new()
+        });
+        (resources, templates)
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    Ok(ConnectedServer {
+        name: name.to_owned(),
+        trusted: settings.trusted,
+        client,
+        lists: RwLock::new(Lists {
+            tools,
+            prompts,
+            resources,
+            templates,
+        }),
+        roots,
+        backing: tokio::sync::Mutex::new(None),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::Action;
+    use crate::servers::Servers;
+
+    #[tokio::test]
+    async fn a_bad_header_is_named_without_its_value() {
+        let config = ServerConfig {
+            name: "remote".to_owned(),
+            transport: TransportConfig::Http(HttpConfig {
+                url: "http://127.0.0.1:9/mcp".into(),
+                headers: [("Bad Name".to_owned(), "secret-value".to_owned())].into(),
+                legacy_sse: false,
+            }),
+            trusted: false,
+            disabled: false,
+            startup_timeout: None,
+            sampling: Action::Ask,
+            roots: None,
+            source: "t.json".into(),
+        };
+        let (_, failures) =
+            Servers::start(&[config], &StartOptions::default(), &EventSink::discard()).await;
+        assert_eq!(failures.len(), 1);
+        let reason = &failures[0].reason;
+        assert!(
+            reason.starts_with("its Streamable HTTP transport could not be set up: ")
+                && reason.contains("Bad Name"),
+            "{reason}"
+        );
+        assert!(!reason.contains("secret-value"), "{reason}");
+    }
+}
