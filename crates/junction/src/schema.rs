@@ -53,8 +53,23 @@ impl CompiledSchema {
         &self.schema
     }
 
-    /// Checks `instance`; on failure, one sentence per problem, naming the field.
+    /// Checks tool arguments; on failure, one sentence per problem, naming the field and
+    /// telling the caller (often a model) how to call again.
     pub fn check(&self, instance: &Value) -> Result<(), Vec<String>> {
+        self.problems(instance, describe_argument)
+    }
+
+    /// Checks a value the other side produced (a tool's `structuredContent`, for instance);
+    /// on failure, one sentence per problem, naming the member.
+    pub fn check_value(&self, instance: &Value) -> Result<(), Vec<String>> {
+        self.problems(instance, describe_value)
+    }
+
+    fn problems(
+        &self,
+        instance: &Value,
+        describe: fn(&jsonschema::ValidationError<'_>) -> String,
+    ) -> Result<(), Vec<String>> {
         let problems: Vec<String> = self
             .validator
             .iter_errors(instance)
@@ -68,7 +83,15 @@ impl CompiledSchema {
     }
 }
 
-fn describe(error: &jsonschema::ValidationError<'_>) -> String {
+/// What one validation error is about: the dotted path of the member, a missing member's
+/// name, or unexpected members.
+enum Problem {
+    Missing(String),
+    Unexpected(String),
+    Invalid(String),
+}
+
+fn classify(error: &jsonschema::ValidationError<'_>) -> Problem {
     let path = error.instance_path().to_string();
     let field = path.trim_start_matches('/').replace('/', ".");
     match error.kind() {
@@ -77,25 +100,46 @@ fn describe(error: &jsonschema::ValidationError<'_>) -> String {
                 .as_str()
                 .map(str::to_owned)
                 .unwrap_or_else(|| property.to_string());
-            let name = if field.is_empty() {
+            Problem::Missing(if field.is_empty() {
                 name
             } else {
                 format!("{field}.{name}")
-            };
+            })
+        }
+        ValidationErrorKind::AdditionalProperties { unexpected } => Problem::Unexpected(
+            unexpected
+                .iter()
+                .map(|u| format!("`{u}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        ),
+        _ => Problem::Invalid(field),
+    }
+}
+
+fn describe_argument(error: &jsonschema::ValidationError<'_>) -> String {
+    match classify(error) {
+        Problem::Missing(name) => {
             format!("missing required argument `{name}`: add it and call again")
         }
-        ValidationErrorKind::AdditionalProperties { unexpected } => {
-            format!(
-                "unknown argument(s) {}: remove them and call again",
-                unexpected
-                    .iter()
-                    .map(|u| format!("`{u}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
+        Problem::Unexpected(names) => {
+            format!("unknown argument(s) {names}: remove them and call again")
         }
-        _ if field.is_empty() => format!("the arguments are invalid: {error}"),
-        _ => format!("argument `{field}` is invalid: {error}; correct it and call again"),
+        Problem::Invalid(field) if field.is_empty() => {
+            format!("the arguments are invalid: {error}")
+        }
+        Problem::Invalid(field) => {
+            format!("argument `{field}` is invalid: {error}; correct it and call again")
+        }
+    }
+}
+
+fn describe_value(error: &jsonschema::ValidationError<'_>) -> String {
+    match classify(error) {
+        Problem::Missing(name) => format!("required member `{name}` is missing"),
+        Problem::Unexpected(names) => format!("unexpected member(s) {names}"),
+        Problem::Invalid(field) if field.is_empty() => format!("the value is invalid: {error}"),
+        Problem::Invalid(field) => format!("member `{field}` is invalid: {error}"),
     }
 }
 
@@ -131,6 +175,20 @@ mod tests {
         let wrong = s.check(&json!({"a": "x", "b": 2})).unwrap_err();
         assert!(
             wrong[0].starts_with("argument `a` is invalid") && wrong[0].contains("number"),
+            "{wrong:?}"
+        );
+    }
+
+    #[test]
+    fn values_are_described_as_members_not_arguments() {
+        let s = CompiledSchema::of::<Args>().unwrap();
+        assert_eq!(
+            s.check_value(&json!({"a": 1})).unwrap_err(),
+            vec!["required member `b` is missing"]
+        );
+        let wrong = s.check_value(&json!({"a": "x", "b": 2})).unwrap_err();
+        assert!(
+            wrong[0].starts_with("member `a` is invalid") && !wrong[0].contains("call again"),
             "{wrong:?}"
         );
     }
