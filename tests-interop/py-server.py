@@ -5,7 +5,7 @@ from typing import Annotated
 
 from pydantic import BaseModel
 
-from mcp.server.mcpserver import MCPServer, Resolve, Elicit, Sample, ListRoots
+from mcp.server.mcpserver import Context, Elicit, MCPServer, Resolve
 
 
 class Person(BaseModel):
@@ -29,6 +29,14 @@ def add(a: int, b: int) -> str:
 def greet(person: Annotated[Person, Resolve(ask_name)]) -> str:
     """Greets the person the client names."""
     return f"Hello, {person.name}!"
+
+
+@server.tool()
+async def touch(uri: str, ctx: Context) -> str:
+    """Announces a tools-list change and an update of `uri` to the listen streams."""
+    await ctx.notify_tools_changed()
+    await ctx.notify_resource_updated(uri)
+    return "touched"
 
 
 @server.prompt()

@@ -6,9 +6,10 @@
 use std::collections::BTreeMap;
 use std::process::Stdio;
 
-use junction::client::{Client, ClientOptions, Elicitation};
+use junction::client::{Client, ClientOptions, Elicitation, ServerNotification};
 use junction::protocol::elicitation::{ElicitParams, ElicitResult, ElicitValue};
 use junction::protocol::prompts::GetPromptParams;
+use junction::protocol::stateless::SubscriptionFilter;
 use junction::protocol::tools::CallToolParams;
 use junction::protocol::ProtocolVersion;
 use junction::transport::child::{spawn, CommandSpec};
@@ -60,7 +61,7 @@ async fn exercise(client: &Client) {
         .map(|t| t.name)
         .collect();
     tools.sort();
-    assert_eq!(tools, ["add", "greet"]);
+    assert_eq!(tools, ["add", "greet", "touch"]);
     let add = CallToolParams::new("add")
         .argument("a", 2)
         .argument("b", 40);
@@ -94,6 +95,7 @@ async fn python_sdk_server_over_stdio() {
         let (connection, _child) = spawn(&spec, Limits::default()).unwrap();
         let client = Client::connect(connection, options(auto)).await.unwrap();
         exercise(&client).await;
+        notifications(&client).await;
         client.close();
     }
 }
@@ -124,6 +126,39 @@ async fn python_sdk_server_over_http() {
         let connection = HttpClient::new(&url).unwrap().connect();
         let client = Client::connect(connection, options(auto)).await.unwrap();
         exercise(&client).await;
+        notifications(&client).await;
         client.close();
     }
+}
+
+/// Listens for tool-list changes and subscribes to a resource, then has the server announce
+/// both: they arrive on the notification stream.
+async fn notifications(client: &Client) {
+    let mut stream = client.take_notifications().unwrap();
+    let listening = client
+        .listen(SubscriptionFilter {
+            tools_list_changed: Some(true),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(listening.acknowledged().tools_list_changed, Some(true));
+    client.subscribe("file:///readme.txt").await.unwrap();
+    let touch = CallToolParams::new("touch").argument("uri", "file:///readme.txt");
+    client.call_tool(touch, Default::default()).await.unwrap();
+    let mut seen = Vec::new();
+    while seen.len() < 2 {
+        match stream.recv().await.unwrap() {
+            ServerNotification::ToolListChanged(_) => seen.push("tools"),
+            ServerNotification::ResourceUpdated(p) => {
+                assert_eq!(p.uri, "file:///readme.txt");
+                seen.push("resource")
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    seen.sort();
+    assert_eq!(seen, ["resource", "tools"]);
+    listening.cancel();
+    listening.ended().await.unwrap();
 }
