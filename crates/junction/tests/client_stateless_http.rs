@@ -211,3 +211,41 @@ async fn stateless_requests_carry_mirrored_headers_and_no_session() {
     );
     assert_eq!(seen[2].body["params"]["requestState"], "st");
 }
+
+#[tokio::test]
+async fn auto_falls_back_to_the_handshake_against_a_handshake_only_http_server() {
+    use junction::server::{tool, Server};
+    use junction::transport::http::server::HttpServer;
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Who {
+        name: String,
+    }
+    async fn greet(who: Who) -> String {
+        format!("Hello, {}!", who.name)
+    }
+    let server = Server::builder("greeter", "1.0.0")
+        .tool(tool("greet", greet))
+        .build()
+        .unwrap();
+    let running = HttpServer::new(move |c| {
+        server.serve(c);
+    })
+    .bind("127.0.0.1:0")
+    .await
+    .unwrap();
+    let connection = HttpClient::new(running.url("/mcp")).unwrap().connect();
+    let client = Client::connect(connection, ClientOptions::new("auto", "1").auto())
+        .await
+        .unwrap();
+    assert_eq!(client.protocol_version(), ProtocolVersion::V2025_11_25);
+    let result = client
+        .call_tool(
+            CallToolParams::new("greet").argument("name", "Ada"),
+            Default::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(result.content[0].as_text(), Some("Hello, Ada!"));
+    client.close();
+}

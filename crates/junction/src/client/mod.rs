@@ -36,6 +36,27 @@
 //!
 //! Other notifications arrive typed, as [`ServerNotification`], on the stream of
 //! [`Client::take_notifications`]; progress for a request reaches that request's sink instead.
+//!
+//! # Revision 2026-07-28 (the stateless family)
+//!
+//! With [`ClientOptions::version`]`(ProtocolVersion::V2026_07_28)` the client never sends
+//! `initialize`: [`Client::connect`] asks `server/discover` (server identity, capabilities,
+//! instructions, versions) and every request carries `_meta` with the protocol version, the
+//! client capabilities (from the handlers set, as in `initialize`), the client identity and,
+//! when [`ClientOptions::log_level`] is set, the log level. [`ClientOptions::auto`] probes
+//! `server/discover` and falls back to the handshake when the server refuses it or does not
+//! list 2026-07-28. The default stays the handshake (newest handshake revision), so that an
+//! older server never sees a request it does not know.
+//!
+//! The typed methods keep their signatures. A result with `resultType: "input_required"` is
+//! answered with the same [`Sampling`], [`Elicitation`] and [`Roots`] handlers, and the
+//! request is sent again with a new id, `inputResponses` and the echoed `requestState`, at
+//! most [`ClientOptions::max_input_rounds`] times. `ping`, `logging/setLevel` and
+//! `notifications/roots/list_changed` fail locally with [`RequestError::NotSupported`].
+//! Notifications are asked for with [`Client::listen`] (`subscriptions/listen`), and
+//! [`Client::subscribe`] / [`Client::unsubscribe`] re-open the listen stream with the new set
+//! of `resourceSubscriptions`. A server's `-32021` and `-32022` become
+//! [`RequestError::NotSupported`] naming the capability or the versions it supports.
 
 mod form_defaults;
 mod handlers;
