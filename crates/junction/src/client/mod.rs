@@ -95,9 +95,7 @@ use junction_protocol::resources::{
     ResourceTemplate, Subscribe, Unsubscribe, UriParams,
 };
 use junction_protocol::roots::RootsListChanged;
-use junction_protocol::stateless::{
-    server_info, Discover, DiscoverParams, StatelessMeta, SubscriptionFilter,
-};
+use junction_protocol::stateless::{server_info, StatelessMeta, SubscriptionFilter};
 use junction_protocol::tools::{CallTool, CallToolParams, CallToolResult, ListTools, Tool};
 use junction_protocol::version::Family;
 use junction_protocol::ErrorCode;
@@ -317,6 +315,7 @@ impl Client {
             stateless: None,
             resource_listen: tokio::sync::Mutex::new((BTreeSet::new(), None)),
         };
+        let mut fallback = None;
         if options.auto || options.version.family() == Family::Stateless {
             let mut meta =
                 StatelessMeta::new(ProtocolVersion::V2026_07_28.as_str(), capabilities.clone());
@@ -329,21 +328,22 @@ impl Client {
                 acks: tokio::sync::Mutex::new(ack_rx),
             };
             match client.discover(&stateless, options.auto).await {
-                Ok(true) => {
+                Ok(None) => {
                     client.stateless = Some(stateless);
                     client.version = ProtocolVersion::V2026_07_28;
                     return Ok(client);
                 }
-                Ok(false) => {}
+                Ok(Some(listed)) => fallback = listed,
                 Err(e) => {
                     client.peer.close();
                     return Err(e);
                 }
             }
         }
-        let offered = match options.version.family() {
-            Family::Handshake => options.version,
-            Family::Stateless => ProtocolVersion::LATEST_HANDSHAKE,
+        let offered = match (options.version.family(), fallback) {
+            (Family::Handshake, None) => options.version,
+            (_, Some(listed)) => listed,
+            (Family::Stateless, None) => ProtocolVersion::LATEST_HANDSHAKE,
         };
         let mut params = InitializeParams::new(offered, options.info.clone());
         params.capabilities = capabilities;
@@ -375,34 +375,48 @@ impl Client {
         Ok(client)
     }
 
-    /// Asks `server/discover`; `Ok(true)` when the server speaks 2026-07-28 (the answer is
-    /// recorded), `Ok(false)` when `auto` allows the handshake instead.
-    async fn discover(&mut self, stateless: &Stateless, auto: bool) -> Result<bool, ConnectError> {
-        let found = match stateless
-            .request::<Discover>(
-                &self.peer,
-                &DiscoverParams::default(),
-                RequestOptions::default(),
-            )
-            .await
-        {
+    /// Asks `server/discover`; `Ok(None)` when the server speaks 2026-07-28 (the answer is
+    /// recorded), `Ok(Some(newest))` when `auto` allows the handshake instead, with the
+    /// newest handshake revision the server listed (if it listed any).
+    async fn discover(
+        &mut self,
+        stateless: &Stateless,
+        auto: bool,
+    ) -> Result<Option<Option<ProtocolVersion>>, ConnectError> {
+        let newest = |listed: &[String]| {
+            listed
+                .iter()
+                .filter_map(|v| v.parse::<ProtocolVersion>().ok())
+                .filter(|v| v.family() == Family::Handshake)
+                .max()
+        };
+        let found = match stateless.discover(&self.peer).await {
             Ok(found) => found,
             Err(RequestError::Remote { error, .. })
                 if auto && error.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION =>
             {
-                tracing::debug!(supported = ?stateless::supported_versions(&error), "the server refused 2026-07-28; falling back to initialize");
-                return Ok(false);
+                let listed = stateless::supported_versions(&error).unwrap_or_default();
+                tracing::debug!(
+                    ?listed,
+                    "the server refused 2026-07-28; falling back to initialize"
+                );
+                return Ok(Some(newest(&listed)));
             }
-            Err(e @ (RequestError::Remote { .. } | RequestError::NotSupported { .. })) if auto => {
+            Err(e @ RequestError::Remote { .. }) if auto => {
                 tracing::debug!(error = %e, "server/discover failed; falling back to initialize");
-                return Ok(false);
+                return Ok(Some(None));
             }
-            Err(e) => return Err(ConnectError::Discover(e)),
+            Err(e) => {
+                return Err(ConnectError::Discover(stateless::explain(
+                    e,
+                    ProtocolVersion::V2026_07_28.as_str(),
+                )))
+            }
         };
         let version = ProtocolVersion::V2026_07_28.as_str();
         if !found.supported_versions.iter().any(|v| v == version) {
             if auto {
-                return Ok(false);
+                return Ok(Some(newest(&found.supported_versions)));
             }
             return Err(ConnectError::NoStatelessVersion {
                 supported: found.supported_versions,
@@ -420,7 +434,7 @@ impl Client {
             meta: found.meta,
             extra: Default::default(),
         };
-        Ok(true)
+        Ok(None)
     }
 
     /// Sends `R`: as is in the handshake family; with `_meta` and the `input_required` retry

@@ -10,8 +10,8 @@ use std::time::Duration;
 use junction_protocol::jsonrpc;
 use junction_protocol::method::Request;
 use junction_protocol::stateless::{
-    InputRequiredResult, ResultType, StatelessMeta, SubscriptionFilter,
-    SubscriptionsAcknowledgedParams, SubscriptionsListen,
+    Discover, DiscoverParams, DiscoverResult, InputRequiredResult, ResultType, StatelessMeta,
+    SubscriptionFilter, SubscriptionsAcknowledgedParams, SubscriptionsListen,
 };
 use junction_protocol::{ErrorCode, ErrorObject, RequestId};
 use serde_json::{Map, Value};
@@ -173,6 +173,23 @@ impl Stateless {
                 "the server still asked for input after {} rounds (the client's limit)",
                 self.max_rounds
             ),
+        })
+    }
+
+    /// Asks `server/discover`, leaving a server's error as it came (the caller may fall
+    /// back on it).
+    pub(super) async fn discover(&self, peer: &Peer) -> Result<DiscoverResult, RequestError> {
+        let params = with_meta(Discover::METHOD, &DiscoverParams::default(), &self.meta)?;
+        let raw = jsonrpc::to_raw(&params).map_err(|source| RequestError::Encode {
+            method: Discover::METHOD.to_owned(),
+            source,
+        })?;
+        let result = peer
+            .request_raw(Discover::METHOD, Some(raw), RequestOptions::default())
+            .await?;
+        serde_json::from_str(result.get()).map_err(|source| RequestError::Decode {
+            method: Discover::METHOD.to_owned(),
+            source,
         })
     }
 

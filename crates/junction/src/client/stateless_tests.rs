@@ -385,3 +385,34 @@ async fn an_exact_stateless_version_fails_against_a_handshake_only_server() {
     let err = connect.await.unwrap().unwrap_err();
     assert!(err.to_string().contains("2025-11-25"), "{err}");
 }
+
+/// Connects in auto mode, answers `server/discover` with `answer` (a whole JSON-RPC frame
+/// but for the id) and returns the revision the following `initialize` offers.
+async fn auto_fallback_offers(answer: Value) -> Value {
+    let (conn, mut raw) = memory::raw();
+    let connect = tokio::spawn(Client::connect(conn, ClientOptions::new("c", "1").auto()));
+    let discover = raw.recv().await.unwrap();
+    let mut frame = answer;
+    frame["jsonrpc"] = json!("2.0");
+    frame["id"] = discover["id"].clone();
+    send(&raw, frame).await;
+    let init = raw.recv().await.unwrap();
+    assert_eq!(init["method"], "initialize");
+    let offered = init["params"]["protocolVersion"].clone();
+    answer_init(&raw, &init).await;
+    connect.await.unwrap().unwrap();
+    offered
+}
+
+async fn answer_init(raw: &RawPeer, init: &Value) {
+    let version = init["params"]["protocolVersion"].clone();
+    answer(raw, &init["id"], json!({"protocolVersion": version, "capabilities": {}, "serverInfo": {"name": "old", "version": "1"}})).await;
+}
+
+#[tokio::test]
+async fn auto_falls_back_to_the_newest_handshake_revision_the_server_lists() {
+    let refused = json!({"error": {"code": -32022, "message": "unsupported", "data": {"supported": ["2024-11-05", "2025-06-18"], "requested": "2026-07-28"}}});
+    assert_eq!(auto_fallback_offers(refused).await, "2025-06-18");
+    let listed = json!({"result": {"supportedVersions": ["2025-03-26"], "capabilities": {}}});
+    assert_eq!(auto_fallback_offers(listed).await, "2025-03-26");
+}
