@@ -27,7 +27,14 @@ struct Seen {
     header: BTreeMap<String, String>,
 }
 
-type Shared = Arc<Mutex<Vec<Seen>>>;
+/// What the server saw, and a signal for when the client closed the `slow` stream.
+#[derive(Default)]
+struct Script {
+    seen: Mutex<Vec<Seen>>,
+    closed: tokio::sync::Notify,
+}
+
+type Shared = Arc<Script>;
 
 fn json_answer(value: Value) -> Response {
     let mut r = Response::new(Body::from(value.to_string()));
@@ -79,7 +86,7 @@ async fn on_any(
         .filter(|(k, _)| k.as_str().starts_with("mcp-"))
         .map(|(k, v)| (k.as_str().to_owned(), v.to_str().unwrap().to_owned()))
         .collect();
-    seen.lock().unwrap().push(Seen {
+    seen.seen.lock().unwrap().push(Seen {
         http: http.clone(),
         body: message.clone(),
         header,
@@ -114,6 +121,21 @@ async fn on_any(
             })))
         }
         (Some("tools/call"), Some("broken")) => sse(vec![]),
+        (Some("tools/call"), Some("slow")) => {
+            // Comments until the client closes the stream; then tell the test.
+            let (tx, rx) = mpsc::channel(1);
+            let script = seen.clone();
+            tokio::spawn(async move {
+                while tx.send(Ok(Bytes::from_static(b": wait\n\n"))).await.is_ok() {
+                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                }
+                script.closed.notify_one();
+            });
+            let mut r = Response::new(Body::new(ChannelBody(rx)));
+            r.headers_mut()
+                .insert("content-type", "text/event-stream".parse().unwrap());
+            r
+        }
         (Some("resources/read"), _) => json_answer(complete(json!({
             "contents": [{"uri": "file:///a", "text": "A"}],
             "ttlMs": 0, "cacheScope": "private", "resultType": "complete"
@@ -168,7 +190,7 @@ async fn stateless_requests_carry_mirrored_headers_and_no_session() {
     client.close();
     finished.wait().await;
 
-    let seen = seen.lock().unwrap().clone();
+    let seen = seen.seen.lock().unwrap().clone();
     let methods: Vec<&str> = seen
         .iter()
         .map(|s| s.body["method"].as_str().unwrap_or("(none)"))
@@ -248,4 +270,54 @@ async fn auto_falls_back_to_the_handshake_against_a_handshake_only_http_server()
         .unwrap();
     assert_eq!(result.content[0].as_text(), Some("Hello, Ada!"));
     client.close();
+}
+
+#[tokio::test]
+async fn cancelling_a_stateless_request_closes_its_stream_without_posting() {
+    let script: Shared = Arc::default();
+    let app = axum::Router::new()
+        .route("/mcp", any(on_any))
+        .with_state(script.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let (connection, finished) = HttpClient::new(url).unwrap().start();
+    let options = ClientOptions::new("cancel", "1").version(ProtocolVersion::V2026_07_28);
+    let client = Arc::new(Client::connect(connection, options).await.unwrap());
+    let token = tokio_util::sync::CancellationToken::new();
+    let c = client.clone();
+    let call = tokio::spawn({
+        let token = token.clone();
+        async move {
+            c.call_tool(
+                CallToolParams::new("slow"),
+                junction::session::RequestOptions::default().cancel_on(token),
+            )
+            .await
+        }
+    });
+    while script.seen.lock().unwrap().len() < 2 {
+        tokio::task::yield_now().await;
+    }
+    token.cancel();
+    let err = call.await.unwrap().unwrap_err();
+    assert!(
+        matches!(err, junction::RequestError::Cancelled { .. }),
+        "{err:?}"
+    );
+    script.closed.notified().await;
+    client.close();
+    finished.wait().await;
+    let methods: Vec<Value> = script
+        .seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|s| s.body["method"].clone())
+        .collect();
+    assert_eq!(
+        methods,
+        [json!("server/discover"), json!("tools/call")],
+        "no notifications/cancelled is POSTed"
+    );
 }
