@@ -36,22 +36,48 @@
 //!
 //! Other notifications arrive typed, as [`ServerNotification`], on the stream of
 //! [`Client::take_notifications`]; progress for a request reaches that request's sink instead.
+//!
+//! # Revision 2026-07-28 (the stateless family)
+//!
+//! With [`ClientOptions::version`]`(ProtocolVersion::V2026_07_28)` the client never sends
+//! `initialize`: [`Client::connect`] asks `server/discover` (server identity, capabilities,
+//! instructions, versions) and every request carries `_meta` with the protocol version, the
+//! client capabilities (from the handlers set, as in `initialize`), the client identity and,
+//! when [`ClientOptions::log_level`] is set, the log level. [`ClientOptions::auto`] probes
+//! `server/discover` and falls back to the handshake when the server refuses it or does not
+//! list 2026-07-28. The default stays the handshake (newest handshake revision), so that an
+//! older server never sees a request it does not know.
+//!
+//! The typed methods keep their signatures. A result with `resultType: "input_required"` is
+//! answered with the same [`Sampling`], [`Elicitation`] and [`Roots`] handlers, and the
+//! request is sent again with a new id, `inputResponses` and the echoed `requestState`, at
+//! most [`ClientOptions::max_input_rounds`] times. `ping`, `logging/setLevel` and
+//! `notifications/roots/list_changed` fail locally with [`RequestError::NotSupported`].
+//! Notifications are asked for with [`Client::listen`] (`subscriptions/listen`), and
+//! [`Client::subscribe`] / [`Client::unsubscribe`] re-open the listen stream with the new set
+//! of `resourceSubscriptions`. A server's `-32021` and `-32022` become
+//! [`RequestError::NotSupported`] naming the capability or the versions it supports.
 
 mod form_defaults;
 mod handlers;
 mod output_schema;
 mod service;
+mod stateless;
 
 #[cfg(test)]
 mod handler_tests;
+#[cfg(test)]
+mod stateless_tests;
 #[cfg(test)]
 mod tests;
 
 pub use form_defaults::{default_of, fill_defaults};
 pub use handlers::{Elicitation, HandlerError, Roots, Sampling};
 pub use junction_protocol::messages::ServerNotification;
+pub use stateless::Subscription;
 
-use std::sync::Mutex;
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
 
 use junction_protocol::capabilities::{ClientCapabilities, Flag, ServerCapabilities};
 use junction_protocol::completion::{Complete, CompleteParams, CompleteResult};
@@ -69,12 +95,16 @@ use junction_protocol::resources::{
     ResourceTemplate, Subscribe, Unsubscribe, UriParams,
 };
 use junction_protocol::roots::RootsListChanged;
+use junction_protocol::stateless::{server_info, StatelessMeta, SubscriptionFilter};
 use junction_protocol::tools::{CallTool, CallToolParams, CallToolResult, ListTools, Tool};
+use junction_protocol::version::Family;
+use junction_protocol::ErrorCode;
 use junction_protocol::ProtocolVersion;
 use tokio::sync::mpsc;
 
 use self::output_schema::OutputSchemas;
-use self::service::ClientService;
+use self::service::{ClientService, Handlers};
+use self::stateless::Stateless;
 use crate::error::RequestError;
 use crate::session::{Peer, RequestOptions, Session, SessionOptions};
 use crate::sync::lock;
@@ -82,6 +112,8 @@ use crate::transport::Connection;
 
 /// The most pages a list method follows before it decides the server is looping.
 const MAX_PAGES: usize = 10_000;
+/// How many `input_required` rounds one request may take by default.
+const DEFAULT_INPUT_ROUNDS: usize = 8;
 
 /// Why the handshake failed.
 #[derive(Debug, thiserror::Error)]
@@ -97,6 +129,16 @@ pub enum ConnectError {
         /// What the server answered.
         chosen: String,
     },
+    /// `server/discover` failed (and the options did not allow falling back to
+    /// `initialize`).
+    #[error("server/discover failed: {0}")]
+    Discover(RequestError),
+    /// The server does not speak 2026-07-28 and the options asked for exactly that revision.
+    #[error("the server does not support protocol version 2026-07-28 (it supports {supported:?}); use ClientOptions::auto to fall back to the handshake")]
+    NoStatelessVersion {
+        /// The revisions the server listed.
+        supported: Vec<String>,
+    },
 }
 
 /// How to connect: who the client is, the revision it offers, and the handlers that answer
@@ -105,8 +147,17 @@ pub enum ConnectError {
 pub struct ClientOptions {
     /// Who this client is.
     pub info: Implementation,
-    /// The revision to offer; the newest handshake revision by default.
+    /// The revision to offer; the newest handshake revision by default. With
+    /// [`ProtocolVersion::V2026_07_28`] the client speaks only the stateless family.
     pub version: ProtocolVersion,
+    /// Probe `server/discover` first and speak 2026-07-28 when the server lists it, else fall
+    /// back to `initialize` with the newest handshake revision (see [`ClientOptions::auto`]).
+    pub auto: bool,
+    /// The most `input_required` rounds one request may take (2026-07-28).
+    pub max_input_rounds: usize,
+    /// The log level asked of the server on every request (2026-07-28 only, where it
+    /// replaces `logging/setLevel`); none means the server must not log.
+    pub log_level: Option<LoggingLevel>,
     /// Session settings (default request timeout, log name).
     pub session: SessionOptions,
     sampling: Option<Sampling>,
@@ -120,6 +171,9 @@ impl ClientOptions {
         ClientOptions {
             info: Implementation::new(name, version),
             version: ProtocolVersion::LATEST_HANDSHAKE,
+            auto: false,
+            max_input_rounds: DEFAULT_INPUT_ROUNDS,
+            log_level: None,
             session: SessionOptions {
                 name: "client".to_owned(),
                 ..SessionOptions::default()
@@ -128,6 +182,38 @@ impl ClientOptions {
             elicitation: None,
             roots: None,
         }
+    }
+
+    /// Speaks exactly `version`: a handshake revision is offered in `initialize`;
+    /// [`ProtocolVersion::V2026_07_28`] uses `server/discover` and per-request `_meta`, and
+    /// fails to connect to a server that does not list it.
+    pub fn version(mut self, version: ProtocolVersion) -> Self {
+        self.version = version;
+        self.auto = false;
+        self
+    }
+
+    /// Speaks the newest revision the server has: probes `server/discover` and uses
+    /// 2026-07-28 when the server lists it; when the probe fails (an older server answers
+    /// -32601 or refuses it) or the server lists only handshake revisions, performs the
+    /// `initialize` handshake with the newest handshake revision instead. Not the default,
+    /// because an older server sees one extra failed request before `initialize`.
+    pub fn auto(mut self) -> Self {
+        self.auto = true;
+        self
+    }
+
+    /// The most `input_required` rounds one request may take before it fails (2026-07-28).
+    pub fn max_input_rounds(mut self, rounds: usize) -> Self {
+        self.max_input_rounds = rounds;
+        self
+    }
+
+    /// Asks for the server's log messages at `level` and above on every request
+    /// (2026-07-28, `_meta["io.modelcontextprotocol/logLevel"]`).
+    pub fn log_level(mut self, level: LoggingLevel) -> Self {
+        self.log_level = Some(level);
+        self
     }
 
     /// Answers `sampling/createMessage` with `handler`, and declares `sampling`.
@@ -185,54 +271,253 @@ pub struct Client {
     output_schemas: OutputSchemas,
     /// Whether `roots.listChanged` was declared.
     roots_list_changed: bool,
+    /// Set when speaking 2026-07-28.
+    stateless: Option<Stateless>,
+    /// The resources subscribed to in 2026-07-28, and the listen stream that carries them.
+    resource_listen: tokio::sync::Mutex<(BTreeSet<String>, Option<Subscription>)>,
 }
 
 impl Client {
-    /// Connects over `connection` and performs the handshake.
+    /// Connects over `connection`: performs the handshake, or with 2026-07-28 (chosen or
+    /// found by [`ClientOptions::auto`]) asks `server/discover`.
     pub async fn connect(
         connection: Connection,
         options: ClientOptions,
     ) -> Result<Client, ConnectError> {
         let (tx, rx) = mpsc::unbounded_channel();
-        let mut params = InitializeParams::new(options.version, options.info.clone());
-        params.capabilities = options.capabilities();
-        let roots_list_changed = params.capabilities.supports_roots_list_changed();
+        let (ack_tx, ack_rx) = mpsc::unbounded_channel();
+        let capabilities = options.capabilities();
+        let handlers = Arc::new(Handlers {
+            sampling: options.sampling.clone(),
+            elicitation: options.elicitation.clone(),
+            roots: options.roots.clone(),
+        });
         let service = ClientService {
-            sampling: options.sampling,
-            elicitation: options.elicitation,
-            roots: options.roots,
+            handlers: handlers.clone(),
             notifications: tx,
+            acks: ack_tx,
         };
         let peer = Session::start(connection, service, options.session.clone());
-        let init = match peer
+        let mut client = Client {
+            peer,
+            init: InitializeResult {
+                protocol_version: String::new(),
+                capabilities: ServerCapabilities::default(),
+                server_info: Implementation::new("", ""),
+                instructions: None,
+                meta: None,
+                extra: Default::default(),
+            },
+            version: options.version,
+            notifications: Mutex::new(Some(rx)),
+            output_schemas: OutputSchemas::default(),
+            roots_list_changed: capabilities.supports_roots_list_changed(),
+            stateless: None,
+            resource_listen: tokio::sync::Mutex::new((BTreeSet::new(), None)),
+        };
+        let mut fallback = None;
+        if options.auto || options.version.family() == Family::Stateless {
+            let mut meta =
+                StatelessMeta::new(ProtocolVersion::V2026_07_28.as_str(), capabilities.clone());
+            meta.client_info = Some(options.info.clone());
+            meta.log_level = options.log_level;
+            let stateless = Stateless {
+                meta,
+                max_rounds: options.max_input_rounds,
+                handlers,
+                acks: tokio::sync::Mutex::new(ack_rx),
+            };
+            match client.discover(&stateless, options.auto).await {
+                Ok(None) => {
+                    client.stateless = Some(stateless);
+                    client.version = ProtocolVersion::V2026_07_28;
+                    return Ok(client);
+                }
+                Ok(Some(listed)) => fallback = listed,
+                Err(e) => {
+                    client.peer.close();
+                    return Err(e);
+                }
+            }
+        }
+        let offered = match (options.version.family(), fallback) {
+            (Family::Handshake, None) => options.version,
+            (_, Some(listed)) => listed,
+            (Family::Stateless, None) => ProtocolVersion::LATEST_HANDSHAKE,
+        };
+        let mut params = InitializeParams::new(offered, options.info.clone());
+        params.capabilities = capabilities;
+        let init = match client
+            .peer
             .request::<Initialize>(&params, RequestOptions::default())
             .await
         {
             Ok(init) => init,
             Err(e) => {
-                peer.close();
+                client.peer.close();
                 return Err(e.into());
             }
         };
-        let version = match init.version() {
+        client.version = match init.version() {
             Ok(v) if ProtocolVersion::HANDSHAKE.contains(&v) => v,
             _ => {
-                peer.close();
+                client.peer.close();
                 return Err(ConnectError::UnsupportedVersion {
-                    offered: options.version,
+                    offered,
                     chosen: init.protocol_version,
                 });
             }
         };
-        peer.notify::<Initialized>(&NotificationParams::default(), None)?;
-        Ok(Client {
-            peer,
-            init,
-            version,
-            notifications: Mutex::new(Some(rx)),
-            output_schemas: OutputSchemas::default(),
-            roots_list_changed,
-        })
+        client.init = init;
+        client
+            .peer
+            .notify::<Initialized>(&NotificationParams::default(), None)?;
+        Ok(client)
+    }
+
+    /// Asks `server/discover`; `Ok(None)` when the server speaks 2026-07-28 (the answer is
+    /// recorded), `Ok(Some(newest))` when `auto` allows the handshake instead, with the
+    /// newest handshake revision the server listed (if it listed any).
+    async fn discover(
+        &mut self,
+        stateless: &Stateless,
+        auto: bool,
+    ) -> Result<Option<Option<ProtocolVersion>>, ConnectError> {
+        let newest = |listed: &[String]| {
+            listed
+                .iter()
+                .filter_map(|v| v.parse::<ProtocolVersion>().ok())
+                .filter(|v| v.family() == Family::Handshake)
+                .max()
+        };
+        let found = match stateless.discover(&self.peer).await {
+            Ok(found) => found,
+            Err(RequestError::Remote { error, .. })
+                if auto && error.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION =>
+            {
+                let listed = stateless::supported_versions(&error).unwrap_or_default();
+                tracing::debug!(
+                    ?listed,
+                    "the server refused 2026-07-28; falling back to initialize"
+                );
+                return Ok(Some(newest(&listed)));
+            }
+            Err(e @ RequestError::Remote { .. }) if auto => {
+                tracing::debug!(error = %e, "server/discover failed; falling back to initialize");
+                return Ok(Some(None));
+            }
+            Err(e) => {
+                return Err(ConnectError::Discover(stateless::explain(
+                    e,
+                    ProtocolVersion::V2026_07_28.as_str(),
+                )))
+            }
+        };
+        let version = ProtocolVersion::V2026_07_28.as_str();
+        if !found.supported_versions.iter().any(|v| v == version) {
+            if auto {
+                return Ok(Some(newest(&found.supported_versions)));
+            }
+            return Err(ConnectError::NoStatelessVersion {
+                supported: found.supported_versions,
+            });
+        }
+        self.init = InitializeResult {
+            protocol_version: version.to_owned(),
+            server_info: found
+                .meta
+                .as_ref()
+                .and_then(server_info)
+                .unwrap_or_else(|| Implementation::new("", "")),
+            capabilities: found.capabilities,
+            instructions: found.instructions,
+            meta: found.meta,
+            extra: Default::default(),
+        };
+        Ok(None)
+    }
+
+    /// Sends `R`: as is in the handshake family; with `_meta` and the `input_required` retry
+    /// loop in 2026-07-28.
+    async fn send<R: Request>(
+        &self,
+        params: &R::Params,
+        options: RequestOptions,
+    ) -> Result<R::Result, RequestError> {
+        match &self.stateless {
+            Some(stateless) => stateless.request::<R>(&self.peer, params, options).await,
+            None => self.peer.request::<R>(params, options).await,
+        }
+    }
+
+    /// Refuses `R` locally when speaking 2026-07-28, which removed it.
+    fn handshake_only<R: Request>(&self) -> Result<(), RequestError> {
+        match self.stateless {
+            Some(_) => Err(RequestError::NotSupported {
+                method: R::METHOD.to_owned(),
+                reason: "protocol version 2026-07-28 has no such request".to_owned(),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Opens a `subscriptions/listen` stream for `filter` (2026-07-28) and waits for the
+    /// server's acknowledgement; the notifications it carries arrive on
+    /// [`Client::take_notifications`]. Types the server did not declare are left out of the
+    /// filter (list changes need `listChanged`, resource updates need `resources.subscribe`).
+    pub async fn listen(&self, filter: SubscriptionFilter) -> Result<Subscription, RequestError> {
+        let Some(stateless) = &self.stateless else {
+            return Err(RequestError::NotSupported {
+                method: "subscriptions/listen".to_owned(),
+                reason: "only protocol version 2026-07-28 has it; the handshake family sends notifications without asking".to_owned(),
+            });
+        };
+        let caps = &self.init.capabilities;
+        let keep = |asked: Option<bool>, declared: bool| asked.filter(|_| declared);
+        let filter = SubscriptionFilter {
+            tools_list_changed: keep(
+                filter.tools_list_changed,
+                caps.tools
+                    .as_ref()
+                    .is_some_and(|t| t.list_changed == Some(true)),
+            ),
+            prompts_list_changed: keep(
+                filter.prompts_list_changed,
+                caps.prompts
+                    .as_ref()
+                    .is_some_and(|p| p.list_changed == Some(true)),
+            ),
+            resources_list_changed: keep(
+                filter.resources_list_changed,
+                caps.resources
+                    .as_ref()
+                    .is_some_and(|r| r.list_changed == Some(true)),
+            ),
+            resource_subscriptions: filter
+                .resource_subscriptions
+                .filter(|_| caps.supports_resource_subscriptions()),
+        };
+        stateless.listen(&self.peer, filter).await
+    }
+
+    /// Replaces the listen stream that carries resource subscriptions (2026-07-28) with one
+    /// for `uris`; none when the set is empty.
+    async fn relisten(
+        &self,
+        slot: &mut (BTreeSet<String>, Option<Subscription>),
+    ) -> Result<(), RequestError> {
+        if let Some(old) = slot.1.take() {
+            old.cancel();
+        }
+        if slot.0.is_empty() {
+            return Ok(());
+        }
+        let filter = SubscriptionFilter {
+            resource_subscriptions: Some(slot.0.iter().cloned().collect()),
+            ..SubscriptionFilter::default()
+        };
+        slot.1 = Some(self.listen(filter).await?);
+        Ok(())
     }
 
     /// The negotiated revision.
@@ -270,6 +555,12 @@ impl Client {
     /// Sends `notifications/roots/list_changed`: call it whenever the roots change. Refused
     /// locally unless the options declared roots with `listChanged`.
     pub fn notify_roots_changed(&self) -> Result<(), RequestError> {
+        if self.stateless.is_some() {
+            return Err(RequestError::NotSupported {
+                method: "notifications/roots/list_changed".to_owned(),
+                reason: "protocol version 2026-07-28 removed it (servers ask for roots in inputRequests)".to_owned(),
+            });
+        }
         if !self.roots_list_changed {
             return Err(RequestError::NotSupported {
                 method: "notifications/roots/list_changed".to_owned(),
@@ -298,6 +589,7 @@ impl Client {
 
     /// `ping`.
     pub async fn ping(&self) -> Result<(), RequestError> {
+        self.handshake_only::<Ping>()?;
         self.peer
             .request::<Ping>(&Default::default(), RequestOptions::default())
             .await
@@ -328,7 +620,7 @@ impl Client {
         options: RequestOptions,
     ) -> Result<CallToolResult, RequestError> {
         self.require::<CallTool>(self.init.capabilities.tools.is_some(), "tools")?;
-        let result = self.peer.request::<CallTool>(&params, options).await?;
+        let result = self.send::<CallTool>(&params, options).await?;
         if self.version.has_structured_output() {
             self.output_schemas
                 .check(&params.name, &result)
@@ -360,8 +652,7 @@ impl Client {
     /// Reads a resource.
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, RequestError> {
         self.require::<ReadResource>(self.init.capabilities.resources.is_some(), "resources")?;
-        self.peer
-            .request::<ReadResource>(&UriParams::new(uri), RequestOptions::default())
+        self.send::<ReadResource>(&UriParams::new(uri), RequestOptions::default())
             .await
     }
 
@@ -371,6 +662,16 @@ impl Client {
             self.init.capabilities.supports_resource_subscriptions(),
             "resources.subscribe",
         )?;
+        if self.stateless.is_some() {
+            let mut slot = self.resource_listen.lock().await;
+            if slot.0.insert(uri.to_owned()) {
+                if let Err(e) = self.relisten(&mut slot).await {
+                    slot.0.remove(uri);
+                    return Err(e);
+                }
+            }
+            return Ok(());
+        }
         self.peer
             .request::<Subscribe>(&UriParams::new(uri), RequestOptions::default())
             .await
@@ -383,6 +684,13 @@ impl Client {
             self.init.capabilities.supports_resource_subscriptions(),
             "resources.subscribe",
         )?;
+        if self.stateless.is_some() {
+            let mut slot = self.resource_listen.lock().await;
+            if slot.0.remove(uri) {
+                self.relisten(&mut slot).await?;
+            }
+            return Ok(());
+        }
         self.peer
             .request::<Unsubscribe>(&UriParams::new(uri), RequestOptions::default())
             .await
@@ -402,21 +710,20 @@ impl Client {
         params: GetPromptParams,
     ) -> Result<GetPromptResult, RequestError> {
         self.require::<GetPrompt>(self.init.capabilities.prompts.is_some(), "prompts")?;
-        self.peer
-            .request::<GetPrompt>(&params, RequestOptions::default())
+        self.send::<GetPrompt>(&params, RequestOptions::default())
             .await
     }
 
     /// Completes a prompt argument or template variable.
     pub async fn complete(&self, params: CompleteParams) -> Result<CompleteResult, RequestError> {
         self.require::<Complete>(self.init.capabilities.completions.is_some(), "completions")?;
-        self.peer
-            .request::<Complete>(&params, RequestOptions::default())
+        self.send::<Complete>(&params, RequestOptions::default())
             .await
     }
 
     /// Sets the level of the server's log messages.
     pub async fn set_level(&self, level: LoggingLevel) -> Result<(), RequestError> {
+        self.handshake_only::<SetLevel>()?;
         self.require::<SetLevel>(self.init.capabilities.logging.is_some(), "logging")?;
         self.peer
             .request::<SetLevel>(
@@ -441,11 +748,7 @@ impl Client {
                 cursor: cursor.clone(),
                 meta: None,
             };
-            let (items, next) = split(
-                self.peer
-                    .request::<R>(&params, RequestOptions::default())
-                    .await?,
-            );
+            let (items, next) = split(self.send::<R>(&params, RequestOptions::default()).await?);
             all.extend(items);
             match next {
                 None => return Ok(all),

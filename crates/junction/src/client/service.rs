@@ -2,16 +2,18 @@
 //! handlers and hands every other notification to the stream of typed notifications.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use junction_protocol::content::Role;
 use junction_protocol::elicitation::{Elicit, ElicitAction, ElicitParams};
 use junction_protocol::jsonrpc;
 use junction_protocol::messages::ServerNotification;
-use junction_protocol::method::{decode_params, Request};
+use junction_protocol::method::{decode_params, Notification as _, Request};
 use junction_protocol::roots::{ListRoots, ListRootsResult};
 use junction_protocol::sampling::{
     CreateMessage, CreateMessageParams, SamplingMessageContentBlock,
 };
+use junction_protocol::stateless::{SubscriptionsAcknowledged, SubscriptionsAcknowledgedParams};
 use junction_protocol::{ErrorObject, Notification};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -20,15 +22,83 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::handlers::{Elicitation, HandlerError, Roots, Sampling};
-use crate::session::{BoxFuture, IncomingRequest, Peer, Service};
+use crate::session::{BoxFuture, IncomingRequest, Peer, RequestContext, Service};
 
 /// Answers `ping`, the requests of the features the host set handlers for, and -32601 for
 /// the rest.
 pub(super) struct ClientService {
+    pub(super) handlers: Arc<Handlers>,
+    pub(super) notifications: mpsc::UnboundedSender<ServerNotification>,
+    /// Where `notifications/subscriptions/acknowledged` goes: to the `listen` call waiting
+    /// for it, not to the stream of notifications.
+    pub(super) acks: mpsc::UnboundedSender<SubscriptionsAcknowledgedParams>,
+}
+
+/// The host's handlers for the server's requests, shared by the session (handshake family)
+/// and the retry loop of `input_required` results (stateless family).
+pub(super) struct Handlers {
     pub(super) sampling: Option<Sampling>,
     pub(super) elicitation: Option<Elicitation>,
     pub(super) roots: Option<Roots>,
-    pub(super) notifications: mpsc::UnboundedSender<ServerNotification>,
+}
+
+impl Handlers {
+    /// Answers one request of the server with the handler for its method; -32601 when there
+    /// is none.
+    pub(super) async fn answer(
+        &self,
+        method: &str,
+        params: Option<&RawValue>,
+        context: RequestContext,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        match (method, &self.sampling, &self.elicitation, &self.roots) {
+            ("ping", ..) => Ok(jsonrpc::empty_object()),
+            (CreateMessage::METHOD, Some(sampling), ..) => {
+                let params: CreateMessageParams = decode::<CreateMessage>(params)?;
+                check_sampling(sampling, &params)
+                    .map_err(|e| e.into_error(CreateMessage::METHOD))?;
+                let result = (sampling.handler)(params, context)
+                    .await
+                    .map_err(|e| e.into_error(CreateMessage::METHOD))?;
+                encode::<CreateMessage>(&result)
+            }
+            (Elicit::METHOD, _, Some(elicitation), _) => {
+                let params: ElicitParams = decode::<Elicit>(params)?;
+                check_mode(elicitation, &params).map_err(|e| e.into_error(Elicit::METHOD))?;
+                let schema = match &params {
+                    ElicitParams::Form(form) => Some(form.requested_schema.clone()),
+                    ElicitParams::Url(_) => None,
+                };
+                let result = (elicitation.handler)(params, context)
+                    .await
+                    .map_err(|e| e.into_error(Elicit::METHOD))?;
+                if let (Some(schema), ElicitAction::Accept) = (schema, result.action) {
+                    let content = result.content.clone().unwrap_or_else(BTreeMap::new);
+                    schema.check(&content).map_err(|problem| {
+                        HandlerError::new(format!(
+                            "the accepted content does not match the requested schema: {problem}"
+                        ))
+                        .into_error(Elicit::METHOD)
+                    })?;
+                }
+                encode::<Elicit>(&result)
+            }
+            (ListRoots::METHOD, _, _, Some(roots)) => {
+                let list = (roots.handler)((), context)
+                    .await
+                    .map_err(|e| e.into_error(ListRoots::METHOD))?;
+                if let Some(bad) = list.iter().find(|r| !r.uri.starts_with("file://")) {
+                    return Err(HandlerError::new(format!(
+                        "the root {:?} is not a file:// URI",
+                        bad.uri
+                    ))
+                    .into_error(ListRoots::METHOD));
+                }
+                encode::<ListRoots>(&ListRootsResult::new(list))
+            }
+            (other, ..) => Err(ErrorObject::method_not_found(other)),
+        }
+    }
 }
 
 impl Service for ClientService {
@@ -42,63 +112,24 @@ impl Service for ClientService {
                 params,
                 context,
             } = request;
-            let params = params.as_deref();
-            match (
-                method.as_str(),
-                &self.sampling,
-                &self.elicitation,
-                &self.roots,
-            ) {
-                ("ping", ..) => Ok(jsonrpc::empty_object()),
-                (CreateMessage::METHOD, Some(sampling), ..) => {
-                    let params: CreateMessageParams = decode::<CreateMessage>(params)?;
-                    check_sampling(sampling, &params)
-                        .map_err(|e| e.into_error(CreateMessage::METHOD))?;
-                    let result = (sampling.handler)(params, context)
-                        .await
-                        .map_err(|e| e.into_error(CreateMessage::METHOD))?;
-                    encode::<CreateMessage>(&result)
-                }
-                (Elicit::METHOD, _, Some(elicitation), _) => {
-                    let params: ElicitParams = decode::<Elicit>(params)?;
-                    check_mode(elicitation, &params).map_err(|e| e.into_error(Elicit::METHOD))?;
-                    let schema = match &params {
-                        ElicitParams::Form(form) => Some(form.requested_schema.clone()),
-                        ElicitParams::Url(_) => None,
-                    };
-                    let result = (elicitation.handler)(params, context)
-                        .await
-                        .map_err(|e| e.into_error(Elicit::METHOD))?;
-                    if let (Some(schema), ElicitAction::Accept) = (schema, result.action) {
-                        let content = result.content.clone().unwrap_or_else(BTreeMap::new);
-                        schema.check(&content).map_err(|problem| {
-                            HandlerError::new(format!(
-                                "the accepted content does not match the requested schema: {problem}"
-                            ))
-                            .into_error(Elicit::METHOD)
-                        })?;
-                    }
-                    encode::<Elicit>(&result)
-                }
-                (ListRoots::METHOD, _, _, Some(roots)) => {
-                    let list = (roots.handler)((), context)
-                        .await
-                        .map_err(|e| e.into_error(ListRoots::METHOD))?;
-                    if let Some(bad) = list.iter().find(|r| !r.uri.starts_with("file://")) {
-                        return Err(HandlerError::new(format!(
-                            "the root {:?} is not a file:// URI",
-                            bad.uri
-                        ))
-                        .into_error(ListRoots::METHOD));
-                    }
-                    encode::<ListRoots>(&ListRootsResult::new(list))
-                }
-                (other, ..) => Err(ErrorObject::method_not_found(other)),
-            }
+            self.handlers
+                .answer(&method, params.as_deref(), context)
+                .await
         })
     }
 
     fn notification<'a>(&'a self, n: Notification, _: &'a Peer) -> BoxFuture<'a, ()> {
+        if n.method == SubscriptionsAcknowledged::METHOD {
+            match decode_params::<SubscriptionsAcknowledgedParams>(n.params.as_deref()) {
+                Ok(ack) => {
+                    let _ = self.acks.send(ack);
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "a subscription acknowledgement has malformed params; ignored")
+                }
+            }
+            return Box::pin(async {});
+        }
         let typed = ServerNotification::from_parts(&n.method, n.params.as_deref()).unwrap_or_else(
             |e| {
                 // Kept rather than dropped, so that the host still sees what arrived.

@@ -30,7 +30,8 @@ struct State {
 }
 
 impl RequestContext {
-    pub(super) fn new(
+    /// Also used by the client to run its handlers on a 2026-07-28 server's `inputRequests`.
+    pub(crate) fn new(
         id: RequestId,
         progress_token: Option<ProgressToken>,
         cancel: CancellationToken,

@@ -27,6 +27,14 @@
 //! - With [`HttpClient::legacy`] (or when the initialize POST is answered `400`, `404` or
 //!   `405`) speaks the 2024-11-05 transport instead.
 //!
+//! Requests of the stateless revision (2026-07-28, recognised by the protocol version in
+//! their `_meta`) are sent differently: no session id, `MCP-Protocol-Version` from the
+//! request itself, `Mcp-Method` and (for `tools/call`, `prompts/get` and `resources/read`)
+//! `Mcp-Name` headers mirroring the body. A stream that breaks before the response is not
+//! resumed (that revision has no event ids): the request fails with an error saying so, and
+//! the caller sends it again. Cancelling such a request closes its response stream instead
+//! of POSTing `notifications/cancelled`, and JSON-RPC responses are never POSTed.
+//!
 //! Failures of the transport reach the caller as JSON-RPC error responses to the affected
 //! requests (code -32603 with the HTTP status, or the server's own JSON-RPC error).
 //!
@@ -43,7 +51,7 @@
 //! # Ok(()) }
 //! ```
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -54,6 +62,9 @@ use serde::Deserialize;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
+mod stateless;
+
+use self::stateless::stateless_version;
 use super::sse::{Event, Parser};
 use super::{LAST_EVENT_ID_HEADER, PROTOCOL_VERSION_HEADER, SESSION_ID_HEADER};
 use crate::sync::lock;
@@ -191,6 +202,10 @@ struct State {
     legacy: Option<Url>,
     /// Requests the client cancelled: their streams are not resumed.
     cancelled: HashSet<RequestId>,
+    /// Whether a 2026-07-28 request was sent: responses are then never POSTed.
+    stateless: bool,
+    /// The 2026-07-28 requests in flight; cancelling one closes its stream.
+    in_flight: HashMap<RequestId, CancellationToken>,
 }
 
 struct Driver {
@@ -250,6 +265,20 @@ impl Driver {
                 }
                 self.initialize(message).await;
             }
+            Message::Request(r) if stateless_version(r).is_some() => {
+                let cancel = CancellationToken::new();
+                {
+                    let mut state = lock(&self.state);
+                    state.stateless = true;
+                    state.in_flight.insert(r.id.clone(), cancel.clone());
+                }
+                let driver = self.clone();
+                let id = r.id.clone();
+                tokio::spawn(async move {
+                    driver.post_stateless(&message, cancel).await;
+                    lock(&driver.state).in_flight.remove(&id);
+                });
+            }
             Message::Request(r) => {
                 let driver = self.clone();
                 let id = r.id.clone();
@@ -261,7 +290,13 @@ impl Driver {
             Message::Notification(n) => {
                 if n.method == "notifications/cancelled" {
                     if let Some(id) = cancelled_id(n.params.as_deref()) {
-                        lock(&self.state).cancelled.insert(id);
+                        let mut state = lock(&self.state);
+                        if let Some(stream) = state.in_flight.remove(&id) {
+                            // 2026-07-28: closing the response stream is the cancellation.
+                            stream.cancel();
+                            return;
+                        }
+                        state.cancelled.insert(id);
                     }
                 }
                 let accepted = self.post(&message).await;
@@ -270,6 +305,10 @@ impl Driver {
                 }
             }
             Message::Response(_) => {
+                if lock(&self.state).stateless {
+                    tracing::debug!("not POSTing a JSON-RPC response: 2026-07-28 forbids it");
+                    return;
+                }
                 self.post(&message).await;
             }
         }

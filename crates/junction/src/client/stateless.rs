@@ -1,0 +1,348 @@
+//! The client's half of the stateless family (2026-07-28): `_meta` on every request, the
+//! `input_required` retry loop, and `subscriptions/listen`.
+//!
+//! Every typed method of [`Client`](super::Client) goes through [`Stateless::request`], so
+//! that multi round-trip requests work the same for `tools/call`, `prompts/get`,
+//! `resources/read` and the rest.
+
+use std::time::Duration;
+
+use junction_protocol::jsonrpc;
+use junction_protocol::method::Request;
+use junction_protocol::stateless::{
+    Discover, DiscoverParams, DiscoverResult, InputRequiredResult, ResultType, StatelessMeta,
+    SubscriptionFilter, SubscriptionsAcknowledgedParams, SubscriptionsListen,
+};
+use junction_protocol::{ErrorCode, ErrorObject, RequestId};
+use serde_json::{Map, Value};
+use std::sync::Arc;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use super::service::Handlers;
+use crate::error::RequestError;
+use crate::session::{Peer, RequestContext, RequestOptions};
+
+/// How long a `subscriptions/listen` request may stay open: it is meant to last as long as
+/// the caller wants it, so only cancellation or the server ends it.
+const LISTEN_TIMEOUT: Duration = Duration::from_secs(365 * 24 * 3600);
+
+/// What a client speaking 2026-07-28 keeps besides the session.
+pub(super) struct Stateless {
+    pub(super) meta: StatelessMeta,
+    pub(super) max_rounds: usize,
+    pub(super) handlers: Arc<Handlers>,
+    pub(super) acks: tokio::sync::Mutex<mpsc::UnboundedReceiver<SubscriptionsAcknowledgedParams>>,
+}
+
+impl std::fmt::Debug for Stateless {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Stateless")
+            .field("meta", &self.meta)
+            .field("max_rounds", &self.max_rounds)
+            .finish()
+    }
+}
+
+/// The params of `R` as a JSON object with the version, capabilities, identity and log level
+/// in `_meta` (other `_meta` keys kept).
+pub(super) fn with_meta(
+    method: &str,
+    params: &impl serde::Serialize,
+    meta: &StatelessMeta,
+) -> Result<Map<String, Value>, RequestError> {
+    let encode = |source| RequestError::Encode {
+        method: method.to_owned(),
+        source,
+    };
+    let mut object = match serde_json::to_value(params).map_err(encode)? {
+        Value::Object(map) => map,
+        Value::Null => Map::new(),
+        other => {
+            return Err(RequestError::Invalid {
+                method: method.to_owned(),
+                reason: format!("params must be an object, not {other}"),
+            })
+        }
+    };
+    let keys = match serde_json::to_value(meta).map_err(encode)? {
+        Value::Object(keys) => keys,
+        _ => Map::new(),
+    };
+    match object
+        .entry("_meta")
+        .or_insert_with(|| Value::Object(Map::new()))
+    {
+        Value::Object(existing) => existing.extend(keys),
+        slot => *slot = Value::Object(keys),
+    }
+    Ok(object)
+}
+
+/// Turns the two stateless error codes into errors that say what to do.
+pub(super) fn explain(error: RequestError, version: &str) -> RequestError {
+    let Some(remote) = error.remote() else {
+        return error;
+    };
+    let method = match &error {
+        RequestError::Remote { method, .. } => method.clone(),
+        _ => return error,
+    };
+    if remote.code == ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY {
+        let required = remote
+            .data
+            .as_ref()
+            .and_then(|d| d.get("requiredCapabilities"))
+            .map_or_else(|| "(not named)".to_owned(), Value::to_string);
+        return RequestError::NotSupported {
+            method,
+            reason: format!(
+                "the server requires client capabilities this client did not declare: {required} ({})",
+                remote.message
+            ),
+        };
+    }
+    if remote.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION {
+        return RequestError::NotSupported {
+            method,
+            reason: format!(
+                "the server does not accept protocol version {version}; it supports {}",
+                supported_versions(remote)
+                    .map_or_else(|| "(not listed)".to_owned(), |v| v.join(", "))
+            ),
+        };
+    }
+    error
+}
+
+/// The versions a `-32022` error lists.
+pub(super) fn supported_versions(error: &ErrorObject) -> Option<Vec<String>> {
+    let list = error.data.as_ref()?.get("supported")?;
+    serde_json::from_value(list.clone()).ok()
+}
+
+impl Stateless {
+    /// Sends `R` with the stateless `_meta`, answers `input_required` results with the
+    /// handlers and retries with a new id, at most `max_rounds` times.
+    pub(super) async fn request<R: Request>(
+        &self,
+        peer: &Peer,
+        params: &R::Params,
+        options: RequestOptions,
+    ) -> Result<R::Result, RequestError> {
+        let mut params = with_meta(R::METHOD, params, &self.meta)?;
+        for _round in 0..=self.max_rounds {
+            let raw = jsonrpc::to_raw(&params).map_err(|source| RequestError::Encode {
+                method: R::METHOD.to_owned(),
+                source,
+            })?;
+            let result = peer
+                .request_raw(R::METHOD, Some(raw), options.clone())
+                .await
+                .map_err(|e| explain(e, &self.meta.protocol_version))?;
+            let decode = |source| RequestError::Decode {
+                method: R::METHOD.to_owned(),
+                source,
+            };
+            #[derive(serde::Deserialize)]
+            struct Kind {
+                #[serde(rename = "resultType")]
+                result_type: Option<String>,
+            }
+            let kind: Kind = serde_json::from_str(result.get()).map_err(decode)?;
+            match ResultType::of(kind.result_type.as_deref()) {
+                ResultType::Complete => return serde_json::from_str(result.get()).map_err(decode),
+                ResultType::InputRequired => {
+                    let asked: InputRequiredResult =
+                        serde_json::from_str(result.get()).map_err(decode)?;
+                    self.fulfil::<R>(peer, &asked, &options, &mut params)
+                        .await?;
+                }
+                ResultType::Other(other) => {
+                    return Err(RequestError::Invalid {
+                        method: R::METHOD.to_owned(),
+                        reason: format!("unknown resultType {other:?}"),
+                    })
+                }
+            }
+        }
+        Err(RequestError::Invalid {
+            method: R::METHOD.to_owned(),
+            reason: format!(
+                "the server still asked for input after {} rounds (the client's limit)",
+                self.max_rounds
+            ),
+        })
+    }
+
+    /// Asks `server/discover`, leaving a server's error as it came (the caller may fall
+    /// back on it).
+    pub(super) async fn discover(&self, peer: &Peer) -> Result<DiscoverResult, RequestError> {
+        let params = with_meta(Discover::METHOD, &DiscoverParams::default(), &self.meta)?;
+        let raw = jsonrpc::to_raw(&params).map_err(|source| RequestError::Encode {
+            method: Discover::METHOD.to_owned(),
+            source,
+        })?;
+        let result = peer
+            .request_raw(Discover::METHOD, Some(raw), RequestOptions::default())
+            .await?;
+        serde_json::from_str(result.get()).map_err(|source| RequestError::Decode {
+            method: Discover::METHOD.to_owned(),
+            source,
+        })
+    }
+
+    /// Answers every input request and writes `inputResponses` and `requestState` into the
+    /// params of the next round.
+    async fn fulfil<R: Request>(
+        &self,
+        peer: &Peer,
+        asked: &InputRequiredResult,
+        options: &RequestOptions,
+        params: &mut Map<String, Value>,
+    ) -> Result<(), RequestError> {
+        if asked.input_requests.is_none() && asked.request_state.is_none() {
+            return Err(RequestError::Invalid {
+                method: R::METHOD.to_owned(),
+                reason: "an input_required result has neither inputRequests nor requestState"
+                    .to_owned(),
+            });
+        }
+        let mut responses = Map::new();
+        for (key, input) in asked.input_requests.iter().flatten() {
+            let input_params =
+                jsonrpc::to_raw(&input.params.clone().unwrap_or_default()).map_err(|source| {
+                    RequestError::Encode {
+                        method: input.method.clone(),
+                        source,
+                    }
+                })?;
+            let context = RequestContext::new(
+                RequestId::String(key.clone()),
+                None,
+                options.cancel.clone().unwrap_or_default(),
+                peer.clone(),
+            );
+            let answer = self
+                .handlers
+                .answer(&input.method, Some(&input_params), context)
+                .await
+                .map_err(|error| input_failed(R::METHOD, key, &input.method, error))?;
+            let value: Value =
+                serde_json::from_str(answer.get()).map_err(|source| RequestError::Decode {
+                    method: input.method.clone(),
+                    source,
+                })?;
+            responses.insert(key.clone(), value);
+        }
+        params.insert("inputResponses".to_owned(), Value::Object(responses));
+        match &asked.request_state {
+            Some(state) => params.insert("requestState".to_owned(), Value::String(state.clone())),
+            None => params.remove("requestState"),
+        };
+        Ok(())
+    }
+
+    /// Opens `subscriptions/listen` with `filter` and waits for its acknowledgement.
+    pub(super) async fn listen(
+        &self,
+        peer: &Peer,
+        filter: SubscriptionFilter,
+    ) -> Result<Subscription, RequestError> {
+        let params = with_meta(
+            SubscriptionsListen::METHOD,
+            &junction_protocol::stateless::SubscriptionsListenParams {
+                notifications: filter,
+                meta: None,
+            },
+            &self.meta,
+        )?;
+        let raw = jsonrpc::to_raw(&params).map_err(|source| RequestError::Encode {
+            method: SubscriptionsListen::METHOD.to_owned(),
+            source,
+        })?;
+        // One listen waits for its acknowledgement at a time, so acknowledgements cannot be
+        // mixed up between two concurrent calls.
+        let mut acks = self.acks.lock().await;
+        while acks.try_recv().is_ok() {}
+        let cancel = CancellationToken::new();
+        let options = RequestOptions::default()
+            .timeout(LISTEN_TIMEOUT)
+            .cancel_on(cancel.clone());
+        let peer = peer.clone();
+        let version = self.meta.protocol_version.clone();
+        let mut task = tokio::spawn(async move {
+            match peer
+                .request_raw(SubscriptionsListen::METHOD, Some(raw), options)
+                .await
+            {
+                Ok(_) | Err(RequestError::Cancelled { .. }) => Ok(()),
+                Err(e) => Err(explain(e, &version)),
+            }
+        });
+        tokio::select! {
+            ack = acks.recv() => match ack {
+                Some(ack) => Ok(Subscription { acknowledged: ack.notifications, cancel, task }),
+                None => Err(RequestError::Closed { method: SubscriptionsListen::METHOD.to_owned() }),
+            },
+            ended = &mut task => Err(match ended {
+                Ok(Err(e)) => e,
+                _ => RequestError::Invalid {
+                    method: SubscriptionsListen::METHOD.to_owned(),
+                    reason: "the server ended the subscription before acknowledging it".to_owned(),
+                },
+            }),
+        }
+    }
+}
+
+fn input_failed(method: &str, key: &str, input: &str, error: ErrorObject) -> RequestError {
+    if error.code == ErrorCode::METHOD_NOT_FOUND {
+        RequestError::NotSupported {
+            method: method.to_owned(),
+            reason: format!(
+                "the server needs `{input}` input (key {key:?}), but this client has no handler for it"
+            ),
+        }
+    } else {
+        RequestError::Invalid {
+            method: method.to_owned(),
+            reason: format!(
+                "answering the server's `{input}` input request (key {key:?}) failed: {}",
+                error.message
+            ),
+        }
+    }
+}
+
+/// An open `subscriptions/listen` stream. Notifications delivered on it reach
+/// [`Client::take_notifications`](super::Client::take_notifications); dropping this value
+/// does not end it, [`Subscription::cancel`] does.
+#[derive(Debug)]
+pub struct Subscription {
+    acknowledged: SubscriptionFilter,
+    cancel: CancellationToken,
+    task: JoinHandle<Result<(), RequestError>>,
+}
+
+impl Subscription {
+    /// The notification types the server agreed to send.
+    pub fn acknowledged(&self) -> &SubscriptionFilter {
+        &self.acknowledged
+    }
+
+    /// Ends the subscription (cancels the listen request).
+    pub fn cancel(&self) {
+        self.cancel.cancel();
+    }
+
+    /// Waits until the subscription ended: cancelled, closed by the server (`Ok`) or failed.
+    pub async fn ended(self) -> Result<(), RequestError> {
+        self.task.await.unwrap_or_else(|_| {
+            Err(RequestError::Closed {
+                method: SubscriptionsListen::METHOD.to_owned(),
+            })
+        })
+    }
+}

@@ -1,0 +1,58 @@
+"""A PyPI `mcp` server for Junction's 2026-07-28 client interop tests (stdio or HTTP)."""
+
+import sys
+from typing import Annotated
+
+from pydantic import BaseModel
+
+from mcp.server.mcpserver import Context, Elicit, MCPServer, Resolve
+
+
+class Person(BaseModel):
+    name: str
+
+
+def ask_name() -> Elicit[Person]:
+    return Elicit("What is your name?", Person)
+
+
+server = MCPServer("py-stateless", instructions="Interop server for Junction.")
+
+
+@server.tool()
+def add(a: int, b: int) -> str:
+    """Adds two numbers."""
+    return str(a + b)
+
+
+@server.tool()
+def greet(person: Annotated[Person, Resolve(ask_name)]) -> str:
+    """Greets the person the client names."""
+    return f"Hello, {person.name}!"
+
+
+@server.tool()
+async def touch(uri: str, ctx: Context) -> str:
+    """Announces a tools-list change and an update of `uri` to the listen streams."""
+    await ctx.notify_tools_changed()
+    await ctx.notify_resource_updated(uri)
+    return "touched"
+
+
+@server.prompt()
+def hello(who: str) -> str:
+    """A greeting prompt."""
+    return f"Say hello to {who}."
+
+
+@server.resource("file:///readme.txt")
+def readme() -> str:
+    """A fixed text."""
+    return "read me"
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[1] == "http":
+        server.run(transport="streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        server.run()
