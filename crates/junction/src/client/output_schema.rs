@@ -55,7 +55,7 @@ impl OutputSchemas {
                 "tool `{tool}` declares an outputSchema but its result has no structuredContent"
             ));
         };
-        schema.check(structured).map_err(|problems| {
+        schema.check_value(structured).map_err(|problems| {
             format!(
                 "the structuredContent of tool `{tool}` does not match its outputSchema: {}",
                 problems.join("; ")
