@@ -286,7 +286,9 @@ fn an_unreachable_server_exits_3_with_the_reason() {
     assert_code(&run, 3);
     assert_eq!(run.stdout, "");
     assert!(
-        run.stderr.contains(&url) && run.stderr.contains("HTTP transport error"),
+        run.stderr.contains(&url)
+            && run.stderr.contains("HTTP transport error")
+            && run.stderr.to_lowercase().contains("connection refused"),
         "{}",
         run.stderr
     );

@@ -960,11 +960,17 @@ async fn read_single_response(
     Err("the initialize stream ended before its response".to_owned())
 }
 
+/// The error with its causes: reqwest's own message alone ("error sending request") hides
+/// the reason a person can act on, such as "Connection refused".
 fn transport_error(e: &reqwest::Error) -> ErrorObject {
-    ErrorObject::new(
-        ErrorCode::INTERNAL_ERROR,
-        format!("HTTP transport error: {e}"),
-    )
+    let mut text = format!("HTTP transport error: {e}");
+    let mut cause = std::error::Error::source(e);
+    while let Some(c) = cause {
+        text.push_str(": ");
+        text.push_str(&c.to_string());
+        cause = c.source();
+    }
+    ErrorObject::new(ErrorCode::INTERNAL_ERROR, text)
 }
 
 fn cancelled_id(params: Option<&serde_json::value::RawValue>) -> Option<RequestId> {
