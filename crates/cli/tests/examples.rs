@@ -221,3 +221,66 @@ fn an_unusable_database_path_stops_serve_with_a_message() {
     );
     assert!(output.stdout.is_empty(), "nothing but protocol on stdout");
 }
+
+/// Over HTTP the wire log holds what every session received, each message on a line of its
+/// own, even when sessions send at the same time.
+#[tokio::test]
+async fn over_http_the_wire_log_holds_every_sessions_messages_whole() {
+    use junction::transport::http::client::HttpClient;
+    use tokio::io::AsyncBufReadExt;
+
+    let dir = scratch("http-log");
+    let log = dir.join("calendar.jsonl");
+    let mut server = tokio::process::Command::new(JUNCTION)
+        .args(["serve", "calendar", "--http", "127.0.0.1:0", "--wire-log"])
+        .arg(&log)
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("junction serve --http starts");
+    let mut line = String::new();
+    tokio::io::BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut line)
+        .await
+        .unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap()
+        .to_owned();
+
+    let sessions = (0..4).map(|n| {
+        let url = url.clone();
+        tokio::spawn(async move {
+            let connection = HttpClient::new(&url).unwrap().connect();
+            let client = Client::connect(connection, ClientOptions::new("examples-test", "1"))
+                .await
+                .unwrap();
+            for i in 0..5 {
+                call(
+                    &client,
+                    "search",
+                    json!({"text": format!("session {n} query {i}")}),
+                )
+                .await;
+            }
+            client.close();
+        })
+    });
+    for session in sessions {
+        session.await.unwrap();
+    }
+    let log = wire_log(&log);
+    for n in 0..4 {
+        for i in 0..5 {
+            let text = format!("session {n} query {i}");
+            let seen = log
+                .iter()
+                .filter(|m| m["params"]["arguments"]["text"] == text.as_str())
+                .count();
+            assert_eq!(seen, 1, "{text} is logged once: {log:#?}");
+        }
+    }
+    let initializes = log.iter().filter(|m| m["method"] == "initialize").count();
+    assert_eq!(initializes, 4);
+}

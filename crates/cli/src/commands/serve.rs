@@ -4,18 +4,19 @@
 //! example server's data in that SQLite file (in memory otherwise); `--wire-log FILE` writes
 //! every message received over stdio, one per line.
 
-use std::io;
+use std::io::{self, Write};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::pin::Pin;
 use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use clap::builder::{PossibleValue, PossibleValuesParser};
 use junction::server::Server;
 use junction::transport::http::server::{HttpServer, ResponseMode};
-use junction::transport::{stdio, tap, Limits};
+use junction::transport::{stdio, tap, Connection, Limits};
 use tokio::io::{AsyncWrite, Stdout};
 use tokio::sync::oneshot;
 
@@ -44,8 +45,9 @@ pub struct ServeArgs {
     /// data stays in memory when this is not given).
     #[arg(long, value_name = "PATH")]
     db: Option<PathBuf>,
-    /// Write every message the server receives over stdio to FILE, one JSON message per line.
-    #[arg(long, value_name = "FILE", conflicts_with = "http")]
+    /// Write every message the server receives to FILE, one JSON message per line (over
+    /// HTTP, the messages of every session, each line whole).
+    #[arg(long, value_name = "FILE")]
     wire_log: Option<PathBuf>,
 }
 
@@ -86,31 +88,75 @@ pub async fn run(args: ServeArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let log = match args.wire_log.as_deref().map(WireLog::create).transpose() {
+        Ok(log) => log,
+        Err(e) => {
+            eprintln!("junction serve: cannot write the wire log: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     match args.http {
-        Some(addr) => serve_http(entry, server, addr, &args).await,
-        None => serve_stdio(entry, server, args.wire_log.as_deref()).await,
+        Some(addr) => serve_http(entry, server, addr, &args, log).await,
+        None => serve_stdio(entry, server, log).await,
+    }
+}
+
+/// The wire log file, shared by every session of this process. Each frame reaches it as one
+/// `write_all` of a whole line under the lock, so lines of concurrent sessions never mix.
+#[derive(Clone)]
+struct WireLog(Arc<Mutex<std::fs::File>>);
+
+impl WireLog {
+    fn create(path: &std::path::Path) -> io::Result<WireLog> {
+        let file = std::fs::File::create(path)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+        Ok(WireLog(Arc::new(Mutex::new(file))))
+    }
+
+    /// Logs what `connection` receives, when there is a log.
+    fn tap(log: Option<&WireLog>, connection: Connection) -> Connection {
+        match log {
+            Some(log) => tap::tap(connection, log.clone()),
+            None => connection,
+        }
+    }
+}
+
+impl AsyncWrite for WireLog {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        // A line is small and the file local: writing it in place is cheaper than a thread hop.
+        let mut file = self
+            .0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        Poll::Ready(file.write_all(buf).map(|()| buf.len()))
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let mut file = self
+            .0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        Poll::Ready(file.flush())
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.poll_flush(cx)
     }
 }
 
 async fn serve_stdio(
     entry: &junction_servers::Entry,
     server: Server,
-    wire_log: Option<&std::path::Path>,
+    log: Option<WireLog>,
 ) -> ExitCode {
     let (stdout, flushed) = SignalOnDrop::new(tokio::io::stdout());
-    let mut connection = stdio::connect(tokio::io::stdin(), stdout, Limits::default());
-    if let Some(path) = wire_log {
-        match tokio::fs::File::create(path).await {
-            Ok(file) => connection = tap::tap(connection, file),
-            Err(e) => {
-                eprintln!(
-                    "junction serve: cannot write the wire log {}: {e}",
-                    path.display()
-                );
-                return ExitCode::FAILURE;
-            }
-        }
-    }
+    let connection = stdio::connect(tokio::io::stdin(), stdout, Limits::default());
+    let connection = WireLog::tap(log.as_ref(), connection);
     tracing::info!(server = entry.name, "serving over stdio");
     let peer = server.serve(connection);
     peer.closed().await;
@@ -127,19 +173,20 @@ async fn serve_http(
     server: Server,
     addr: SocketAddr,
     args: &ServeArgs,
+    log: Option<WireLog>,
 ) -> ExitCode {
     let mut http = match entry.build_for_http_session {
         // A server that steers its streams gets a new instance, with its control, per session.
         Some(build) => HttpServer::with_control(move |connection, control| match build(control) {
             Ok(server) => {
-                server.serve(connection);
+                server.serve(WireLog::tap(log.as_ref(), connection));
             }
             Err(e) => {
                 tracing::error!(server = entry.name, error = %e, "could not build a session's server")
             }
         }),
         None => HttpServer::new(move |connection| {
-            server.serve(connection);
+            server.serve(WireLog::tap(log.as_ref(), connection));
         }),
     };
     if args.stateless {
