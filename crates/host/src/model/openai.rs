@@ -37,6 +37,7 @@ pub struct OpenAiModel {
     model: String,
     key: Option<String>,
     base_url: String,
+    max_tokens: Option<u64>,
     transport: Transport,
 }
 
@@ -46,6 +47,7 @@ impl std::fmt::Debug for OpenAiModel {
             .field("model", &self.model)
             .field("base_url", &self.base_url)
             .field("has_key", &self.key.is_some())
+            .field("max_tokens", &self.max_tokens)
             .finish_non_exhaustive()
     }
 }
@@ -63,6 +65,7 @@ impl OpenAiModel {
             model: model.into(),
             key: key.filter(|k| !k.is_empty()),
             base_url,
+            max_tokens: None,
             transport: transport(HttpSettings::default())?,
         })
     }
@@ -87,6 +90,13 @@ impl OpenAiModel {
             key,
             base.unwrap_or_else(|| OPENAI_BASE_URL.to_owned()),
         )
+    }
+
+    /// Sets `max_tokens` for the agent's turns (otherwise the server's own limit applies;
+    /// sampling uses the request's `maxTokens`).
+    pub fn max_tokens(mut self, max_tokens: u64) -> Self {
+        self.max_tokens = Some(max_tokens);
+        self
     }
 
     /// Sets the timeout and retries.
@@ -125,6 +135,9 @@ impl Model for OpenAiModel {
                 "model": self.model,
                 "messages": conversation_messages(conversation),
             });
+            if let Some(n) = self.max_tokens {
+                body["max_tokens"] = json!(n);
+            }
             add_tools(&mut body, tools, ToolChoiceMode::Auto);
             let answer = self.post(body).await?;
             let (reply, finish) = read_answer(&answer)?;
