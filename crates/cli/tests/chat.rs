@@ -392,12 +392,15 @@ fn chat_finds_dot_mcp_json_or_says_that_no_servers_are_configured() {
     );
 }
 
+/// One request the fake API received: its path, `authorization` header and JSON body.
+type Received = (String, Option<String>, Value);
+
 /// A local stand-in for an OpenAI-compatible server (as Ollama or llama.cpp serve at
 /// `/v1`): it records each request body and answers with the documented Chat Completions
 /// shapes, in order.
 struct FakeOpenAi {
     base: String,
-    received: std::sync::Arc<std::sync::Mutex<Vec<(String, Option<String>, Value)>>>,
+    received: std::sync::Arc<std::sync::Mutex<Vec<Received>>>,
     _runtime: tokio::runtime::Runtime,
 }
 
