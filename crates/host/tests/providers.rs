@@ -595,6 +595,34 @@ async fn an_unreachable_provider_is_named_with_its_url() {
     assert_eq!(url, &format!("{base}/v1/chat/completions"));
 }
 
+#[tokio::test]
+async fn a_provider_that_never_answers_times_out_with_a_clear_error() {
+    // Accepts connections and reads them, never answering.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            held.push(socket);
+        }
+    });
+    let settings = HttpSettings {
+        timeout: Duration::from_millis(200),
+        ..quick()
+    };
+    let model = AnthropicModel::new("claude-test", KEY, &base)
+        .unwrap()
+        .http(settings)
+        .unwrap();
+    let err = model.respond(&Default::default(), &[]).await.unwrap_err();
+    assert!(matches!(err, ModelError::Unreachable { .. }), "{err:?}");
+    assert!(
+        err.to_string()
+            .contains("no answer within 0.2s (the request timeout)"),
+        "{err}"
+    );
+}
+
 #[test]
 fn keys_never_show_in_debug_output_and_bad_settings_are_refused() {
     let model = AnthropicModel::new("claude-test", KEY, "https://api.anthropic.com").unwrap();

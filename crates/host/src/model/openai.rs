@@ -217,12 +217,13 @@ fn tool_call(call: &ToolCall) -> Value {
     })
 }
 
+/// An assistant message; `content` may be null only beside tool calls, so an empty answer
+/// is an empty string.
 fn assistant(text: Option<&str>, calls: Vec<Value>) -> Value {
-    let mut message = json!({"role": "assistant", "content": text});
-    if !calls.is_empty() {
-        message["tool_calls"] = Value::Array(calls);
+    if calls.is_empty() {
+        return json!({"role": "assistant", "content": text.unwrap_or_default()});
     }
-    message
+    json!({"role": "assistant", "content": text, "tool_calls": calls})
 }
 
 fn tool_message(call_id: &str, text: &str, is_error: bool) -> Value {
@@ -413,6 +414,14 @@ mod tests {
                 ("call_1", &json!({"q": 2})),
                 ("c", &json!("{\"q\":"))
             ]
+        );
+    }
+
+    #[test]
+    fn an_empty_answer_is_sent_back_as_empty_text() {
+        assert_eq!(
+            assistant(None, Vec::new()),
+            json!({"role": "assistant", "content": ""})
         );
     }
 
