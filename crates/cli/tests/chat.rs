@@ -57,10 +57,28 @@ fn calls(tools: &[&str]) -> Value {
     json!([{"toolCalls": calls}, {"text": "The tool said hello."}])
 }
 
+/// The variables that choose and reach a model provider; tests set them explicitly.
+const PROVIDER_VARIABLES: [&str; 4] = [
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+];
+
 /// `junction ARGS` in `dir`, with `input` on stdin.
 fn junction_in(dir: &Path, args: &[&str], input: &str) -> Run {
-    let mut child = Command::new(JUNCTION)
+    junction_env(dir, args, input, &[])
+}
+
+/// `junction ARGS` in `dir`, with `input` on stdin and only the provider variables in `env`.
+fn junction_env(dir: &Path, args: &[&str], input: &str, env: &[(&str, &str)]) -> Run {
+    let mut command = Command::new(JUNCTION);
+    for variable in PROVIDER_VARIABLES {
+        command.env_remove(variable);
+    }
+    let mut child = command
         .args(args)
+        .envs(env.iter().copied())
         .current_dir(dir)
         .env_remove("NO_COLOR")
         .stdin(Stdio::piped())
@@ -229,23 +247,43 @@ fn without_a_usable_model_run_and_chat_say_so_and_fail() {
         let run = junction_in(&dir, args, "");
         assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
         assert!(
-            run.stderr.contains("no model: pass --model scripted:FILE"),
-            "{}",
-            run.stderr
-        );
-        assert!(
-            run.stderr.contains("real providers come later"),
+            run.stderr.contains(
+                "no model: pass --model anthropic:MODEL (key in ANTHROPIC_API_KEY), openai:MODEL"
+            ),
             "{}",
             run.stderr
         );
     }
-    let run = junction_in(&dir, &["run", "--model", "openai:gpt", "hi"], "");
+    let run = junction_in(&dir, &["run", "--model", "gemini:pro", "hi"], "");
     assert_eq!(run.code, 2);
     assert!(
-        run.stderr.contains("only scripted:FILE is available"),
+        run.stderr
+            .contains(r#"unknown model provider "gemini" in "gemini:pro"; use anthropic:MODEL"#),
         "{}",
         run.stderr
     );
+    let run = junction_in(&dir, &["run", "--model", "claude", "hi"], "");
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr
+            .contains(r#"the model "claude" is not PROVIDER:SPEC"#),
+        "{}",
+        run.stderr
+    );
+    for (model, said) in [
+        (
+            "anthropic:claude-sonnet-4-5",
+            "anthropic needs an API key: set ANTHROPIC_API_KEY",
+        ),
+        (
+            "openai:gpt-4o",
+            "openai needs an API key: set OPENAI_API_KEY",
+        ),
+    ] {
+        let run = junction_in(&dir, &["run", "--model", model, "hi"], "");
+        assert_eq!(run.code, 2, "{}", run.stderr);
+        assert!(run.stderr.contains(said), "{}", run.stderr);
+    }
     let run = junction_in(&dir, &["run", "--model", "scripted:missing.json", "hi"], "");
     assert_eq!(run.code, 1);
     assert!(
@@ -351,5 +389,138 @@ fn chat_finds_dot_mcp_json_or_says_that_no_servers_are_configured() {
             .any(|l| l.starts_with("server conformance: ready")),
         "{}",
         run.stdout
+    );
+}
+
+/// One request the fake API received: its path, `authorization` header and JSON body.
+type Received = (String, Option<String>, Value);
+
+/// A local stand-in for an OpenAI-compatible server (as Ollama or llama.cpp serve at
+/// `/v1`): it records each request body and answers with the documented Chat Completions
+/// shapes, in order.
+struct FakeOpenAi {
+    base: String,
+    received: std::sync::Arc<std::sync::Mutex<Vec<Received>>>,
+    _runtime: tokio::runtime::Runtime,
+}
+
+impl FakeOpenAi {
+    fn start(answers: Vec<Value>) -> FakeOpenAi {
+        use std::sync::{Arc, Mutex};
+        let runtime = tokio::runtime::Runtime::new().expect("a runtime for the fake API");
+        let received = Arc::new(Mutex::new(Vec::new()));
+        let answers = Arc::new(Mutex::new(std::collections::VecDeque::from(answers)));
+        let seen = received.clone();
+        let app = axum::Router::new().fallback(
+            move |uri: axum::http::Uri, headers: axum::http::HeaderMap, body: String| {
+                let seen = seen.clone();
+                let answers = answers.clone();
+                async move {
+                    let auth = headers
+                        .get("authorization")
+                        .and_then(|v| v.to_str().ok())
+                        .map(str::to_owned);
+                    let body: Value = serde_json::from_str(&body).unwrap_or(Value::String(body));
+                    seen.lock()
+                        .unwrap()
+                        .push((uri.path().to_owned(), auth, body));
+                    match answers.lock().unwrap().pop_front() {
+                        Some(answer) => (
+                            axum::http::StatusCode::OK,
+                            [("content-type", "application/json")],
+                            answer.to_string(),
+                        ),
+                        None => (
+                            axum::http::StatusCode::IM_A_TEAPOT,
+                            [("content-type", "text/plain")],
+                            "the fake API has no answer left".to_owned(),
+                        ),
+                    }
+                }
+            },
+        );
+        let listener = runtime
+            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+            .expect("bind the fake API");
+        let base = format!("http://{}/v1", listener.local_addr().unwrap());
+        runtime.spawn(async move { axum::serve(listener, app).await });
+        FakeOpenAi {
+            base,
+            received,
+            _runtime: runtime,
+        }
+    }
+}
+
+fn completion(message: Value, finish_reason: &str) -> Value {
+    json!({
+        "id": "chatcmpl-1", "object": "chat.completion", "created": 1735689600, "model": "llama3.2",
+        "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
+        "usage": {"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25}
+    })
+}
+
+#[test]
+fn run_with_an_openai_compatible_server_calls_a_tool_and_prints_the_answer() {
+    let dir = scratch("openai");
+    let api = FakeOpenAi::start(vec![
+        completion(
+            json!({"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+                "function": {"name": "conformance__test_simple_text", "arguments": "{}"}}]}),
+            "tool_calls",
+        ),
+        completion(
+            json!({"role": "assistant", "content": "The tool said hello."}),
+            "stop",
+        ),
+    ]);
+    let config = write(
+        &dir,
+        "mcp.json",
+        &json!({"mcpServers": {"conformance": conformance()}}),
+    );
+    let run = junction_env(
+        &dir,
+        &[
+            "run",
+            "--yes",
+            "--config",
+            &config,
+            "--model",
+            "openai:llama3.2",
+            "Say hi",
+        ],
+        "",
+        &[("OPENAI_BASE_URL", &api.base)],
+    );
+    assert_eq!(
+        run.code, 0,
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    assert_lines(
+        &run,
+        &[
+            "you: Say hi",
+            "→ call conformance.test_simple_text {}",
+            "← conformance.test_simple_text ok: This is a simple text response for testing.",
+            "assistant: The tool said hello.",
+        ],
+    );
+    let received = api.received.lock().unwrap().clone();
+    assert_eq!(received.len(), 2);
+    for (path, auth, body) in &received {
+        assert_eq!(path, "/v1/chat/completions");
+        assert_eq!(auth, &None, "no key is sent to a local server without one");
+        assert_eq!(body["model"], "llama3.2");
+        assert_eq!(body["tool_choice"], "auto");
+    }
+    assert_eq!(
+        received[0].2["messages"],
+        json!([{"role": "user", "content": "Say hi"}])
+    );
+    assert_eq!(
+        received[1].2["messages"][2],
+        json!({"role": "tool", "tool_call_id": "call_1", "content": "This is a simple text response for testing."})
     );
 }

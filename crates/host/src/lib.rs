@@ -11,7 +11,8 @@
 //! - [`naming`]: tools reach the model as `server__tool`, valid for LLM APIs, never colliding.
 //! - [`prompts`]: prompts as `/server:prompt` commands; [`resources`]: `@server:uri` attachments.
 //! - [`policy`] and [`consent`]: allow / ask / deny rules, trusted annotations, remembered answers.
-//! - [`conversation`], [`model`] and [`agent`]: the messages, the model, and the loop.
+//! - [`conversation`], [`model`] and [`agent`]: the messages, the model (Anthropic Messages,
+//!   OpenAI-compatible Chat Completions, or a script), and the loop.
 //! - [`mediation`] and [`interaction`]: what servers ask back. Sampling is answered by the
 //!   host's model from the server's own messages only, after the user approves (or as the
 //!   server's `sampling` setting says); elicitation is put to the user with the server's

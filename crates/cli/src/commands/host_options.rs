@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use anyhow::Context as _;
 use junction_host::config::Config;
 use junction_host::events::EventSink;
-use junction_host::model::{Model, ScriptedModel};
+use junction_host::model::{AnthropicModel, Model, OpenAiModel, ScriptedModel};
 use junction_host::servers::{StartFailure, StartOptions};
 use junction_host::Host;
 
@@ -20,9 +20,10 @@ use crate::terminal::{Answers, Style, Terminal};
 /// The config file looked for when `--config` is not given.
 pub const DEFAULT_CONFIG: &str = ".mcp.json";
 
-/// What to say when no model is given.
-pub const NO_MODEL: &str = "no model: pass --model scripted:FILE (a JSON script of the model's \
-turns). Scripted models are the only kind available in this version; real providers come later.";
+/// The kinds of `--model`, as said in errors.
+const MODEL_KINDS: &str = "anthropic:MODEL (key in ANTHROPIC_API_KEY), openai:MODEL (key in \
+OPENAI_API_KEY, or a local server at OPENAI_BASE_URL) or scripted:FILE (a JSON script of the \
+model's turns)";
 
 /// Options shared by `chat` and `run`.
 #[derive(Debug, Clone, clap::Args)]
@@ -30,9 +31,15 @@ pub struct HostOptions {
     /// The servers: a Claude Desktop, `.mcp.json` or VS Code config file [default: ./.mcp.json].
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// The model: `scripted:FILE` plays the turns of a JSON script.
+    /// The model: `anthropic:MODEL` (Messages API; ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL),
+    /// `openai:MODEL` (Chat Completions, also Ollama / llama.cpp / vLLM; OPENAI_API_KEY,
+    /// OPENAI_BASE_URL), or `scripted:FILE` (plays the turns of a JSON script).
     #[arg(long, value_name = "PROVIDER:SPEC")]
     pub model: Option<String>,
+    /// The most tokens the model may write per answer [default: 4096 for anthropic; the
+    /// server's own limit for openai]. Sampling requests bring their own limit.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_tokens: Option<u64>,
     /// Where "always allow" answers are kept (overrides the config's `junction.consentFile`).
     #[arg(long, value_name = "FILE")]
     pub consent_file: Option<PathBuf>,
@@ -68,20 +75,44 @@ impl HostOptions {
     /// The model the options name.
     pub fn model(&self) -> Result<Arc<dyn Model>, SetupError> {
         let Some(spec) = &self.model else {
-            return Err(SetupError::Usage(anyhow::anyhow!(NO_MODEL)));
+            return Err(usage(format!("no model: pass --model {MODEL_KINDS}")));
         };
-        let Some(file) = spec.strip_prefix("scripted:") else {
-            return Err(SetupError::Usage(anyhow::anyhow!(
-                "unknown model {spec:?}: only scripted:FILE is available in this version; real providers come later"
+        let Some((kind, rest)) = spec.split_once(':').filter(|(_, rest)| !rest.is_empty()) else {
+            return Err(usage(format!(
+                "the model {spec:?} is not PROVIDER:SPEC; use {MODEL_KINDS}"
             )));
         };
-        let text = std::fs::read_to_string(file)
-            .with_context(|| format!("could not read the model script {file}"))
-            .map_err(SetupError::Failed)?;
-        let model = ScriptedModel::from_json(&text)
-            .with_context(|| format!("the model script {file} is not valid"))
-            .map_err(SetupError::Failed)?;
-        Ok(Arc::new(model))
+        let model: Arc<dyn Model> = match kind {
+            "anthropic" => {
+                let mut model = AnthropicModel::from_env(rest).map_err(provider_setup)?;
+                if let Some(n) = self.max_tokens {
+                    model = model.max_tokens(n);
+                }
+                Arc::new(model)
+            }
+            "openai" => {
+                let mut model = OpenAiModel::from_env(rest).map_err(provider_setup)?;
+                if let Some(n) = self.max_tokens {
+                    model = model.max_tokens(n);
+                }
+                Arc::new(model)
+            }
+            "scripted" => {
+                let text = std::fs::read_to_string(rest)
+                    .with_context(|| format!("could not read the model script {rest}"))
+                    .map_err(SetupError::Failed)?;
+                let model = ScriptedModel::from_json(&text)
+                    .with_context(|| format!("the model script {rest} is not valid"))
+                    .map_err(SetupError::Failed)?;
+                Arc::new(model)
+            }
+            other => {
+                return Err(usage(format!(
+                    "unknown model provider {other:?} in {spec:?}; use {MODEL_KINDS}"
+                )))
+            }
+        };
+        Ok(model)
     }
 
     /// The config file to use, if any: `--config`, else `./.mcp.json` when it exists.
@@ -146,6 +177,15 @@ impl HostOptions {
         .await
         .map_err(|e| SetupError::Failed(e.into()))
     }
+}
+
+fn usage(message: String) -> SetupError {
+    SetupError::Usage(anyhow::anyhow!(message))
+}
+
+/// A provider that cannot be set up (no key, a bad base URL) is a usage error.
+fn provider_setup(error: junction_host::model::ModelError) -> SetupError {
+    SetupError::Usage(error.into())
 }
 
 /// A sink that renders each event on stdout. It writes to stdout directly rather than

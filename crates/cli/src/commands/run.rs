@@ -1,4 +1,4 @@
-//! `junction run --model scripted:FILE "MESSAGE"`: one turn without a person. The servers
+//! `junction run --model PROVIDER:SPEC "MESSAGE"`: one turn without a person. The servers
 //! start, the message goes to the model, the transcript is printed; nothing is read from
 //! stdin, so calls that need consent are denied unless `--yes` allows them.
 //!

@@ -1,13 +1,23 @@
 //! The model: given the conversation and the tools, it answers with text and/or tool calls.
 //!
-//! [`Model`] is what a provider implements (Anthropic, OpenAI-compatible, ...);
-//! [`ScriptedModel`] plays a fixed script offline, for demos and tests. The same model also
+//! [`Model`] is what a provider implements: [`AnthropicModel`] speaks the Anthropic Messages
+//! API, [`OpenAiModel`] the OpenAI Chat Completions API (OpenAI itself, or Ollama, llama.cpp,
+//! vLLM at their `/v1` URL); [`ScriptedModel`] plays a fixed script offline, for demos and
+//! tests. Providers are asked without streaming: each answer arrives whole. The same model also
 //! answers servers' sampling requests ([`Model::sample`]): a completion of only the messages
 //! the server sent, never of the host's conversation.
 
+mod anthropic;
+mod http;
+mod openai;
 pub mod sampling;
 mod scripted;
 
+pub use anthropic::{
+    AnthropicModel, ANTHROPIC_BASE_URL, ANTHROPIC_KEY_VARIABLE, ANTHROPIC_VERSION,
+};
+pub use http::HttpSettings;
+pub use openai::{OpenAiModel, OPENAI_BASE_URL, OPENAI_KEY_VARIABLE};
 pub use scripted::{ScriptedModel, SCRIPTED_MODEL_NAME};
 
 use junction::session::BoxFuture;
@@ -53,12 +63,62 @@ pub enum ModelError {
         /// What is wrong.
         reason: String,
     },
-    /// A provider failed (network, HTTP status, malformed answer).
-    #[error("the model provider failed: {reason}")]
-    Provider {
-        /// What happened.
+    /// A provider needs an API key and none was given.
+    #[error("{provider} needs an API key: set {variable}")]
+    MissingKey {
+        /// The provider, e.g. `anthropic`.
+        provider: &'static str,
+        /// The environment variable that holds the key.
+        variable: &'static str,
+    },
+    /// A provider's settings are unusable (e.g. a base URL that is not a URL).
+    #[error("{provider} cannot be used: {reason}")]
+    Settings {
+        /// The provider.
+        provider: &'static str,
+        /// What is wrong.
         reason: String,
     },
+    /// The provider could not be reached, or did not answer in time.
+    #[error("{provider} could not be reached at {url}: {reason}")]
+    Unreachable {
+        /// The provider.
+        provider: &'static str,
+        /// The URL asked.
+        url: String,
+        /// What went wrong (connection refused, timed out, ...).
+        reason: String,
+    },
+    /// The provider answered with an error status (after the retries 429 and 5xx get).
+    #[error(
+        "{provider} answered HTTP {status} after {attempts} attempt(s): {message}{}",
+        advice.as_deref().map(|a| format!(" ({a})")).unwrap_or_default()
+    )]
+    Status {
+        /// The provider.
+        provider: &'static str,
+        /// The HTTP status.
+        status: u16,
+        /// The provider's own error message (or the start of its body).
+        message: String,
+        /// How many requests were made.
+        attempts: u32,
+        /// What to do about it, e.g. which variable to set on 401.
+        advice: Option<String>,
+    },
+    /// The provider answered 200 with something that is not the documented shape.
+    #[error("{provider} sent an answer that cannot be read: {reason}")]
+    Malformed {
+        /// The provider.
+        provider: &'static str,
+        /// What is wrong with it.
+        reason: String,
+    },
+}
+
+/// Attached context as the model reads it: where it came from, then the text.
+pub(crate) fn context_text(source: &str, text: &str) -> String {
+    format!("Context from {source}:\n{text}")
 }
 
 /// A language model.

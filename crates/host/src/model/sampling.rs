@@ -86,7 +86,12 @@ pub fn standalone(params: &CreateMessageParams) -> (Conversation, Vec<ModelTool>
             }
         }
     }
-    let tools = params
+    (conversation, tools(params))
+}
+
+/// The request's tools under the names the server gave them.
+pub fn tools(params: &CreateMessageParams) -> Vec<ModelTool> {
+    params
         .tools
         .iter()
         .flatten()
@@ -99,8 +104,7 @@ pub fn standalone(params: &CreateMessageParams) -> (Conversation, Vec<ModelTool>
                 .map(clean_description),
             input_schema: Value::Object(t.input_schema.clone()),
         })
-        .collect();
-    (conversation, tools)
+        .collect()
 }
 
 /// The model's reply as the answer to a sampling request: its text, then a `tool_use` block

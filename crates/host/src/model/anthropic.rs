@@ -1,0 +1,425 @@
+//! The Anthropic Messages API (`POST {base}/v1/messages`), without streaming.
+//!
+//! The conversation becomes alternating `user` / `assistant` messages of content blocks:
+//! the user's text and attached context are `text` blocks, the model's calls `tool_use`
+//! blocks, and each tool result a `tool_result` block (with `is_error`) at the start of the
+//! next user message, as the API requires. Tools go as `{name, description, input_schema}`.
+
+use junction::session::BoxFuture;
+use junction_protocol::content::{ContentBlock, Role};
+use junction_protocol::sampling::{
+    CreateMessageParams, CreateMessageResult, SamplingMessageContentBlock, StopReason,
+    ToolChoiceMode,
+};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use serde_json::{json, Value};
+
+use super::http::{check_base, join, secret_header, HttpSettings, Transport};
+use super::{context_text, sampling, Model, ModelError, ModelReply, ModelTool};
+use crate::conversation::{block_text, Conversation, Message, ToolCall};
+
+/// Where the API is unless `ANTHROPIC_BASE_URL` says otherwise.
+pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
+/// The `anthropic-version` header sent.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+/// The environment variable holding the API key.
+pub const ANTHROPIC_KEY_VARIABLE: &str = "ANTHROPIC_API_KEY";
+/// The environment variable that overrides the base URL.
+const BASE_URL_VARIABLE: &str = "ANTHROPIC_BASE_URL";
+const PROVIDER: &str = "anthropic";
+/// `max_tokens` for the agent's turns unless set (the API requires one).
+const DEFAULT_MAX_TOKENS: u64 = 4096;
+
+/// A Claude model behind the Messages API.
+///
+/// Its `Debug` output leaves the API key out.
+#[derive(Clone)]
+pub struct AnthropicModel {
+    model: String,
+    key: String,
+    base_url: String,
+    max_tokens: u64,
+    transport: Transport,
+}
+
+impl std::fmt::Debug for AnthropicModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AnthropicModel")
+            .field("model", &self.model)
+            .field("base_url", &self.base_url)
+            .field("max_tokens", &self.max_tokens)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AnthropicModel {
+    /// `model` (e.g. `claude-sonnet-4-5`) at `base_url`, authenticated by `key`.
+    pub fn new(
+        model: impl Into<String>,
+        key: impl Into<String>,
+        base_url: impl Into<String>,
+    ) -> Result<Self, ModelError> {
+        let key = key.into();
+        if key.is_empty() {
+            return Err(ModelError::MissingKey {
+                provider: PROVIDER,
+                variable: ANTHROPIC_KEY_VARIABLE,
+            });
+        }
+        let base_url = base_url.into();
+        check_base(PROVIDER, &base_url)?;
+        Ok(AnthropicModel {
+            model: model.into(),
+            key,
+            base_url,
+            max_tokens: DEFAULT_MAX_TOKENS,
+            transport: transport(HttpSettings::default())?,
+        })
+    }
+
+    /// `model` with the key from `ANTHROPIC_API_KEY` (required) and the base URL from
+    /// `ANTHROPIC_BASE_URL` (default [`ANTHROPIC_BASE_URL`]).
+    pub fn from_env(model: impl Into<String>) -> Result<Self, ModelError> {
+        let key = std::env::var(ANTHROPIC_KEY_VARIABLE).unwrap_or_default();
+        let base = std::env::var(BASE_URL_VARIABLE)
+            .ok()
+            .filter(|b| !b.is_empty())
+            .unwrap_or_else(|| ANTHROPIC_BASE_URL.to_owned());
+        AnthropicModel::new(model, key, base)
+    }
+
+    /// Sets `max_tokens` for the agent's turns (sampling uses the request's `maxTokens`).
+    pub fn max_tokens(mut self, max_tokens: u64) -> Self {
+        self.max_tokens = max_tokens;
+        self
+    }
+
+    /// Sets the timeout and retries.
+    pub fn http(mut self, settings: HttpSettings) -> Result<Self, ModelError> {
+        self.transport = transport(settings)?;
+        Ok(self)
+    }
+
+    async fn post(&self, body: Value) -> Result<Value, ModelError> {
+        let mut headers = HeaderMap::new();
+        let (name, value) =
+            secret_header(PROVIDER, HeaderName::from_static("x-api-key"), &self.key)?;
+        headers.insert(name, value);
+        headers.insert(
+            HeaderName::from_static("anthropic-version"),
+            HeaderValue::from_static(ANTHROPIC_VERSION),
+        );
+        let url = join(&self.base_url, "v1/messages");
+        self.transport.post(&url, headers, &body).await
+    }
+}
+
+fn transport(settings: HttpSettings) -> Result<Transport, ModelError> {
+    Transport::new(
+        PROVIDER,
+        settings,
+        format!("set {ANTHROPIC_KEY_VARIABLE} to a valid Anthropic API key"),
+    )
+}
+
+impl Model for AnthropicModel {
+    fn respond<'a>(
+        &'a self,
+        conversation: &'a Conversation,
+        tools: &'a [ModelTool],
+    ) -> BoxFuture<'a, Result<ModelReply, ModelError>> {
+        Box::pin(async move {
+            let mut body = json!({
+                "model": self.model,
+                "max_tokens": self.max_tokens,
+                "messages": conversation_messages(conversation),
+            });
+            add_tools(&mut body, tools, ToolChoiceMode::Auto);
+            let answer = self.post(body).await?;
+            let (reply, stop) = read_answer(&answer)?;
+            if matches!(stop.as_deref(), Some("max_tokens" | "refusal")) {
+                tracing::warn!(model = %self.model, stop_reason = ?stop, "the model stopped early");
+            }
+            Ok(reply)
+        })
+    }
+
+    fn name(&self) -> &str {
+        &self.model
+    }
+
+    fn sample<'a>(
+        &'a self,
+        params: &'a CreateMessageParams,
+    ) -> BoxFuture<'a, Result<CreateMessageResult, ModelError>> {
+        Box::pin(async move {
+            let mut body = json!({
+                "model": self.model,
+                "max_tokens": params.max_tokens,
+                "messages": sampling_messages(params),
+            });
+            if let Some(system) = params.system_prompt.as_ref().filter(|s| !s.is_empty()) {
+                body["system"] = json!(system);
+            }
+            if let Some(t) = params.temperature {
+                body["temperature"] = json!(t);
+            }
+            if let Some(stop) = params.stop_sequences.as_ref().filter(|s| !s.is_empty()) {
+                body["stop_sequences"] = json!(stop);
+            }
+            let tools = sampling::tools(params);
+            let mode = params
+                .tool_choice
+                .as_ref()
+                .and_then(|c| c.mode)
+                .unwrap_or(ToolChoiceMode::Auto);
+            add_tools(&mut body, &tools, mode);
+            let answer = self.post(body).await?;
+            let (reply, stop) = read_answer(&answer)?;
+            let model = answer["model"].as_str().unwrap_or(&self.model).to_owned();
+            let mut result = sampling::answer(&model, reply);
+            if let Some(stop) = stop {
+                result = result.stop_reason(stop_reason(&stop));
+            }
+            Ok(result)
+        })
+    }
+}
+
+/// `tools` and `tool_choice`, only when there are tools (the API refuses a choice without).
+fn add_tools(body: &mut Value, tools: &[ModelTool], mode: ToolChoiceMode) {
+    if tools.is_empty() {
+        return;
+    }
+    let tools: Vec<Value> = tools
+        .iter()
+        .map(|t| {
+            let mut tool = json!({"name": t.name, "input_schema": t.input_schema});
+            if let Some(d) = &t.description {
+                tool["description"] = json!(d);
+            }
+            tool
+        })
+        .collect();
+    body["tools"] = Value::Array(tools);
+    body["tool_choice"] = json!({"type": match mode {
+        ToolChoiceMode::Auto => "auto",
+        ToolChoiceMode::Required => "any",
+        ToolChoiceMode::None => "none",
+    }});
+}
+
+/// Messages being built: consecutive blocks of one role share a message, since the API
+/// wants the roles to alternate.
+#[derive(Default)]
+struct Messages(Vec<(&'static str, Vec<Value>)>);
+
+impl Messages {
+    fn push(&mut self, role: &'static str, block: Value) {
+        match self.0.last_mut() {
+            Some((last, blocks)) if *last == role => blocks.push(block),
+            _ => self.0.push((role, vec![block])),
+        }
+    }
+
+    fn into_json(self) -> Value {
+        Value::Array(
+            self.0
+                .into_iter()
+                .map(|(role, mut content)| {
+                    // Tool results must open a user message, before any text.
+                    content.sort_by_key(|b| b["type"] != "tool_result");
+                    json!({"role": role, "content": content})
+                })
+                .collect(),
+        )
+    }
+}
+
+fn text_block(text: &str) -> Value {
+    json!({"type": "text", "text": text})
+}
+
+fn conversation_messages(conversation: &Conversation) -> Value {
+    let mut messages = Messages::default();
+    for message in conversation.messages() {
+        match message {
+            Message::User { text } => messages.push("user", text_block(text)),
+            Message::Context { source, text } => {
+                messages.push("user", text_block(&context_text(source, text)))
+            }
+            Message::Assistant { text, tool_calls } => {
+                // The API refuses empty text blocks.
+                if let Some(text) = text.as_deref().filter(|t| !t.is_empty()) {
+                    messages.push("assistant", text_block(text));
+                }
+                for call in tool_calls {
+                    messages.push(
+                        "assistant",
+                        json!({"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments}),
+                    );
+                }
+            }
+            Message::ToolResult {
+                call_id,
+                text,
+                is_error,
+                ..
+            } => {
+                let mut block =
+                    json!({"type": "tool_result", "tool_use_id": call_id, "content": text});
+                if *is_error {
+                    block["is_error"] = json!(true);
+                }
+                messages.push("user", block);
+            }
+        }
+    }
+    messages.into_json()
+}
+
+fn media_block(media: &junction_protocol::content::MediaContent) -> Value {
+    json!({"type": "image", "source": {"type": "base64", "media_type": media.mime_type, "data": media.data}})
+}
+
+/// The server's own messages, block for block (audio, which the API cannot take, as a
+/// description).
+fn sampling_messages(params: &CreateMessageParams) -> Value {
+    let mut messages = Messages::default();
+    for message in &params.messages {
+        let role = match message.role {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        };
+        for block in message.content.blocks() {
+            let block = match block {
+                SamplingMessageContentBlock::Text(t) => text_block(&t.text),
+                SamplingMessageContentBlock::Image(i) => media_block(i),
+                SamplingMessageContentBlock::Audio(a) => {
+                    text_block(&block_text(&ContentBlock::Audio(a.clone())))
+                }
+                SamplingMessageContentBlock::ToolUse(u) => {
+                    json!({"type": "tool_use", "id": u.id, "name": u.name, "input": u.input})
+                }
+                SamplingMessageContentBlock::ToolResult(r) => {
+                    let content: Vec<Value> = r
+                        .content
+                        .iter()
+                        .map(|c| match c {
+                            ContentBlock::Image(i) => media_block(i),
+                            other => text_block(&block_text(other)),
+                        })
+                        .collect();
+                    let mut block = json!({"type": "tool_result", "tool_use_id": r.tool_use_id, "content": content});
+                    if r.is_error == Some(true) {
+                        block["is_error"] = json!(true);
+                    }
+                    block
+                }
+            };
+            messages.push(role, block);
+        }
+    }
+    messages.into_json()
+}
+
+fn malformed(reason: impl Into<String>) -> ModelError {
+    ModelError::Malformed {
+        provider: PROVIDER,
+        reason: reason.into(),
+    }
+}
+
+/// The reply in an answer: its text blocks joined, its `tool_use` blocks as calls (other
+/// blocks, such as `thinking`, are not for the user); and the `stop_reason`.
+fn read_answer(answer: &Value) -> Result<(ModelReply, Option<String>), ModelError> {
+    let content = answer["content"]
+        .as_array()
+        .ok_or_else(|| malformed(format!("it has no `content` array: {answer}")))?;
+    let mut texts = Vec::new();
+    let mut tool_calls = Vec::new();
+    for block in content {
+        match block["type"].as_str() {
+            Some("text") => texts.push(
+                block["text"]
+                    .as_str()
+                    .ok_or_else(|| malformed(format!("a text block has no text: {block}")))?
+                    .to_owned(),
+            ),
+            Some("tool_use") => {
+                let (Some(id), Some(name)) = (block["id"].as_str(), block["name"].as_str()) else {
+                    return Err(malformed(format!(
+                        "a tool_use block lacks its id or name: {block}"
+                    )));
+                };
+                tool_calls.push(ToolCall {
+                    id: id.to_owned(),
+                    name: name.to_owned(),
+                    arguments: block.get("input").cloned().unwrap_or(json!({})),
+                });
+            }
+            Some(_) => {}
+            None => return Err(malformed(format!("a content block has no type: {block}"))),
+        }
+    }
+    let text = (!texts.is_empty()).then(|| texts.join("\n"));
+    let stop = answer["stop_reason"].as_str().map(str::to_owned);
+    Ok((ModelReply { text, tool_calls }, stop))
+}
+
+fn stop_reason(stop: &str) -> StopReason {
+    match stop {
+        "end_turn" => StopReason::END_TURN,
+        "tool_use" => StopReason::TOOL_USE,
+        "max_tokens" => StopReason::MAX_TOKENS,
+        "stop_sequence" => StopReason::STOP_SEQUENCE,
+        other => StopReason::new(other),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn consecutive_blocks_of_one_role_share_a_message_with_tool_results_first() {
+        let mut c = Conversation::new();
+        c.push(Message::Context {
+            source: "@lib:lib://1".into(),
+            text: "a book".into(),
+        });
+        c.push(Message::User { text: "hi".into() });
+        c.push(Message::Assistant {
+            text: Some(String::new()),
+            tool_calls: vec![ToolCall {
+                id: "t1".into(),
+                name: "lib__get".into(),
+                arguments: json!({}),
+            }],
+        });
+        c.push(Message::ToolResult {
+            call_id: "t1".into(),
+            name: "lib__get".into(),
+            text: "no".into(),
+            is_error: true,
+        });
+        assert_eq!(
+            conversation_messages(&c),
+            json!([
+                {"role": "user", "content": [
+                    {"type": "text", "text": "Context from @lib:lib://1:\na book"},
+                    {"type": "text", "text": "hi"}]},
+                {"role": "assistant", "content": [
+                    {"type": "tool_use", "id": "t1", "name": "lib__get", "input": {}}]},
+                {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "t1", "content": "no", "is_error": true}]}
+            ])
+        );
+    }
+
+    #[test]
+    fn an_answer_without_content_is_malformed() {
+        let err = read_answer(&json!({"type": "message"})).unwrap_err();
+        assert!(err.to_string().contains("no `content` array"), "{err}");
+    }
+}

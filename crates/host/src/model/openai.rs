@@ -1,0 +1,435 @@
+//! The OpenAI Chat Completions API (`POST {base}/chat/completions`), without streaming.
+//!
+//! It serves OpenAI itself and the OpenAI-compatible servers (Ollama, llama.cpp's
+//! `llama-server`, vLLM) at their `/v1` base URL; a key is optional for those. The
+//! conversation becomes `user` messages (text and attached context), `assistant` messages
+//! with `tool_calls` (arguments as a JSON string), and one `tool` message per result.
+//! Tools go as `{type: function, function: {name, description, parameters}}`.
+
+use junction::session::BoxFuture;
+use junction_protocol::content::{ContentBlock, MediaContent, Role};
+use junction_protocol::sampling::{
+    CreateMessageParams, CreateMessageResult, SamplingMessageContentBlock, StopReason,
+    ToolChoiceMode,
+};
+use reqwest::header::{HeaderMap, AUTHORIZATION};
+use serde_json::{json, Value};
+
+use super::http::{check_base, join, secret_header, HttpSettings, Transport};
+use super::{context_text, sampling, Model, ModelError, ModelReply, ModelTool};
+use crate::conversation::{block_text, Conversation, Message, ToolCall};
+
+/// Where the API is unless `OPENAI_BASE_URL` says otherwise.
+pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+/// The environment variable holding the API key (optional for local servers).
+pub const OPENAI_KEY_VARIABLE: &str = "OPENAI_API_KEY";
+/// The environment variable that overrides the base URL.
+const BASE_URL_VARIABLE: &str = "OPENAI_BASE_URL";
+const PROVIDER: &str = "openai";
+/// What a tool result the tool marked as an error starts with: the API has no error flag.
+const ERROR_PREFIX: &str = "Error: ";
+
+/// A model behind an OpenAI-compatible Chat Completions API.
+///
+/// Its `Debug` output leaves the API key out.
+#[derive(Clone)]
+pub struct OpenAiModel {
+    model: String,
+    key: Option<String>,
+    base_url: String,
+    max_tokens: Option<u64>,
+    transport: Transport,
+}
+
+impl std::fmt::Debug for OpenAiModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiModel")
+            .field("model", &self.model)
+            .field("base_url", &self.base_url)
+            .field("has_key", &self.key.is_some())
+            .field("max_tokens", &self.max_tokens)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OpenAiModel {
+    /// `model` at `base_url` (which includes `/v1`), with `key` as the bearer token if any.
+    pub fn new(
+        model: impl Into<String>,
+        key: Option<String>,
+        base_url: impl Into<String>,
+    ) -> Result<Self, ModelError> {
+        let base_url = base_url.into();
+        check_base(PROVIDER, &base_url)?;
+        Ok(OpenAiModel {
+            model: model.into(),
+            key: key.filter(|k| !k.is_empty()),
+            base_url,
+            max_tokens: None,
+            transport: transport(HttpSettings::default())?,
+        })
+    }
+
+    /// `model` with the base URL from `OPENAI_BASE_URL` (default [`OPENAI_BASE_URL`]) and
+    /// the key from `OPENAI_API_KEY`, which is required at the default URL only.
+    pub fn from_env(model: impl Into<String>) -> Result<Self, ModelError> {
+        let key = std::env::var(OPENAI_KEY_VARIABLE)
+            .ok()
+            .filter(|k| !k.is_empty());
+        let base = std::env::var(BASE_URL_VARIABLE)
+            .ok()
+            .filter(|b| !b.is_empty());
+        if key.is_none() && base.is_none() {
+            return Err(ModelError::MissingKey {
+                provider: PROVIDER,
+                variable: OPENAI_KEY_VARIABLE,
+            });
+        }
+        OpenAiModel::new(
+            model,
+            key,
+            base.unwrap_or_else(|| OPENAI_BASE_URL.to_owned()),
+        )
+    }
+
+    /// Sets `max_tokens` for the agent's turns (otherwise the server's own limit applies;
+    /// sampling uses the request's `maxTokens`).
+    pub fn max_tokens(mut self, max_tokens: u64) -> Self {
+        self.max_tokens = Some(max_tokens);
+        self
+    }
+
+    /// Sets the timeout and retries.
+    pub fn http(mut self, settings: HttpSettings) -> Result<Self, ModelError> {
+        self.transport = transport(settings)?;
+        Ok(self)
+    }
+
+    async fn post(&self, body: Value) -> Result<Value, ModelError> {
+        let mut headers = HeaderMap::new();
+        if let Some(key) = &self.key {
+            let (name, value) = secret_header(PROVIDER, AUTHORIZATION, &format!("Bearer {key}"))?;
+            headers.insert(name, value);
+        }
+        let url = join(&self.base_url, "chat/completions");
+        self.transport.post(&url, headers, &body).await
+    }
+}
+
+fn transport(settings: HttpSettings) -> Result<Transport, ModelError> {
+    Transport::new(
+        PROVIDER,
+        settings,
+        format!("set {OPENAI_KEY_VARIABLE} to a valid key for this server"),
+    )
+}
+
+impl Model for OpenAiModel {
+    fn respond<'a>(
+        &'a self,
+        conversation: &'a Conversation,
+        tools: &'a [ModelTool],
+    ) -> BoxFuture<'a, Result<ModelReply, ModelError>> {
+        Box::pin(async move {
+            let mut body = json!({
+                "model": self.model,
+                "messages": conversation_messages(conversation),
+            });
+            if let Some(n) = self.max_tokens {
+                body["max_tokens"] = json!(n);
+            }
+            add_tools(&mut body, tools, ToolChoiceMode::Auto);
+            let answer = self.post(body).await?;
+            let (reply, finish) = read_answer(&answer)?;
+            if finish.as_deref() == Some("length") {
+                tracing::warn!(model = %self.model, "the model stopped at its token limit");
+            }
+            Ok(reply)
+        })
+    }
+
+    fn name(&self) -> &str {
+        &self.model
+    }
+
+    fn sample<'a>(
+        &'a self,
+        params: &'a CreateMessageParams,
+    ) -> BoxFuture<'a, Result<CreateMessageResult, ModelError>> {
+        Box::pin(async move {
+            let mut body = json!({
+                "model": self.model,
+                "max_tokens": params.max_tokens,
+                "messages": sampling_messages(params),
+            });
+            if let Some(t) = params.temperature {
+                body["temperature"] = json!(t);
+            }
+            if let Some(stop) = params.stop_sequences.as_ref().filter(|s| !s.is_empty()) {
+                body["stop"] = json!(stop);
+            }
+            let mode = params
+                .tool_choice
+                .as_ref()
+                .and_then(|c| c.mode)
+                .unwrap_or(ToolChoiceMode::Auto);
+            add_tools(&mut body, &sampling::tools(params), mode);
+            let answer = self.post(body).await?;
+            let (reply, finish) = read_answer(&answer)?;
+            let model = answer["model"].as_str().unwrap_or(&self.model).to_owned();
+            let mut result = sampling::answer(&model, reply);
+            if let Some(finish) = finish {
+                result = result.stop_reason(stop_reason(&finish));
+            }
+            Ok(result)
+        })
+    }
+}
+
+/// `tools` and `tool_choice`, only when there are tools.
+fn add_tools(body: &mut Value, tools: &[ModelTool], mode: ToolChoiceMode) {
+    if tools.is_empty() {
+        return;
+    }
+    let tools: Vec<Value> = tools
+        .iter()
+        .map(|t| {
+            let mut function = json!({"name": t.name, "parameters": t.input_schema});
+            if let Some(d) = &t.description {
+                function["description"] = json!(d);
+            }
+            json!({"type": "function", "function": function})
+        })
+        .collect();
+    body["tools"] = Value::Array(tools);
+    body["tool_choice"] = json!(match mode {
+        ToolChoiceMode::Auto => "auto",
+        ToolChoiceMode::Required => "required",
+        ToolChoiceMode::None => "none",
+    });
+}
+
+fn tool_call(call: &ToolCall) -> Value {
+    json!({
+        "id": call.id,
+        "type": "function",
+        "function": {"name": call.name, "arguments": call.arguments.to_string()},
+    })
+}
+
+/// An assistant message; `content` may be null only beside tool calls, so an empty answer
+/// is an empty string.
+fn assistant(text: Option<&str>, calls: Vec<Value>) -> Value {
+    if calls.is_empty() {
+        return json!({"role": "assistant", "content": text.unwrap_or_default()});
+    }
+    json!({"role": "assistant", "content": text, "tool_calls": calls})
+}
+
+fn tool_message(call_id: &str, text: &str, is_error: bool) -> Value {
+    let content = if is_error {
+        format!("{ERROR_PREFIX}{text}")
+    } else {
+        text.to_owned()
+    };
+    json!({"role": "tool", "tool_call_id": call_id, "content": content})
+}
+
+fn conversation_messages(conversation: &Conversation) -> Value {
+    let messages = conversation
+        .messages()
+        .iter()
+        .map(|message| match message {
+            Message::User { text } => json!({"role": "user", "content": text}),
+            Message::Context { source, text } => {
+                json!({"role": "user", "content": context_text(source, text)})
+            }
+            Message::Assistant { text, tool_calls } => {
+                assistant(text.as_deref(), tool_calls.iter().map(tool_call).collect())
+            }
+            Message::ToolResult {
+                call_id,
+                text,
+                is_error,
+                ..
+            } => tool_message(call_id, text, *is_error),
+        })
+        .collect();
+    Value::Array(messages)
+}
+
+fn image_part(media: &MediaContent) -> Value {
+    json!({"type": "image_url", "image_url": {"url": format!("data:{};base64,{}", media.mime_type, media.data)}})
+}
+
+/// The server's system prompt and messages: tool results as `tool` messages (which must
+/// follow the assistant's calls), text and images as the user's or assistant's content.
+fn sampling_messages(params: &CreateMessageParams) -> Value {
+    let mut messages = Vec::new();
+    if let Some(system) = params.system_prompt.as_ref().filter(|s| !s.is_empty()) {
+        messages.push(json!({"role": "system", "content": system}));
+    }
+    for message in &params.messages {
+        let mut parts = Vec::new();
+        let mut calls = Vec::new();
+        for block in message.content.blocks() {
+            match block {
+                SamplingMessageContentBlock::Text(t) => {
+                    parts.push(json!({"type": "text", "text": t.text}))
+                }
+                SamplingMessageContentBlock::Image(i) => parts.push(image_part(i)),
+                SamplingMessageContentBlock::Audio(a) => parts.push(
+                    json!({"type": "text", "text": block_text(&ContentBlock::Audio(a.clone()))}),
+                ),
+                SamplingMessageContentBlock::ToolUse(u) => calls.push(tool_call(&ToolCall {
+                    id: u.id.clone(),
+                    name: u.name.clone(),
+                    arguments: Value::Object(u.input.clone()),
+                })),
+                SamplingMessageContentBlock::ToolResult(r) => {
+                    let text = r
+                        .content
+                        .iter()
+                        .map(block_text)
+                        .collect::<Vec<_>>()
+                        .join("\n");
+                    messages.push(tool_message(
+                        &r.tool_use_id,
+                        &text,
+                        r.is_error == Some(true),
+                    ));
+                }
+            }
+        }
+        match message.role {
+            Role::Assistant => {
+                let text: Vec<&str> = parts.iter().filter_map(|p| p["text"].as_str()).collect();
+                let text = (!text.is_empty()).then(|| text.join("\n"));
+                if text.is_some() || !calls.is_empty() {
+                    messages.push(assistant(text.as_deref(), calls));
+                }
+            }
+            Role::User if parts.is_empty() => {}
+            // Plain text stays a string, the form every compatible server takes.
+            Role::User => match parts.as_slice() {
+                [part] if part["type"] == "text" => {
+                    messages.push(json!({"role": "user", "content": part["text"]}))
+                }
+                _ => messages.push(json!({"role": "user", "content": parts})),
+            },
+        }
+    }
+    Value::Array(messages)
+}
+
+fn malformed(reason: impl Into<String>) -> ModelError {
+    ModelError::Malformed {
+        provider: PROVIDER,
+        reason: reason.into(),
+    }
+}
+
+/// The reply in `choices[0].message` and its `finish_reason`. Arguments are a JSON string
+/// (some servers send an object, taken as is); a string that is not JSON is kept as a
+/// string, which the agent loop answers with an error result the model can read.
+fn read_answer(answer: &Value) -> Result<(ModelReply, Option<String>), ModelError> {
+    let choice = answer["choices"]
+        .get(0)
+        .ok_or_else(|| malformed(format!("it has no `choices[0]`: {answer}")))?;
+    let message = choice
+        .get("message")
+        .filter(|m| m.is_object())
+        .ok_or_else(|| malformed(format!("`choices[0]` has no `message`: {choice}")))?;
+    let text = match &message["content"] {
+        Value::String(s) if !s.is_empty() => Some(s.clone()),
+        Value::String(_) | Value::Null => None,
+        other => return Err(malformed(format!("`content` is not a string: {other}"))),
+    };
+    let mut tool_calls = Vec::new();
+    if let Some(calls) = message.get("tool_calls").filter(|c| !c.is_null()) {
+        let calls = calls
+            .as_array()
+            .ok_or_else(|| malformed(format!("`tool_calls` is not a list: {calls}")))?;
+        for (index, call) in calls.iter().enumerate() {
+            let function = &call["function"];
+            let name = function["name"]
+                .as_str()
+                .ok_or_else(|| malformed(format!("a tool call has no function name: {call}")))?;
+            let arguments = match &function["arguments"] {
+                Value::String(s) if s.trim().is_empty() => json!({}),
+                Value::String(s) => {
+                    serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.clone()))
+                }
+                Value::Null => json!({}),
+                other => other.clone(),
+            };
+            let id = call["id"]
+                .as_str()
+                .map(str::to_owned)
+                .unwrap_or_else(|| format!("call_{index}"));
+            tool_calls.push(ToolCall {
+                id,
+                name: name.to_owned(),
+                arguments,
+            });
+        }
+    }
+    let finish = choice["finish_reason"].as_str().map(str::to_owned);
+    Ok((ModelReply { text, tool_calls }, finish))
+}
+
+fn stop_reason(finish: &str) -> StopReason {
+    match finish {
+        "stop" => StopReason::END_TURN,
+        "tool_calls" | "function_call" => StopReason::TOOL_USE,
+        "length" => StopReason::MAX_TOKENS,
+        other => StopReason::new(other),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_may_be_a_string_an_object_or_unreadable() {
+        let answer = json!({"choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+        "role": "assistant", "content": null, "tool_calls": [
+            {"id": "a", "type": "function", "function": {"name": "s__t", "arguments": "{\"q\":1}"}},
+            {"type": "function", "function": {"name": "s__t", "arguments": {"q": 2}}},
+            {"id": "c", "type": "function", "function": {"name": "s__t", "arguments": "{\"q\":"}}
+        ]}}]});
+        let (reply, finish) = read_answer(&answer).unwrap();
+        assert_eq!(finish.as_deref(), Some("tool_calls"));
+        assert_eq!(reply.text, None);
+        let args: Vec<(&str, &Value)> = reply
+            .tool_calls
+            .iter()
+            .map(|c| (c.id.as_str(), &c.arguments))
+            .collect();
+        assert_eq!(
+            args,
+            [
+                ("a", &json!({"q": 1})),
+                ("call_1", &json!({"q": 2})),
+                ("c", &json!("{\"q\":"))
+            ]
+        );
+    }
+
+    #[test]
+    fn an_empty_answer_is_sent_back_as_empty_text() {
+        assert_eq!(
+            assistant(None, Vec::new()),
+            json!({"role": "assistant", "content": ""})
+        );
+    }
+
+    #[test]
+    fn error_results_say_so_in_their_content() {
+        assert_eq!(
+            tool_message("c", "boom", true),
+            json!({"role": "tool", "tool_call_id": "c", "content": "Error: boom"})
+        );
+    }
+}
