@@ -165,8 +165,10 @@ impl Context {
         } else {
             None
         };
-        let mut required = ClientCapabilities::default();
-        required.sampling = Some(Default::default());
+        let required = ClientCapabilities {
+            sampling: Some(Default::default()),
+            ..Default::default()
+        };
         self.send::<CreateMessage>(missing, required, &params).await
     }
 
@@ -193,8 +195,10 @@ impl Context {
                 _ => None,
             }
         };
-        let mut required = ClientCapabilities::default();
-        required.elicitation = Some(Default::default());
+        let required = ClientCapabilities {
+            elicitation: Some(Default::default()),
+            ..Default::default()
+        };
         self.send::<Elicit>(missing, required, &params).await
     }
 
@@ -203,8 +207,10 @@ impl Context {
     pub async fn list_roots(&self) -> Result<ListRootsResult, RequestError> {
         let missing = (!self.capabilities().is_some_and(|c| c.supports_roots()))
             .then_some("the client did not declare the `roots` capability");
-        let mut required = ClientCapabilities::default();
-        required.roots = Some(Default::default());
+        let required = ClientCapabilities {
+            roots: Some(Default::default()),
+            ..Default::default()
+        };
         self.send::<ListRoots>(missing, required, &EmptyParams::default())
             .await
     }

@@ -233,19 +233,19 @@ impl ServerBuilder {
         for item in self.items {
             lists.add(item)?;
         }
-        let registry = Registry::new(
+        let mut registry = Registry::new(
             self.info,
             self.instructions,
             self.page_size,
             self.subscriptions,
             self.declare,
             self.on_roots_changed,
-            serde_json::Map::from_iter([
-                ("ttlMs".to_owned(), serde_json::json!(self.cache.0)),
-                ("cacheScope".to_owned(), serde_json::json!(self.cache.1)),
-            ]),
             lists,
         );
+        registry.cache = serde_json::Map::from_iter([
+            ("ttlMs".to_owned(), serde_json::json!(self.cache.0)),
+            ("cacheScope".to_owned(), serde_json::json!(self.cache.1)),
+        ]);
         Ok(Server {
             handle: ServerHandle {
                 registry: Arc::new(registry),

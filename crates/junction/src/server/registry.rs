@@ -256,7 +256,6 @@ impl Registry {
         subscriptions: bool,
         declare: Declare,
         on_roots_changed: Option<super::RootsHook>,
-        cache: serde_json::Map<String, serde_json::Value>,
         lists: Lists,
     ) -> Self {
         Registry {
@@ -267,7 +266,7 @@ impl Registry {
             declare,
             lists: Mutex::new(lists),
             on_roots_changed,
-            cache,
+            cache: serde_json::Map::new(),
             state_key: super::stateless::StateKey::new(),
             sessions: Mutex::new(Vec::new()),
         }

@@ -409,7 +409,7 @@ impl Router {
         }
         if method == "subscriptions/listen" {
             let result = self.listen(raw, context).await?;
-            return stateless::decorate(result, method, &registry.info, &registry.cache);
+            return stateless::decorate(&result, method, &registry.info, &registry.cache);
         }
         let req = Req {
             version: ProtocolVersion::V2026_07_28,
@@ -434,7 +434,7 @@ impl Router {
                 Some(required) if is_error_result(&result) => {
                     Err(stateless::missing_capability(&required))
                 }
-                _ => stateless::decorate(result, method, &registry.info, &registry.cache),
+                _ => stateless::decorate(&result, method, &registry.info, &registry.cache),
             },
             Some(Err(e)) => Err(match missing {
                 Some(required) => stateless::missing_capability(&required),
@@ -454,7 +454,7 @@ impl Router {
         let mut result = DiscoverResult::new(versions, registry.capabilities());
         result.instructions = registry.instructions.clone();
         stateless::decorate(
-            reply(&result)?,
+            &reply(&result)?,
             "server/discover",
             &registry.info,
             &registry.cache,

@@ -29,7 +29,7 @@
 //! answers: a state this server did not produce for this request is refused with -32602.
 
 use std::collections::BTreeMap;
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
@@ -247,9 +247,7 @@ impl StateKey {
     }
 
     fn tag(&self, method: &str, target: &str, payload: &str) -> u64 {
-        let mut h = self.0.build_hasher();
-        (method, target, payload).hash(&mut h);
-        h.finish()
+        self.0.hash_one((method, target, payload))
     }
 
     fn seal(&self, answers: &InputResponses, method: &str, target: &str) -> String {
@@ -274,7 +272,7 @@ impl StateKey {
 /// Adds `resultType: "complete"`, the server's identity and (for cacheable results) the
 /// cache members to a result of 2026-07-28.
 pub(super) fn decorate(
-    raw: Box<RawValue>,
+    raw: &RawValue,
     method: &str,
     info: &Implementation,
     cache: &Map<String, Value>,
