@@ -13,9 +13,13 @@ use junction_protocol::sampling::{CreateMessage, CreateMessageParams, CreateMess
 use junction_protocol::ProtocolVersion;
 use serde_json::Value;
 
+use junction_protocol::capabilities::ClientCapabilities;
+use junction_protocol::stateless::InputRequest;
+
 use super::lifecycle::Negotiated;
 use super::logging;
 use super::registry::SessionState;
+use super::stateless::Call;
 use super::ServerHandle;
 use crate::error::RequestError;
 use crate::session::{RequestContext, RequestOptions};
@@ -30,6 +34,8 @@ pub struct Context {
     client: Option<Negotiated>,
     session: Arc<SessionState>,
     server: ServerHandle,
+    /// Set for a 2026-07-28 request: its client, log level and input rounds.
+    call: Option<Arc<Call>>,
 }
 
 impl std::fmt::Debug for Context {
@@ -52,6 +58,23 @@ impl Context {
             client: session.lifecycle.negotiated(),
             session,
             server,
+            call: None,
+        }
+    }
+
+    /// The context of a 2026-07-28 request: the client is the one its `_meta` describes.
+    pub(super) fn stateless(
+        request: RequestContext,
+        session: Arc<SessionState>,
+        server: ServerHandle,
+        call: Arc<Call>,
+    ) -> Self {
+        Context {
+            request,
+            client: Some(call.client.clone()),
+            session,
+            server,
+            call: Some(call),
         }
     }
 
@@ -81,10 +104,16 @@ impl Context {
     }
 
     /// Sends `notifications/message` when `level` is at or above the session's level (set by
-    /// `logging/setLevel`; [`logging::DEFAULT_LEVEL`] until then). Returns whether it was sent.
+    /// `logging/setLevel`; [`logging::DEFAULT_LEVEL`] until then). On 2026-07-28 the level is
+    /// the request's `_meta["io.modelcontextprotocol/logLevel"]`, and nothing is sent without
+    /// it. Returns whether it was sent.
     pub fn log(&self, level: LoggingLevel, logger: Option<&str>, data: impl Into<Value>) -> bool {
+        let threshold = match &self.call {
+            Some(call) => call.log_level,
+            None => Some(*crate::sync::lock(&self.session.log_level)),
+        };
         logging::send(
-            &self.session,
+            threshold,
             self.request.peer(),
             level,
             logger,
@@ -136,7 +165,11 @@ impl Context {
         } else {
             None
         };
-        self.send::<CreateMessage>(missing, &params).await
+        let required = ClientCapabilities {
+            sampling: Some(Default::default()),
+            ..Default::default()
+        };
+        self.send::<CreateMessage>(missing, required, &params).await
     }
 
     /// Asks the client's user for input (`elicitation/create`, 2025-06-18 and later). Form
@@ -162,7 +195,11 @@ impl Context {
                 _ => None,
             }
         };
-        self.send::<Elicit>(missing, &params).await
+        let required = ClientCapabilities {
+            elicitation: Some(Default::default()),
+            ..Default::default()
+        };
+        self.send::<Elicit>(missing, required, &params).await
     }
 
     /// Asks the client for its roots (`roots/list`, client capability `roots`). Without the
@@ -170,11 +207,15 @@ impl Context {
     pub async fn list_roots(&self) -> Result<ListRootsResult, RequestError> {
         let missing = (!self.capabilities().is_some_and(|c| c.supports_roots()))
             .then_some("the client did not declare the `roots` capability");
-        self.send::<ListRoots>(missing, &EmptyParams::default())
+        let required = ClientCapabilities {
+            roots: Some(Default::default()),
+            ..Default::default()
+        };
+        self.send::<ListRoots>(missing, required, &EmptyParams::default())
             .await
     }
 
-    fn capabilities(&self) -> Option<&junction_protocol::capabilities::ClientCapabilities> {
+    fn capabilities(&self) -> Option<&ClientCapabilities> {
         self.client.as_ref().map(|c| &c.capabilities)
     }
 
@@ -185,13 +226,20 @@ impl Context {
     async fn send<R: Request>(
         &self,
         missing: Option<&str>,
+        required: ClientCapabilities,
         params: &R::Params,
     ) -> Result<R::Result, RequestError> {
         if let Some(reason) = missing {
+            if let Some(call) = &self.call {
+                call.rounds.require(required);
+            }
             return Err(RequestError::NotSupported {
                 method: R::METHOD.to_owned(),
                 reason: reason.to_owned(),
             });
+        }
+        if let Some(call) = &self.call {
+            return self.input::<R>(call, params).await;
         }
         let options = RequestOptions {
             related: Some(self.request.id().clone()),
@@ -199,6 +247,28 @@ impl Context {
             ..RequestOptions::default()
         };
         self.request.peer().request::<R>(params, options).await
+    }
+}
+
+impl Context {
+    /// 2026-07-28: the answer from the retried request, or the end of this run (the router
+    /// answers `input_required`); see [`super::stateless`].
+    async fn input<R: Request>(
+        &self,
+        call: &Call,
+        params: &R::Params,
+    ) -> Result<R::Result, RequestError> {
+        let request = InputRequest::of::<R>(params).map_err(|source| RequestError::Encode {
+            method: R::METHOD.to_owned(),
+            source,
+        })?;
+        match call.rounds.answer(request) {
+            Some(answer) => serde_json::from_value(answer).map_err(|source| RequestError::Decode {
+                method: R::METHOD.to_owned(),
+                source,
+            }),
+            None => std::future::pending().await,
+        }
     }
 }
 

@@ -11,23 +11,21 @@ use junction_protocol::logging::{LoggingLevel, LoggingMessageParams};
 use junction_protocol::RequestId;
 use serde_json::Value;
 
-use super::registry::SessionState;
 use crate::session::Peer;
-use crate::sync::lock;
 
 /// The level a session logs at before `logging/setLevel`.
 pub const DEFAULT_LEVEL: LoggingLevel = LoggingLevel::Info;
 
-/// Sends one `notifications/message` if `level` passes the session's level.
+/// Sends one `notifications/message` if `level` passes `threshold` (none: nothing is sent).
 pub(super) fn send(
-    session: &SessionState,
+    threshold: Option<LoggingLevel>,
     peer: &Peer,
     level: LoggingLevel,
     logger: Option<&str>,
     data: Value,
     related: Option<RequestId>,
 ) -> bool {
-    if level < *lock(&session.log_level) {
+    if threshold.is_none_or(|t| level < t) {
         return false;
     }
     let mut params = LoggingMessageParams::new(level, data);

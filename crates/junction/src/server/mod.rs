@@ -53,6 +53,10 @@
 //! `completion/complete`, `logging/setLevel`; list pages hold [`ServerBuilder::page_size`]
 //! items. Handlers get a [`Context`] for progress, logging ([`logging`]) and requests to the
 //! client. Results sent to a client of an older revision are trimmed to what it knows.
+//!
+//! The same server speaks the stateless family (2026-07-28): requests that carry their
+//! version and capabilities in `_meta`, `server/discover`, `subscriptions/listen`, and
+//! multi round-trip requests in place of server→client requests; see [`stateless`].
 
 mod completion;
 mod context;
@@ -63,6 +67,7 @@ mod registry;
 mod resource;
 mod revision;
 mod router;
+pub mod stateless;
 mod tool;
 
 pub use completion::{choices, CompleteRequest};
@@ -77,6 +82,7 @@ pub use tool::{tool, IntoToolResult, Json, ToolDef, ToolHandler};
 use std::sync::Arc;
 
 use junction_protocol::lifecycle::Implementation;
+pub use junction_protocol::stateless::CacheScope;
 
 use crate::schema::SchemaError;
 use crate::session::{Peer, Session, SessionOptions};
@@ -131,6 +137,7 @@ pub struct ServerBuilder {
     subscriptions: bool,
     declare: Declare,
     on_roots_changed: Option<RootsHook>,
+    cache: (u64, CacheScope),
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -211,13 +218,22 @@ impl ServerBuilder {
         self
     }
 
+    /// Sets `ttlMs` and `cacheScope` of the cacheable 2026-07-28 results (lists,
+    /// `resources/read`, `server/discover`). The default is `0` and `private`: lists may change
+    /// at run time through [`ServerHandle`], and a client that does not listen would not learn
+    /// of it, so nothing is cached unless the server says its items are stable.
+    pub fn cache(mut self, ttl: std::time::Duration, scope: CacheScope) -> Self {
+        self.cache = (u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX), scope);
+        self
+    }
+
     /// Checks the definition and builds the server.
     pub fn build(self) -> Result<Server, BuildError> {
         let mut lists = Lists::default();
         for item in self.items {
             lists.add(item)?;
         }
-        let registry = Registry::new(
+        let mut registry = Registry::new(
             self.info,
             self.instructions,
             self.page_size,
@@ -226,6 +242,10 @@ impl ServerBuilder {
             self.on_roots_changed,
             lists,
         );
+        registry.cache = serde_json::Map::from_iter([
+            ("ttlMs".to_owned(), serde_json::json!(self.cache.0)),
+            ("cacheScope".to_owned(), serde_json::json!(self.cache.1)),
+        ]);
         Ok(Server {
             handle: ServerHandle {
                 registry: Arc::new(registry),
@@ -259,6 +279,7 @@ impl Server {
             subscriptions: false,
             declare: Declare::default(),
             on_roots_changed: None,
+            cache: (0, CacheScope::Private),
         }
     }
 
@@ -289,5 +310,7 @@ impl Server {
 
 #[cfg(test)]
 mod feature_tests;
+#[cfg(test)]
+mod stateless_tests;
 #[cfg(test)]
 mod tests;

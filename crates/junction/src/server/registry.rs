@@ -161,6 +161,40 @@ pub(super) struct SessionState {
     pub(super) subscriptions: Mutex<HashSet<String>>,
     /// What this session was told in `initialize`.
     pub(super) declared: Mutex<Option<ServerCapabilities>>,
+    /// Whether a 2026-07-28 request was served (then `initialize` is refused).
+    pub(super) stateless: std::sync::atomic::AtomicBool,
+    /// The open `subscriptions/listen` requests of this connection.
+    pub(super) listens: Mutex<Vec<Listen>>,
+}
+
+/// One open `subscriptions/listen`: its request id and what the server agreed to send.
+pub(super) struct Listen {
+    pub(super) id: junction_protocol::RequestId,
+    pub(super) filter: junction_protocol::stateless::SubscriptionFilter,
+}
+
+impl Listen {
+    fn wants(&self, kind: ListKind) -> bool {
+        let f = &self.filter;
+        match kind {
+            ListKind::Tools => f.tools_list_changed,
+            ListKind::Resources => f.resources_list_changed,
+            ListKind::Prompts => f.prompts_list_changed,
+        }
+        .unwrap_or(false)
+    }
+
+    /// Params tagged with this subscription's id.
+    pub(super) fn params(
+        &self,
+        mut params: serde_json::Map<String, serde_json::Value>,
+    ) -> Option<Box<serde_json::value::RawValue>> {
+        params.insert(
+            "_meta".to_owned(),
+            serde_json::json!({ junction_protocol::stateless::META_SUBSCRIPTION_ID: self.id }),
+        );
+        jsonrpc::to_raw(&params).ok()
+    }
 }
 
 impl SessionState {
@@ -171,6 +205,8 @@ impl SessionState {
             log_level: Mutex::new(super::logging::DEFAULT_LEVEL),
             subscriptions: Mutex::new(HashSet::new()),
             declared: Mutex::new(None),
+            stateless: Default::default(),
+            listens: Mutex::new(Vec::new()),
         }
     }
 
@@ -197,6 +233,10 @@ pub(super) struct Registry {
     pub(super) declare: Declare,
     pub(super) lists: Mutex<Lists>,
     pub(super) on_roots_changed: Option<super::RootsHook>,
+    /// `ttlMs` and `cacheScope` of cacheable 2026-07-28 results.
+    pub(super) cache: serde_json::Map<String, serde_json::Value>,
+    /// Tags `requestState` (see [`super::stateless`]).
+    pub(super) state_key: super::stateless::StateKey,
     sessions: Mutex<Vec<Weak<SessionState>>>,
 }
 
@@ -226,6 +266,8 @@ impl Registry {
             declare,
             lists: Mutex::new(lists),
             on_roots_changed,
+            cache: serde_json::Map::new(),
+            state_key: super::stateless::StateKey::new(),
             sessions: Mutex::new(Vec::new()),
         }
     }
@@ -236,18 +278,46 @@ impl Registry {
         sessions.push(Arc::downgrade(session));
     }
 
-    /// The sessions still open and past `notifications/initialized`.
-    fn ready_sessions(&self) -> Vec<Arc<SessionState>> {
+    /// The sessions still open.
+    fn live_sessions(&self) -> Vec<Arc<SessionState>> {
         let mut sessions = lock(&self.sessions);
         sessions.retain(|s| {
             s.upgrade()
                 .is_some_and(|s| s.peer.get().is_none_or(|p| !p.is_closed()))
         });
-        sessions
-            .iter()
-            .filter_map(Weak::upgrade)
+        sessions.iter().filter_map(Weak::upgrade).collect()
+    }
+
+    /// The sessions still open and past `notifications/initialized`.
+    fn ready_sessions(&self) -> Vec<Arc<SessionState>> {
+        self.live_sessions()
+            .into_iter()
             .filter(|s| s.lifecycle.is_ready())
             .collect()
+    }
+
+    /// Sends `method` to each open listen of each session that `wants` it, tagged with its
+    /// subscription id and on its stream; returns how many were told.
+    fn to_listens(
+        &self,
+        method: &str,
+        params: &serde_json::Map<String, serde_json::Value>,
+        wants: impl Fn(&Listen) -> bool,
+    ) -> usize {
+        let mut told = 0;
+        for session in self.live_sessions() {
+            let Some(peer) = session.peer.get() else {
+                continue;
+            };
+            for listen in lock(&session.listens).iter().filter(|l| wants(l)) {
+                let sent = listen.params(params.clone()).is_some_and(|raw| {
+                    peer.notify_raw(method, Some(raw), Some(listen.id.clone()))
+                        .is_ok()
+                });
+                told += usize::from(sent);
+            }
+        }
+        told
     }
 
     /// What this server declares in `initialize`, from what it offers now.
@@ -281,6 +351,7 @@ impl Registry {
             .filter_map(|s| s.peer.get())
             .filter(|p| p.notify_raw(method, None, None).is_ok())
             .count()
+            + self.to_listens(method, &Default::default(), |l| l.wants(kind))
     }
 }
 
@@ -386,6 +457,16 @@ impl ServerHandle {
                 .is_ok()
             })
             .count()
+            + self.registry.to_listens(
+                "notifications/resources/updated",
+                &serde_json::Map::from_iter([("uri".to_owned(), serde_json::json!(uri))]),
+                |l| {
+                    l.filter
+                        .resource_subscriptions
+                        .as_ref()
+                        .is_some_and(|uris| uris.iter().any(|u| u == uri))
+                },
+            )
     }
 }
 

@@ -18,10 +18,57 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::registry::SessionState;
-use super::{completion, resource, revision, Context, ServerHandle};
+use std::sync::atomic::Ordering;
+
+use junction_protocol::stateless::{
+    DiscoverResult, SubscriptionFilter, SubscriptionsAcknowledgedParams, SubscriptionsListenParams,
+    META_SUBSCRIPTION_ID,
+};
+use serde_json::json;
+
+use super::registry::{Listen, SessionState};
+use super::{completion, resource, revision, stateless, Context, ServerHandle};
 use crate::session::{BoxFuture, IncomingRequest, Peer, RequestContext, Service};
 use crate::sync::lock;
+
+/// What one request is served as: its revision and, on 2026-07-28, its own client.
+pub(super) struct Req {
+    version: ProtocolVersion,
+    call: Option<Arc<stateless::Call>>,
+}
+
+/// Removes a listen from its session when the listen request ends, however it ends.
+struct ListenGuard {
+    session: Arc<SessionState>,
+    id: junction_protocol::RequestId,
+}
+
+impl Drop for ListenGuard {
+    fn drop(&mut self) {
+        lock(&self.session.listens).retain(|l| l.id != self.id);
+    }
+}
+
+/// Whether a tool result says it failed.
+fn is_error_result(raw: &RawValue) -> bool {
+    serde_json::from_str::<Value>(raw.get())
+        .ok()
+        .and_then(|v| v.get("isError").and_then(Value::as_bool))
+        .unwrap_or(false)
+}
+
+/// Whether `caps` offer the feature `method` belongs to.
+fn offered(caps: &junction_protocol::capabilities::ServerCapabilities, method: &str) -> bool {
+    match method.split('/').next() {
+        Some("tools") => caps.tools.is_some(),
+        Some("resources") => caps.resources.is_some(),
+        Some("prompts") => caps.prompts.is_some(),
+        Some("completion") => {
+            caps.completions.is_some() || caps.prompts.is_some() || caps.resources.is_some()
+        }
+        _ => true,
+    }
+}
 
 pub(super) struct Router {
     pub(super) server: ServerHandle,
@@ -76,15 +123,16 @@ fn page<T, U>(
 }
 
 impl Router {
-    fn version(&self) -> ProtocolVersion {
-        self.session
-            .lifecycle
-            .negotiated()
-            .map_or(ProtocolVersion::LATEST_HANDSHAKE, |n| n.version)
-    }
-
-    fn context(&self, request: RequestContext) -> Context {
-        Context::new(request, self.session.clone(), self.server.clone())
+    fn context(&self, request: RequestContext, req: &Req) -> Context {
+        match &req.call {
+            Some(call) => Context::stateless(
+                request,
+                self.session.clone(),
+                self.server.clone(),
+                call.clone(),
+            ),
+            None => Context::new(request, self.session.clone(), self.server.clone()),
+        }
     }
 
     fn initialize(&self, raw: Option<&RawValue>) -> Result<Box<RawValue>, ErrorObject> {
@@ -105,8 +153,8 @@ impl Router {
         reply(&result)
     }
 
-    fn list_tools(&self, raw: Option<&RawValue>) -> Result<Box<RawValue>, ErrorObject> {
-        let v = self.version();
+    fn list_tools(&self, raw: Option<&RawValue>, req: &Req) -> Result<Box<RawValue>, ErrorObject> {
+        let v = req.version;
         let lists = lock(&self.server.registry.lists);
         let (tools, next_cursor) = page(raw, "tools/list", &lists.tools, self.page_size(), |t| {
             revision::tool(v, t.tool.clone())
@@ -126,6 +174,7 @@ impl Router {
         &self,
         raw: Option<&RawValue>,
         request: RequestContext,
+        req: &Req,
     ) -> Result<Box<RawValue>, ErrorObject> {
         let params: CallToolParams = params(raw, "tools/call")?;
         let entry = lock(&self.server.registry.lists).tool(&params.name);
@@ -143,18 +192,22 @@ impl Router {
                 problems.join("; ")
             )));
         }
-        let result = match (entry.call)(args, self.context(request)) {
+        let result = match (entry.call)(args, self.context(request, req)) {
             Ok(future) => future.await,
             Err(e) => CallToolResult::error(format!(
                 "Invalid arguments for tool `{}`: {e}.",
                 params.name
             )),
         };
-        reply(&revision::call_result(self.version(), result))
+        reply(&revision::call_result(req.version, result))
     }
 
-    fn list_resources(&self, raw: Option<&RawValue>) -> Result<Box<RawValue>, ErrorObject> {
-        let v = self.version();
+    fn list_resources(
+        &self,
+        raw: Option<&RawValue>,
+        req: &Req,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        let v = req.version;
         let lists = lock(&self.server.registry.lists);
         let (resources, next_cursor) = page(
             raw,
@@ -170,8 +223,12 @@ impl Router {
         })
     }
 
-    fn list_templates(&self, raw: Option<&RawValue>) -> Result<Box<RawValue>, ErrorObject> {
-        let v = self.version();
+    fn list_templates(
+        &self,
+        raw: Option<&RawValue>,
+        req: &Req,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        let v = req.version;
         let lists = lock(&self.server.registry.lists);
         let (resource_templates, next_cursor) = page(
             raw,
@@ -191,6 +248,7 @@ impl Router {
         &self,
         raw: Option<&RawValue>,
         request: RequestContext,
+        req: &Req,
     ) -> Result<Box<RawValue>, ErrorObject> {
         let params: UriParams = params(raw, "resources/read")?;
         let uri = params.uri;
@@ -220,7 +278,7 @@ impl Router {
         let request = resource::ReadRequest {
             uri,
             variables,
-            context: self.context(request),
+            context: self.context(request, req),
         };
         reply(&read(request, mime_type).await?)
     }
@@ -245,8 +303,12 @@ impl Router {
         Ok(jsonrpc::empty_object())
     }
 
-    fn list_prompts(&self, raw: Option<&RawValue>) -> Result<Box<RawValue>, ErrorObject> {
-        let v = self.version();
+    fn list_prompts(
+        &self,
+        raw: Option<&RawValue>,
+        req: &Req,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        let v = req.version;
         let lists = lock(&self.server.registry.lists);
         let (prompts, next_cursor) =
             page(raw, "prompts/list", &lists.prompts, self.page_size(), |p| {
@@ -263,6 +325,7 @@ impl Router {
         &self,
         raw: Option<&RawValue>,
         request: RequestContext,
+        req: &Req,
     ) -> Result<Box<RawValue>, ErrorObject> {
         let params: GetPromptParams = params(raw, "prompts/get")?;
         let arguments = params.arguments.unwrap_or_default();
@@ -279,20 +342,21 @@ impl Router {
         };
         let result = get(super::PromptRequest {
             arguments,
-            context: self.context(request),
+            context: self.context(request, req),
         })
         .await?;
-        reply(&revision::prompt_result(self.version(), result))
+        reply(&revision::prompt_result(req.version, result))
     }
 
     async fn complete(
         &self,
         raw: Option<&RawValue>,
         request: RequestContext,
+        req: &Req,
     ) -> Result<Box<RawValue>, ErrorObject> {
         let params: CompleteParams = params(raw, "completion/complete")?;
         let completer = completion::find(&lock(&self.server.registry.lists), &params)?;
-        reply(&completion::complete(completer, params, self.context(request)).await)
+        reply(&completion::complete(completer, params, self.context(request, req)).await)
     }
 
     /// Refuses (-32601) a method of a feature this session was not told about in
@@ -302,20 +366,157 @@ impl Router {
         let Some(caps) = declared.as_ref() else {
             return Ok(());
         };
-        let offered = match method.split('/').next() {
-            Some("tools") => caps.tools.is_some(),
-            Some("resources") => caps.resources.is_some(),
-            Some("prompts") => caps.prompts.is_some(),
-            Some("completion") => {
-                caps.completions.is_some() || caps.prompts.is_some() || caps.resources.is_some()
-            }
-            _ => true,
-        };
-        if offered {
+        if offered(caps, method) {
             Ok(())
         } else {
             Err(ErrorObject::method_not_found(method))
         }
+    }
+
+    /// The methods both families serve.
+    async fn dispatch(
+        &self,
+        method: &str,
+        raw: Option<&RawValue>,
+        context: RequestContext,
+        req: &Req,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        match method {
+            "tools/list" => self.list_tools(raw, req),
+            "tools/call" => self.call_tool(raw, context, req).await,
+            "resources/list" => self.list_resources(raw, req),
+            "resources/templates/list" => self.list_templates(raw, req),
+            "resources/read" => self.read_resource(raw, context, req).await,
+            "prompts/list" => self.list_prompts(raw, req),
+            "prompts/get" => self.get_prompt(raw, context, req).await,
+            "completion/complete" => self.complete(raw, context, req).await,
+            other => Err(ErrorObject::method_not_found(other)),
+        }
+    }
+
+    /// One 2026-07-28 request: served with its own client, its handler run until it ends or
+    /// asks for input that the request does not carry (see [`stateless`]).
+    async fn serve_stateless(
+        &self,
+        method: &str,
+        raw: Option<&RawValue>,
+        context: RequestContext,
+        call: Arc<stateless::Call>,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        let registry = &self.server.registry;
+        if stateless::REMOVED.contains(&method) || !offered(&registry.capabilities(), method) {
+            return Err(ErrorObject::method_not_found(method));
+        }
+        if method == "subscriptions/listen" {
+            let result = self.listen(raw, context).await?;
+            return stateless::decorate(&result, method, &registry.info, &registry.cache);
+        }
+        let req = Req {
+            version: ProtocolVersion::V2026_07_28,
+            call: Some(call.clone()),
+        };
+        let outcome = tokio::select! {
+            result = self.dispatch(method, raw, context, &req) => Some(result),
+            () = call.rounds.needed() => None,
+        };
+        let missing = call.rounds.missing();
+        match outcome {
+            None => {
+                let result = call.rounds.input_required(&registry.state_key);
+                let mut value = match serde_json::to_value(&result) {
+                    Ok(Value::Object(map)) => map,
+                    _ => return Err(ErrorObject::internal("could not encode the result")),
+                };
+                stateless::with_server_info(&mut value, &registry.info);
+                reply(&value)
+            }
+            Some(Ok(result)) => match missing {
+                Some(required) if is_error_result(&result) => {
+                    Err(stateless::missing_capability(&required))
+                }
+                _ => stateless::decorate(&result, method, &registry.info, &registry.cache),
+            },
+            Some(Err(e)) => Err(match missing {
+                Some(required) => stateless::missing_capability(&required),
+                None => stateless::error(e),
+            }),
+        }
+    }
+
+    /// `server/discover`: what this server speaks and offers.
+    fn discover(&self) -> Result<Box<RawValue>, ErrorObject> {
+        let registry = &self.server.registry;
+        let versions = ProtocolVersion::ALL
+            .iter()
+            .rev()
+            .map(|v| v.as_str().to_owned())
+            .collect();
+        let mut result = DiscoverResult::new(versions, registry.capabilities());
+        result.instructions = registry.instructions.clone();
+        stateless::decorate(
+            &reply(&result)?,
+            "server/discover",
+            &registry.info,
+            &registry.cache,
+        )
+    }
+
+    /// `subscriptions/listen`: acknowledges, then holds the request open while this
+    /// connection's list changes and resource updates are sent on it, until it is cancelled.
+    async fn listen(
+        &self,
+        raw: Option<&RawValue>,
+        context: RequestContext,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        let p: SubscriptionsListenParams = params(raw, "subscriptions/listen")?;
+        let caps = self.server.registry.capabilities();
+        let want = p.notifications;
+        let honoured = SubscriptionFilter {
+            tools_list_changed: want
+                .tools_list_changed
+                .filter(|&b| b && caps.tools.is_some()),
+            prompts_list_changed: want
+                .prompts_list_changed
+                .filter(|&b| b && caps.prompts.is_some()),
+            resources_list_changed: want
+                .resources_list_changed
+                .filter(|&b| b && caps.resources.is_some()),
+            resource_subscriptions: want
+                .resource_subscriptions
+                .filter(|_| self.server.registry.subscriptions),
+        };
+        let id = context.id().clone();
+        let tagged = json!({ META_SUBSCRIPTION_ID: id });
+        {
+            // Under the lock, so that no change is sent on this stream before the ack.
+            let mut listens = lock(&self.session.listens);
+            let ack = SubscriptionsAcknowledgedParams {
+                notifications: honoured.clone(),
+                meta: serde_json::from_value(tagged.clone()).ok(),
+            };
+            context
+                .peer()
+                .notify_raw(
+                    "notifications/subscriptions/acknowledged",
+                    Some(reply(&ack)?),
+                    Some(id.clone()),
+                )
+                .map_err(|e| ErrorObject::internal(format!("could not acknowledge: {e}")))?;
+            listens.push(Listen {
+                id: id.clone(),
+                filter: honoured,
+            });
+        }
+        let _open = ListenGuard {
+            session: self.session.clone(),
+            id,
+        };
+        let cancel = context.cancellation();
+        tokio::select! {
+            () = cancel.cancelled() => {}
+            () = context.peer().closed() => {}
+        }
+        reply(&json!({ "_meta": tagged }))
     }
 
     fn set_level(&self, raw: Option<&RawValue>) -> Result<Box<RawValue>, ErrorObject> {
@@ -336,23 +537,43 @@ impl Service for Router {
                 params,
                 context,
             } = request;
+            let raw = params.as_deref();
+            if method == "server/discover" {
+                return self.discover();
+            }
+            let handshake = method == "initialize" || self.session.lifecycle.negotiated().is_some();
+            let call = if handshake {
+                None
+            } else {
+                stateless::read(raw, &method, &self.server.registry.state_key)?
+            };
+            if let Some(call) = call {
+                self.session.stateless.store(true, Ordering::SeqCst);
+                return self
+                    .serve_stateless(&method, raw, context, Arc::new(call))
+                    .await;
+            }
+            if method == "initialize" && self.session.stateless.load(Ordering::SeqCst) {
+                return Err(ErrorObject::invalid_request(
+                    "Invalid request: this connection serves 2026-07-28 requests, which have no `initialize`; open a new connection for the handshake",
+                ));
+            }
             self.session.lifecycle.admit(&method)?;
             self.declared(&method)?;
-            let raw = params.as_deref();
+            let req = Req {
+                version: self
+                    .session
+                    .lifecycle
+                    .negotiated()
+                    .map_or(ProtocolVersion::LATEST_HANDSHAKE, |n| n.version),
+                call: None,
+            };
             match method.as_str() {
                 "initialize" => self.initialize(raw),
                 "ping" => Ok(jsonrpc::empty_object()),
-                "tools/list" => self.list_tools(raw),
-                "tools/call" => self.call_tool(raw, context).await,
-                "resources/list" => self.list_resources(raw),
-                "resources/templates/list" => self.list_templates(raw),
-                "resources/read" => self.read_resource(raw, context).await,
                 "resources/subscribe" | "resources/unsubscribe" => self.subscription(raw, &method),
-                "prompts/list" => self.list_prompts(raw),
-                "prompts/get" => self.get_prompt(raw, context).await,
-                "completion/complete" => self.complete(raw, context).await,
                 "logging/setLevel" => self.set_level(raw),
-                other => Err(ErrorObject::method_not_found(other)),
+                _ => self.dispatch(&method, raw, context, &req).await,
             }
         })
     }

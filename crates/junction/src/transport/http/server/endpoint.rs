@@ -58,7 +58,7 @@ fn find_session(shared: &Shared, headers: &HeaderMap) -> Result<Arc<HttpSession>
     Ok(session)
 }
 
-fn settings(shared: &Shared, resumable: bool) -> SessionSettings {
+pub(super) fn settings(shared: &Shared, resumable: bool) -> SessionSettings {
     SessionSettings {
         retry: shared.config.retry,
         standalone_backlog: shared.config.standalone_backlog,
@@ -88,6 +88,22 @@ async fn post_inner(
     let frame = guard::read_body(body, shared.config.max_body).await?;
     let message = Message::decode(&frame)
         .map_err(|e| Refusal::with_id(StatusCode::BAD_REQUEST, e.id, e.error))?;
+    if let Message::Request(request) = &message {
+        if session_header(headers).is_none() && super::stateless::is_stateless(request) {
+            let Message::Request(request) = message else {
+                unreachable!("matched as a request above")
+            };
+            return super::stateless::serve(shared, headers, request, frame).await;
+        }
+    } else if session_header(headers).is_none()
+        && headers
+            .get(PROTOCOL_VERSION_HEADER)
+            .and_then(|v| v.to_str().ok())
+            == Some(ProtocolVersion::V2026_07_28.as_str())
+    {
+        // 2026-07-28 has no session to deliver to; a client cancels by closing its stream.
+        return Ok(empty(StatusCode::ACCEPTED));
+    }
     if shared.config.stateless {
         return stateless(shared, headers, message, frame).await;
     }
@@ -146,9 +162,30 @@ async fn answer(
     mode: ResponseMode,
 ) -> Result<Response, Refusal> {
     let always_sse = mode == ResponseMode::AlwaysSse;
-    match session.request(id.clone(), is_initialize, frame, always_sse).await {
-        Ok(Reply::Json(body)) => Ok(guard::json_response(StatusCode::OK, body)),
-        Ok(Reply::Sse(rx)) => Ok(sse_response(rx)),
+    let reply = session
+        .request(id.clone(), is_initialize, frame, always_sse)
+        .await;
+    match reply_or_refusal(reply, &id)? {
+        Reply::Json(body) => Ok(guard::json_response(StatusCode::OK, body)),
+        Reply::Sse(rx) => Ok(sse_response(rx)),
+    }
+}
+
+/// Hands a request (not `initialize`) to `session`; the reply, or the refusal to answer.
+pub(super) async fn answer_reply(
+    session: &HttpSession,
+    id: RequestId,
+    frame: Bytes,
+    mode: ResponseMode,
+) -> Result<Reply, Refusal> {
+    let always_sse = mode == ResponseMode::AlwaysSse;
+    let reply = session.request(id.clone(), false, frame, always_sse).await;
+    reply_or_refusal(reply, &id)
+}
+
+fn reply_or_refusal(reply: Result<Reply, NoReply>, id: &RequestId) -> Result<Reply, Refusal> {
+    match reply {
+        Ok(reply) => Ok(reply),
         Err(NoReply::DuplicateId) => Err(refuse(
             StatusCode::BAD_REQUEST,
             ErrorCode::INVALID_REQUEST,
@@ -161,7 +198,7 @@ async fn answer(
                 "Request cancelled by the client",
             );
             let body = serde_json::json!({ "jsonrpc": "2.0", "id": id, "error": error });
-            Ok(guard::json_response(StatusCode::OK, body.to_string().into()))
+            Ok(Reply::Json(body.to_string().into()))
         }
     }
 }

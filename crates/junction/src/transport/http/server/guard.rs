@@ -185,7 +185,8 @@ pub(super) fn check_content_type(headers: &HeaderMap) -> Result<(), Refusal> {
     ))
 }
 
-/// The `MCP-Protocol-Version` header, when present, must name a revision served here.
+/// The `MCP-Protocol-Version` header, when present, must name a revision served here
+/// (2026-07-28 included: its requests are checked further in `stateless`).
 /// Absent means 2025-03-26, which is served.
 pub(super) fn check_version(headers: &HeaderMap) -> Result<(), Refusal> {
     let Some(value) = headers.get(PROTOCOL_VERSION_HEADER) else {
@@ -193,12 +194,9 @@ pub(super) fn check_version(headers: &HeaderMap) -> Result<(), Refusal> {
     };
     let text = value.to_str().unwrap_or("");
     match text.parse::<ProtocolVersion>() {
-        Ok(v) if ProtocolVersion::HANDSHAKE.contains(&v) => Ok(()),
+        Ok(_) => Ok(()),
         _ => {
-            let supported: Vec<&str> = ProtocolVersion::HANDSHAKE
-                .iter()
-                .map(|v| v.as_str())
-                .collect();
+            let supported: Vec<&str> = ProtocolVersion::ALL.iter().map(|v| v.as_str()).collect();
             Err(refuse(
                 StatusCode::BAD_REQUEST,
                 TRANSPORT_ERROR,

@@ -35,6 +35,10 @@
 //! - Every request first passes the `Host`/`Origin` allow-list (`403`), then the `Accept`
 //!   (`406`), `Content-Type` (`415`), `MCP-Protocol-Version` (`400`) and size (`413`) checks;
 //!   each refusal has a JSON-RPC error body with `"id": null`.
+//! - Revision 2026-07-28: a request with `_meta["io.modelcontextprotocol/protocolVersion"]`
+//!   (or `server/discover`) and no `MCP-Session-Id` is served without a session, its
+//!   `Mcp-Method`/`Mcp-Name` headers checked against the body (`400`, -32020), its stream
+//!   without event ids, and cancelled when the client closes its response stream.
 //! - Legacy transport, on by default: `GET /sse` opens a session whose first event is
 //!   `endpoint` (the path to POST to, `/message?sessionId=…`); everything the session sends,
 //!   responses included, arrives on that stream. The session ends when the stream closes.
@@ -61,9 +65,11 @@ mod event_store;
 mod guard;
 mod legacy;
 mod session;
+mod stateless;
 
 pub use event_store::{BadEventId, EventId, EventStore, InMemoryEventStore};
 pub use session::SessionControl;
+pub use stateless::{METHOD_HEADER, NAME_HEADER};
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -124,6 +130,7 @@ struct Config {
     max_body: usize,
     retry: Duration,
     standalone_backlog: usize,
+    keep_alive: Duration,
 }
 
 impl HttpServer {
@@ -151,6 +158,7 @@ impl HttpServer {
                 max_body: DEFAULT_MAX_FRAME,
                 retry: Duration::from_secs(1),
                 standalone_backlog: 256,
+                keep_alive: Duration::from_secs(15),
             },
             serve: Arc::new(serve),
             store: Arc::new(InMemoryEventStore::default()),
@@ -227,6 +235,14 @@ impl HttpServer {
     /// by default); beyond that the oldest is dropped with a warning.
     pub fn standalone_backlog(mut self, messages: usize) -> Self {
         self.config.standalone_backlog = messages.max(1);
+        self
+    }
+
+    /// How often a 2026-07-28 response stream with nothing to send gets an SSE comment
+    /// (15 s by default): a write is how a closed stream is noticed, and closing a stream
+    /// cancels its request in that revision.
+    pub fn keep_alive(mut self, every: Duration) -> Self {
+        self.config.keep_alive = every.max(Duration::from_millis(1));
         self
     }
 
