@@ -235,7 +235,7 @@ async fn stateless_requests_carry_mirrored_headers_and_no_session() {
 }
 
 #[tokio::test]
-async fn auto_falls_back_to_the_handshake_against_a_handshake_only_http_server() {
+async fn auto_speaks_2026_07_28_with_our_own_http_server() {
     use junction::server::{tool, Server};
     use junction::transport::http::server::HttpServer;
 
@@ -260,7 +260,8 @@ async fn auto_falls_back_to_the_handshake_against_a_handshake_only_http_server()
     let client = Client::connect(connection, ClientOptions::new("auto", "1").auto())
         .await
         .unwrap();
-    assert_eq!(client.protocol_version(), ProtocolVersion::V2025_11_25);
+    // Our server lists 2026-07-28 in `server/discover`, so no handshake happens.
+    assert_eq!(client.protocol_version(), ProtocolVersion::V2026_07_28);
     let result = client
         .call_tool(
             CallToolParams::new("greet").argument("name", "Ada"),

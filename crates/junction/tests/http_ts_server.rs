@@ -99,6 +99,25 @@ async fn exercise(url: &str) {
     client.close();
 }
 
+/// The TypeScript SDK 1.32 server speaks only the handshake revisions: a client in auto mode
+/// probes `server/discover`, is refused, and falls back to `initialize`.
+#[tokio::test]
+async fn auto_mode_falls_back_to_the_handshake_with_the_typescript_sdk_server() {
+    let (_server, url) = ts_server(false).await;
+    let connection = HttpClient::new(&url).unwrap().connect();
+    let client = Client::connect(
+        connection,
+        ClientOptions::new("junction-test", "1.0.0").auto(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(client.protocol_version().as_str(), "2025-11-25");
+    let echo = CallToolParams::new("echo").argument("message", "after the probe");
+    let result = client.call_tool(echo, Default::default()).await.unwrap();
+    assert_eq!(result.content[0].as_text(), Some("Echo: after the probe"));
+    client.close();
+}
+
 #[tokio::test]
 async fn client_against_the_typescript_sdk_server_with_sessions() {
     let (_server, url) = ts_server(false).await;
