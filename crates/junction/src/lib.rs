@@ -5,9 +5,11 @@
 //!
 //! - [`session`]: the bidirectional JSON-RPC engine: concurrent request handling,
 //!   correlation, timeouts, cancellation in both directions, progress.
-//! - [`transport`]: stdio, child process, in-memory.
+//! - [`transport`]: stdio, child process, in-memory, Streamable HTTP (with the legacy
+//!   HTTP+SSE transport), and a wire-log tap.
 //! - [`server::lifecycle`]: the handshake rules of a server session.
-//! - [`client`]: the handshake and a capability-checked method per server feature.
+//! - [`client`]: the handshake (or, on 2026-07-28, `server/discover`), a capability-checked
+//!   method per server feature, and handlers for what servers ask back.
 //! - [`server`]: tools, resources, templates, prompts and completions as async functions,
 //!   with logging, subscriptions, run-time list changes and server→client requests, served
 //!   over any connection.
