@@ -2,9 +2,12 @@
 //! that ties them together.
 //!
 //! [`Host::send`] appends the user's message and runs the agent loop: send the conversation
-//! and the tool list to the model; run each tool call it asks for (through the policy,
-//! asking consent when needed, on the right server, under the tool's original name); append
-//! the results; repeat until the model answers with text only or the step limit is reached.
+//! and the tool list to the model; settle each tool call it asks for through the policy,
+//! asking consent when needed, one question at a time in the model's order; run the allowed
+//! calls concurrently, each on its own server under the tool's original name; append the
+//! results in the model's call order (each cut to [`DEFAULT_MAX_TOOL_OUTPUT`] characters
+//! unless told otherwise); repeat until the model answers with text only or the step limit
+//! is reached.
 //!
 //! Servers see only what they need: a tool call carries its arguments, a resource read its
 //! URI, a prompt its arguments. The conversation never leaves the host except to the model;
@@ -27,11 +30,12 @@ use junction_protocol::prompts::GetPromptParams;
 use junction_protocol::roots::Root;
 use junction_protocol::tools::CallToolParams;
 use serde_json::{Map, Value};
+use tokio::task::JoinSet;
 
 use crate::config::{Config, ConfigError};
 use crate::consent::{Consent, ConsentAnswer, ConsentRequest};
 use crate::conversation::{
-    block_text, contents_text, result_text, Conversation, Message, ToolCall,
+    block_text, cap_text, contents_text, result_text, Conversation, Message, ToolCall,
 };
 use crate::events::{Event, EventSink};
 use crate::interaction::Interaction;
@@ -47,6 +51,9 @@ use crate::servers::{
 
 /// How many model calls one [`Host::run`] makes at most, unless told otherwise.
 pub const DEFAULT_MAX_STEPS: usize = 10;
+
+/// How many characters one tool result may put into the conversation, unless told otherwise.
+pub const DEFAULT_MAX_TOOL_OUTPUT: usize = 100_000;
 
 /// Why the host could not do what was asked.
 #[derive(Debug, thiserror::Error)]
@@ -115,6 +122,15 @@ pub struct Host {
     events: EventSink,
     conversation: Conversation,
     max_steps: usize,
+    max_tool_output: usize,
+}
+
+/// A tool call after the policy and the user had their say.
+enum Settled {
+    /// It will not run; the model gets this text as an error result.
+    Refused(String),
+    /// It runs with these params on this server.
+    Run(Arc<ConnectedServer>, CallToolParams),
 }
 
 impl std::fmt::Debug for Host {
@@ -123,6 +139,7 @@ impl std::fmt::Debug for Host {
             .field("servers", &self.servers)
             .field("policy", &self.policy)
             .field("max_steps", &self.max_steps)
+            .field("max_tool_output", &self.max_tool_output)
             .finish_non_exhaustive()
     }
 }
@@ -144,11 +161,13 @@ impl Host {
             events,
             conversation: Conversation::new(),
             max_steps: DEFAULT_MAX_STEPS,
+            max_tool_output: DEFAULT_MAX_TOOL_OUTPUT,
         }
     }
 
     /// Starts the servers of `config` and builds its policy (reading remembered answers).
     /// Servers that fail to start are returned beside the host, which goes on without them.
+    /// The config's `maxToolOutput`, when set, caps each tool result.
     ///
     /// Unless `options` already sets [`StartOptions::mediation`], servers' sampling requests
     /// are answered by `model` and their questions put to `interaction`.
@@ -171,12 +190,23 @@ impl Host {
         };
         let policy = Policy::with_remembered(config.policy.rules.clone(), remembered);
         let (servers, failures) = Servers::start(&config.servers, options, &events).await;
-        Ok((Host::new(servers, policy, model, consent, events), failures))
+        let mut host = Host::new(servers, policy, model, consent, events);
+        if let Some(chars) = config.max_tool_output {
+            host = host.with_max_tool_output(chars);
+        }
+        Ok((host, failures))
     }
 
     /// Sets how many model calls one run may make.
     pub fn with_max_steps(mut self, steps: usize) -> Self {
         self.max_steps = steps.max(1);
+        self
+    }
+
+    /// Sets how many characters one tool result may put into the conversation; longer
+    /// results are cut with a marker saying how much was left out.
+    pub fn with_max_tool_output(mut self, chars: usize) -> Self {
+        self.max_tool_output = chars;
         self
     }
 
@@ -272,13 +302,8 @@ impl Host {
                     stop: Stop::Answered,
                 });
             }
-            for call in reply.tool_calls {
-                let (text, is_error) = self.execute(&names, &call).await;
-                self.events.emit(Event::ToolCallFinished {
-                    call_id: call.id.clone(),
-                    is_error,
-                    output: text.clone(),
-                });
+            let results = self.execute_all(&names, &reply.tool_calls).await;
+            for (call, (text, is_error)) in reply.tool_calls.into_iter().zip(results) {
                 self.conversation.push(Message::ToolResult {
                     call_id: call.id,
                     name: call.name,
@@ -297,8 +322,66 @@ impl Host {
         })
     }
 
-    /// Runs one call; returns the text for the model and whether it is an error.
-    async fn execute(&self, names: &ToolNames, call: &ToolCall) -> (String, bool) {
+    /// Settles every call in order (consent questions one at a time), then runs the allowed
+    /// ones concurrently. Returns each call's text for the model and whether it is an
+    /// error, in call order.
+    async fn execute_all(&self, names: &ToolNames, calls: &[ToolCall]) -> Vec<(String, bool)> {
+        let mut results: Vec<Option<(String, bool)>> = vec![None; calls.len()];
+        let mut running = JoinSet::new();
+        for (index, call) in calls.iter().enumerate() {
+            match self.settle(names, call).await {
+                Settled::Refused(text) => {
+                    results[index] = Some(finish(
+                        &self.events,
+                        self.max_tool_output,
+                        &call.id,
+                        text,
+                        true,
+                    ));
+                }
+                Settled::Run(server, params) => {
+                    let events = self.events.clone();
+                    let limit = self.max_tool_output;
+                    let call_id = call.id.clone();
+                    running.spawn(async move {
+                        let (text, is_error) = match server
+                            .client
+                            .call_tool(params, RequestOptions::default())
+                            .await
+                        {
+                            Ok(result) => (result_text(&result), result.failed()),
+                            Err(e) => (format!("The call could not be completed: {e}"), true),
+                        };
+                        (index, finish(&events, limit, &call_id, text, is_error))
+                    });
+                }
+            }
+        }
+        while let Some(joined) = running.join_next().await {
+            // A task that panicked leaves its slot empty; it is reported below.
+            if let Ok((index, result)) = joined {
+                results[index] = Some(result);
+            }
+        }
+        calls
+            .iter()
+            .zip(results)
+            .map(|(call, result)| {
+                result.unwrap_or_else(|| {
+                    finish(
+                        &self.events,
+                        self.max_tool_output,
+                        &call.id,
+                        "The call could not be completed: it stopped unexpectedly.".to_owned(),
+                        true,
+                    )
+                })
+            })
+            .collect()
+    }
+
+    /// Resolves one call and applies the policy (asking the user when it says so).
+    async fn settle(&self, names: &ToolNames, call: &ToolCall) -> Settled {
         let Some(entry) = names.resolve(&call.name) else {
             self.events.emit(Event::ToolCallStarted {
                 call_id: call.id.clone(),
@@ -306,13 +389,10 @@ impl Host {
                 tool: call.name.clone(),
                 arguments: call.arguments.clone(),
             });
-            return (
-                format!(
-                    "There is no tool named `{}`. Use one of the tools in your tool list.",
-                    call.name
-                ),
-                true,
-            );
+            return Settled::Refused(format!(
+                "There is no tool named `{}`. Use one of the tools in your tool list.",
+                call.name
+            ));
         };
         self.events.emit(Event::ToolCallStarted {
             call_id: call.id.clone(),
@@ -324,43 +404,30 @@ impl Host {
             Value::Object(map) => map.clone(),
             Value::Null => Map::new(),
             other => {
-                return (
-                    format!(
-                        "The arguments of `{}` must be a JSON object, not {other}. Call it again with an object.",
-                        call.name
-                    ),
-                    true,
-                )
+                return Settled::Refused(format!(
+                    "The arguments of `{}` must be a JSON object, not {other}. Call it again with an object.",
+                    call.name
+                ))
             }
         };
         let Some(server) = self.servers.get(&entry.server) else {
-            return (
-                format!("The server of `{}` is no longer connected.", call.name),
-                true,
-            );
+            return Settled::Refused(format!(
+                "The server of `{}` is no longer connected.",
+                call.name
+            ));
         };
         if let Err(reason) = self.consent_for(call, server, entry).await {
             self.events.emit(Event::ToolCallDenied {
                 call_id: call.id.clone(),
                 reason: reason.clone(),
             });
-            return (
-                format!(
-                    "The user declined this call of `{}`, so it was not run ({reason}). Do not retry it; tell the user what you would have done or ask how to proceed.",
-                    call.name
-                ),
-                true,
-            );
+            return Settled::Refused(format!(
+                "The user declined this call of `{}`, so it was not run ({reason}). Do not retry it; tell the user what you would have done or ask how to proceed.",
+                call.name
+            ));
         }
         let params = CallToolParams::new(entry.tool.name.clone()).arguments(arguments);
-        match server
-            .client
-            .call_tool(params, RequestOptions::default())
-            .await
-        {
-            Ok(result) => (result_text(&result), result.failed()),
-            Err(e) => (format!("The call could not be completed: {e}"), true),
-        }
+        Settled::Run(server.clone(), params)
     }
 
     /// Applies the policy, asking the user when it says so. `Err` holds why it is declined.
@@ -397,12 +464,19 @@ impl Host {
             call_id: call.id.clone(),
             answer,
         });
-        if answer == ConsentAnswer::AlwaysAllow && request.rememberable {
-            if let Err(e) = self.policy.remember(&server.name, &entry.tool.name) {
-                self.events.emit(Event::Warning {
-                    message: format!("the answer was not saved: {e}"),
-                });
+        match answer {
+            ConsentAnswer::AlwaysAllow if request.rememberable => {
+                if let Err(e) = self.policy.remember(&server.name, &entry.tool.name) {
+                    self.events.emit(Event::Warning {
+                        message: format!("the answer was not saved: {e}"),
+                    });
+                }
             }
+            ConsentAnswer::AllowForSession if request.rememberable => {
+                self.policy
+                    .allow_for_session(&server.name, &entry.tool.name);
+            }
+            _ => {}
         }
         if answer.allows() {
             Ok(())
@@ -562,6 +636,30 @@ impl Host {
     pub async fn shutdown(self) {
         self.servers.shutdown().await;
     }
+}
+
+/// Caps one call's text, says so if it was cut, and reports the call finished.
+fn finish(
+    events: &EventSink,
+    max_chars: usize,
+    call_id: &str,
+    text: String,
+    is_error: bool,
+) -> (String, bool) {
+    let (text, cut) = cap_text(text, max_chars);
+    if let Some(cut) = cut {
+        events.emit(Event::ToolOutputCut {
+            call_id: call_id.to_owned(),
+            total_chars: cut.total,
+            kept_chars: cut.kept,
+        });
+    }
+    events.emit(Event::ToolCallFinished {
+        call_id: call_id.to_owned(),
+        is_error,
+        output: text.clone(),
+    });
+    (text, is_error)
 }
 
 #[cfg(test)]

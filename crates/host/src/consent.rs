@@ -29,7 +29,8 @@ pub struct ConsentRequest {
     pub trusted: bool,
     /// Why the policy asks.
     pub reason: String,
-    /// Whether an [`ConsentAnswer::AlwaysAllow`] would be remembered.
+    /// Whether an [`ConsentAnswer::AlwaysAllow`] or [`ConsentAnswer::AllowForSession`]
+    /// would be remembered (not when a rule asks, since the rule would ask again anyway).
     pub rememberable: bool,
 }
 
@@ -39,7 +40,9 @@ pub struct ConsentRequest {
 pub enum ConsentAnswer {
     /// Run this call.
     AllowOnce,
-    /// Run this call and every later call of this tool.
+    /// Run this call and every later call of this tool until the host exits (not saved).
+    AllowForSession,
+    /// Run this call and every later call of this tool, remembered across runs.
     AlwaysAllow,
     /// Do not run it.
     Deny,
@@ -120,17 +123,26 @@ mod tests {
 
     #[tokio::test]
     async fn scripted_answers_come_in_order_then_deny() {
-        let consent = ScriptedConsent::new([ConsentAnswer::AlwaysAllow, ConsentAnswer::AllowOnce]);
+        let consent = ScriptedConsent::new([
+            ConsentAnswer::AlwaysAllow,
+            ConsentAnswer::AllowForSession,
+            ConsentAnswer::AllowOnce,
+        ]);
         assert_eq!(consent.ask(&request()).await, ConsentAnswer::AlwaysAllow);
+        assert_eq!(
+            consent.ask(&request()).await,
+            ConsentAnswer::AllowForSession
+        );
         assert_eq!(consent.ask(&request()).await, ConsentAnswer::AllowOnce);
         assert_eq!(consent.ask(&request()).await, ConsentAnswer::Deny);
-        assert_eq!(consent.asked().len(), 3);
+        assert_eq!(consent.asked().len(), 4);
         assert_eq!(consent.asked()[0].arguments, serde_json::json!({"a": 1}));
     }
 
     #[test]
     fn only_deny_refuses() {
         assert!(ConsentAnswer::AllowOnce.allows());
+        assert!(ConsentAnswer::AllowForSession.allows());
         assert!(ConsentAnswer::AlwaysAllow.allows());
         assert!(!ConsentAnswer::Deny.allows());
     }

@@ -102,6 +102,35 @@ pub fn result_text(result: &CallToolResult) -> String {
     }
 }
 
+/// What [`cap_text`] cut from a text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cut {
+    /// How many characters the whole text had.
+    pub total: usize,
+    /// How many were kept (before the marker).
+    pub kept: usize,
+}
+
+/// `text` cut to its first `max_chars` characters (never inside a character) followed by a
+/// marker saying how much was left out, or unchanged when it is short enough.
+pub fn cap_text(text: String, max_chars: usize) -> (String, Option<Cut>) {
+    let Some((end, _)) = text.char_indices().nth(max_chars) else {
+        return (text, None);
+    };
+    let total = max_chars + text[end..].chars().count();
+    let cut = Cut {
+        total,
+        kept: max_chars,
+    };
+    let mut capped = text;
+    capped.truncate(end);
+    capped.push_str(&format!(
+        "\n[output cut: {} of {total} characters left out]",
+        total - max_chars
+    ));
+    (capped, Some(cut))
+}
+
 /// One content block as text.
 pub fn block_text(block: &ContentBlock) -> String {
     match block {
@@ -158,6 +187,18 @@ mod tests {
             r#"{"sum":3}"#,
             "not repeated when text carries it"
         );
+    }
+
+    #[test]
+    fn long_text_is_cut_at_a_character_boundary_with_a_marker() {
+        let (short, cut) = cap_text("héllo".into(), 5);
+        assert_eq!((short.as_str(), cut), ("héllo", None));
+        let (capped, cut) = cap_text("ééééé-tail".into(), 3);
+        assert_eq!(cut, Some(Cut { total: 10, kept: 3 }));
+        assert_eq!(capped, "ééé\n[output cut: 7 of 10 characters left out]");
+        let (empty, cut) = cap_text("abc".into(), 0);
+        assert_eq!(cut, Some(Cut { total: 3, kept: 0 }));
+        assert!(empty.starts_with("\n[output cut: 3 of 3"), "{empty}");
     }
 
     #[test]

@@ -88,7 +88,8 @@ pub enum Event {
         /// Why.
         reason: String,
     },
-    /// A tool call ended (also when it was denied or failed).
+    /// A tool call ended (also when it was denied or failed). Calls of one model turn run
+    /// concurrently, so finishes may come in any order; the id says which call ended.
     ToolCallFinished {
         /// The call.
         call_id: String,
@@ -96,6 +97,16 @@ pub enum Event {
         is_error: bool,
         /// The text the model gets.
         output: String,
+    },
+    /// A tool's result was longer than the host lets into the conversation and was cut.
+    /// Comes before the call's [`Event::ToolCallFinished`], whose output is the cut text.
+    ToolOutputCut {
+        /// The call.
+        call_id: String,
+        /// How many characters the result had.
+        total_chars: usize,
+        /// How many the conversation keeps.
+        kept_chars: usize,
     },
     /// A resource was attached to the conversation.
     ContextAttached {

@@ -536,3 +536,189 @@ async fn events_follow_the_turn_in_order() {
         ]
     );
 }
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct NoArguments {}
+
+/// A server whose `first` and `second` both wait at one barrier, so neither can finish
+/// unless both run at once; `first` also waits until `second` has finished, so the
+/// results come back in the opposite order of the calls.
+fn rendezvous() -> Server {
+    let barrier = Arc::new(tokio::sync::Barrier::new(2));
+    let second_done = Arc::new(tokio::sync::Notify::new());
+    let (b1, b2) = (barrier.clone(), barrier);
+    let (n1, n2) = (second_done.clone(), second_done);
+    Server::builder("rendezvous", "1.0.0")
+        .tool(tool("first", move |_: NoArguments| {
+            let (barrier, second_done) = (b1.clone(), n1.clone());
+            async move {
+                barrier.wait().await;
+                second_done.notified().await;
+                "first done".to_owned()
+            }
+        }))
+        .tool(tool("second", move |_: NoArguments| {
+            let (barrier, second_done) = (b2.clone(), n2.clone());
+            async move {
+                barrier.wait().await;
+                second_done.notify_one();
+                "second done".to_owned()
+            }
+        }))
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn the_calls_of_one_turn_run_at_once_and_their_results_keep_the_call_order() {
+    let mut servers = Servers::new();
+    let (connection, _peer) = tapped(&rendezvous(), Frames::default());
+    servers
+        .add_connection(
+            "meet",
+            connection,
+            ServerSettings::default(),
+            &StartOptions::default(),
+            &EventSink::discard(),
+        )
+        .await
+        .unwrap();
+    // Both calls ask (untrusted server): the questions come first, one at a time, in order.
+    let consent = Arc::new(ScriptedConsent::new([
+        ConsentAnswer::AllowOnce,
+        ConsentAnswer::AllowOnce,
+    ]));
+    let (mut host, _seen, mut rx, _peers) = host(
+        Setup {
+            servers,
+            seen: Vec::new(),
+            _peers: Vec::new(),
+        },
+        Policy::new(Vec::new()),
+        r#"[
+            {"toolCalls": [{"id": "a", "name": "meet__first"}, {"id": "b", "name": "meet__second"}]},
+            {"text": "both met"}
+        ]"#,
+        consent.clone(),
+    );
+    // Only a guard against hanging: run sequentially, `first` would wait forever.
+    let outcome = tokio::time::timeout(std::time::Duration::from_secs(60), host.send("meet"))
+        .await
+        .expect("the two calls did not run at the same time")
+        .unwrap();
+    assert_eq!(outcome.text.as_deref(), Some("both met"));
+    let asked: Vec<String> = consent.asked().into_iter().map(|r| r.tool).collect();
+    assert_eq!(asked, ["first", "second"]);
+    assert_eq!(
+        results(&host),
+        [
+            ("a".to_owned(), "first done".to_owned(), false),
+            ("b".to_owned(), "second done".to_owned(), false),
+        ]
+    );
+    let events = drain(&mut rx);
+    let started: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolCallStarted { call_id, .. } => Some(call_id.as_str()),
+            _ => None,
+        })
+        .collect();
+    let finished: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolCallFinished { call_id, .. } => Some(call_id.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(started, ["a", "b"]);
+    assert_eq!(finished, ["b", "a"], "finish events come as calls end");
+    let last_question = events
+        .iter()
+        .rposition(|e| matches!(e, Event::ConsentAnswered { .. }))
+        .unwrap();
+    let first_finish = events
+        .iter()
+        .position(|e| matches!(e, Event::ToolCallFinished { .. }))
+        .unwrap();
+    assert!(
+        last_question < first_finish,
+        "consent is settled before any call runs"
+    );
+}
+
+#[tokio::test]
+async fn a_long_tool_result_is_cut_with_a_marker_and_an_event() {
+    let (host, _seen, mut rx, _peers) = host(
+        libraries(&[("library", true)]).await,
+        Policy::new(Vec::new()),
+        r#"[
+            {"toolCalls": [{"id": "s", "name": "library__search", "arguments": {"query": "ééééééééééééééééééééé"}}]},
+            {"text": "ok"}
+        ]"#,
+        Arc::new(ScriptedConsent::deny_all()),
+    );
+    let mut host = host.with_max_tool_output(20);
+    host.send("search").await.unwrap();
+    // "library found: " is 15 characters and the query 21 more.
+    let (_, text, is_error) = &results(&host)[0];
+    assert!(!is_error);
+    assert_eq!(
+        text,
+        "library found: ééééé\n[output cut: 16 of 36 characters left out]"
+    );
+    let events = drain(&mut rx);
+    assert!(events.contains(&Event::ToolOutputCut {
+        call_id: "s".into(),
+        total_chars: 36,
+        kept_chars: 20,
+    }));
+    assert!(events.iter().any(
+        |e| matches!(e, Event::ToolCallFinished { call_id, output, .. } if call_id == "s" && output == text)
+    ));
+}
+
+#[tokio::test]
+async fn a_session_answer_allows_that_tool_until_the_host_exits_without_saving_it() {
+    let file = std::env::temp_dir()
+        .join(format!("junction-host-session-{}", std::process::id()))
+        .join("consent.json");
+    let _ = std::fs::remove_file(&file);
+    let consent = Arc::new(ScriptedConsent::new([ConsentAnswer::AllowForSession]));
+    let policy = Policy::with_remembered(Vec::new(), Remembered::load(&file).unwrap());
+    let (mut host, seen, mut rx, _peers) = host(
+        libraries(&[("library", false)]).await,
+        policy,
+        r#"[
+            {"toolCalls": [{"name": "library__delete_book", "arguments": {"id": 1}},
+                           {"name": "library__delete_book", "arguments": {"id": 2}}]},
+            {"toolCalls": [{"name": "library__delete_book", "arguments": {"id": 3}},
+                           {"name": "library__search", "arguments": {"query": "x"}}]},
+            {"text": "done"}
+        ]"#,
+        consent.clone(),
+    );
+    host.send("delete three books, then search").await.unwrap();
+    assert_eq!(seen[0].deletes.load(Ordering::SeqCst), 3);
+    let asked: Vec<String> = consent.asked().into_iter().map(|r| r.tool).collect();
+    assert_eq!(
+        asked,
+        ["delete_book", "search"],
+        "delete asked once; search is another tool"
+    );
+    assert!(drain(&mut rx).iter().any(|e| matches!(
+        e,
+        Event::ConsentAnswered {
+            answer: ConsentAnswer::AllowForSession,
+            ..
+        }
+    )));
+    assert!(!file.exists(), "a session answer is not written");
+    let tools = host.servers().get("library").unwrap().tools();
+    let delete = tools.iter().find(|t| t.name == "delete_book").unwrap();
+    let next_run = Policy::with_remembered(Vec::new(), Remembered::load(&file).unwrap());
+    assert_eq!(
+        next_run.decide("library", delete, false).action,
+        Action::Ask
+    );
+}

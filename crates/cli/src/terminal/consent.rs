@@ -1,5 +1,5 @@
-//! Tool-call consent at the terminal: allow once, always (remembered by the host's policy
-//! file), or deny.
+//! Tool-call consent at the terminal: allow once, for this session (until the host exits),
+//! always (remembered by the host's policy file), or deny.
 //!
 //! The host has already shown which call asks and why (its `ConsentAsked` event); this adds
 //! the full arguments and the declared annotations, then asks. An empty answer or the end
@@ -64,7 +64,7 @@ pub fn consent(io: &mut Io, request: &ConsentRequest, answers: Answers) -> Conse
         Answers::Ask => {}
     }
     let question = if request.rememberable {
-        "Allow? [o]nce, [a]lways, [d]eny (default deny): "
+        "Allow? [o]nce, [s]ession, [a]lways, [d]eny (default deny): "
     } else {
         "Allow? [o]nce, [d]eny (default deny): "
     };
@@ -76,9 +76,10 @@ pub fn consent(io: &mut Io, request: &ConsentRequest, answers: Answers) -> Conse
         };
         match answer.trim().to_ascii_lowercase().as_str() {
             "o" | "once" | "y" | "yes" => return ConsentAnswer::AllowOnce,
+            "s" | "session" if request.rememberable => return ConsentAnswer::AllowForSession,
             "a" | "always" if request.rememberable => return ConsentAnswer::AlwaysAllow,
-            "a" | "always" => io.say(
-                "  a rule decides this tool, so \"always\" cannot be remembered; answer once or deny",
+            "a" | "always" | "s" | "session" => io.say(
+                "  a rule decides this tool, so the answer cannot be remembered; answer once or deny",
             ),
             "" | "d" | "deny" | "n" | "no" => return ConsentAnswer::Deny,
             other => io.say(&format!("  {other:?} is not an answer here")),
@@ -108,11 +109,13 @@ mod tests {
 
     #[tokio::test]
     async fn each_answer_is_read_from_the_input() {
-        let (terminal, out) = scripted("o\nalways\nd\n\n");
+        let (terminal, out) = scripted("o\nalways\ns\nsession\nd\n\n");
         let consent = TerminalConsent::new(terminal, Answers::Ask);
         let r = request(true);
         assert_eq!(consent.ask(&r).await, ConsentAnswer::AllowOnce);
         assert_eq!(consent.ask(&r).await, ConsentAnswer::AlwaysAllow);
+        assert_eq!(consent.ask(&r).await, ConsentAnswer::AllowForSession);
+        assert_eq!(consent.ask(&r).await, ConsentAnswer::AllowForSession);
         assert_eq!(consent.ask(&r).await, ConsentAnswer::Deny);
         assert_eq!(consent.ask(&r).await, ConsentAnswer::Deny);
         let shown = out.text();
@@ -121,7 +124,10 @@ mod tests {
             "{shown}"
         );
         assert!(shown.contains("not believed): destructive=true"), "{shown}");
-        assert!(shown.contains("[a]lways"), "{shown}");
+        assert!(
+            shown.contains("[o]nce, [s]ession, [a]lways, [d]eny"),
+            "{shown}"
+        );
     }
 
     #[tokio::test]
@@ -135,12 +141,14 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn always_is_not_offered_when_it_cannot_be_remembered() {
-        let (terminal, out) = scripted("a\no\n");
+    async fn session_and_always_are_not_offered_when_they_cannot_be_remembered() {
+        let (terminal, out) = scripted("a\ns\no\n");
         let consent = TerminalConsent::new(terminal, Answers::Ask);
         assert_eq!(consent.ask(&request(false)).await, ConsentAnswer::AllowOnce);
         let shown = out.text();
         assert!(!shown.contains("[a]lways"), "{shown}");
+        assert!(!shown.contains("[s]ession"), "{shown}");
+        assert_eq!(shown.matches("cannot be remembered").count(), 2, "{shown}");
         assert!(shown.contains("cannot be remembered"), "{shown}");
     }
 

@@ -112,6 +112,7 @@ impl Renderer {
             Event::ConsentAnswered { call_id, answer } => {
                 let said = match answer {
                     ConsentAnswer::AllowOnce => "allowed once",
+                    ConsentAnswer::AllowForSession => "allowed for this session",
                     ConsentAnswer::AlwaysAllow => "always allowed",
                     ConsentAnswer::Deny => "denied",
                 };
@@ -151,6 +152,17 @@ impl Renderer {
                 out.extend(lines.map(|l| format!("  {l}")));
                 out
             }
+            Event::ToolOutputCut {
+                call_id,
+                total_chars,
+                kept_chars,
+            } => vec![self.paint(
+                Paint::Yellow,
+                &format!(
+                    "! {} returned {total_chars} characters; the model sees the first {kept_chars}",
+                    self.call_name(call_id, call_id)
+                ),
+            )],
             Event::ContextAttached { source, chars } => {
                 vec![format!("+ attached {source} ({chars} characters)")]
             }
@@ -409,6 +421,32 @@ mod tests {
                 output: "There is no tool named `ghost__walk`.".into(),
             }),
             ["← ghost__walk (no server offers it) error: There is no tool named `ghost__walk`."]
+        );
+    }
+
+    #[test]
+    fn a_cut_result_and_a_session_answer_name_the_call() {
+        let mut r = Renderer::new(Style::plain());
+        r.render(&Event::ToolCallStarted {
+            call_id: "c".into(),
+            server: "s".into(),
+            tool: "dump".into(),
+            arguments: json!({}),
+        });
+        assert_eq!(
+            r.render(&Event::ConsentAnswered {
+                call_id: "c".into(),
+                answer: ConsentAnswer::AllowForSession
+            }),
+            ["  consent for s.dump: allowed for this session"]
+        );
+        assert_eq!(
+            r.render(&Event::ToolOutputCut {
+                call_id: "c".into(),
+                total_chars: 250_000,
+                kept_chars: 100_000,
+            }),
+            ["! s.dump returned 250000 characters; the model sees the first 100000"]
         );
     }
 

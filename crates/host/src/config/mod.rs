@@ -16,7 +16,8 @@
 //! "deny"` (whether the server may use the host's model: `ask`, the default, puts each
 //! request and its answer to the user) and `"roots": ["file:///path", ...]` (the directories
 //! the server is told about; without it the roots capability is not declared to it). A top-level `"junction"` section
-//! holds rules across servers and the file where "always allow" answers are kept:
+//! holds rules across servers, the file where "always allow" answers are kept and
+//! `"maxToolOutput"`, the most characters one tool result may put into the conversation:
 //!
 //! ```json
 //! { "mcpServers": { "library": { "command": "junction", "args": ["serve", "library"], "trusted": true } },
@@ -147,6 +148,9 @@ pub struct Config {
     pub servers: Vec<ServerConfig>,
     /// Consent rules and their storage.
     pub policy: PolicyConfig,
+    /// At most how many characters one tool result puts into the conversation
+    /// (`junction.maxToolOutput`); `None` leaves the host's default.
+    pub max_tool_output: Option<usize>,
 }
 
 impl Config {
@@ -201,7 +205,7 @@ impl Config {
         }
         config.servers.sort_by(|a, b| a.name.cmp(&b.name));
         if let Some(section) = root.get("junction") {
-            reader.junction(section, &mut config.policy)?;
+            reader.junction(section, &mut config)?;
         }
         Ok(config)
     }
@@ -522,7 +526,8 @@ impl Reader<'_> {
             .collect()
     }
 
-    fn junction(&self, section: &Value, policy: &mut PolicyConfig) -> Result<(), ConfigError> {
+    fn junction(&self, section: &Value, config: &mut Config) -> Result<(), ConfigError> {
+        let policy = &mut config.policy;
         let Value::Object(section) = section else {
             return Err(self.invalid(None, "junction", "expected an object"));
         };
@@ -537,6 +542,19 @@ impl Reader<'_> {
                 policy.consent_file = Some(PathBuf::from(self.expand(path)))
             }
             Some(_) => return Err(self.invalid(None, "junction.consentFile", "expected a path")),
+        }
+        match section.get("maxToolOutput") {
+            None | Some(Value::Null) => {}
+            Some(value) => match value.as_u64().and_then(|n| usize::try_from(n).ok()) {
+                Some(chars) if chars > 0 => config.max_tool_output = Some(chars),
+                _ => {
+                    return Err(self.invalid(
+                        None,
+                        "junction.maxToolOutput",
+                        "expected a positive whole number of characters",
+                    ))
+                }
+            },
         }
         Ok(())
     }

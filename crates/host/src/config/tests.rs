@@ -116,6 +116,13 @@ fn junction_members_set_trust_disabled_timeouts_and_policy() {
         config.policy.consent_file,
         Some(PathBuf::from("/home/ada/.junction/consent.json"))
     );
+    assert_eq!(config.max_tool_output, None);
+}
+
+#[test]
+fn max_tool_output_is_read_from_the_junction_section() {
+    let config = parse(r#"{"junction": {"maxToolOutput": 2048}}"#).unwrap();
+    assert_eq!(config.max_tool_output, Some(2048));
 }
 
 #[test]
@@ -196,6 +203,10 @@ fn bad_entries_name_the_file_the_server_and_the_field() {
     assert_eq!(field, "policy.t");
     let (server, field, _) = invalid(r#"{"junction": {"policy": {"*": "sometimes"}}}"#);
     assert_eq!((server, field.as_str()), (None, "junction.policy.*"));
+    for bad in ["0", "-5", "1.5", "\"big\""] {
+        let (_, field, _) = invalid(&format!(r#"{{"junction": {{"maxToolOutput": {bad}}}}}"#));
+        assert_eq!(field, "junction.maxToolOutput", "{bad}");
+    }
     let (_, field, _) = invalid(r#"{"mcpServers": {"a": {"command": "x", "env": {"K": []}}}}"#);
     assert_eq!(field, "env.K");
 }

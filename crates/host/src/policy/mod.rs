@@ -3,7 +3,7 @@
 //! A [`Policy`] decides for one call, in this order:
 //!
 //! 1. a matching `deny` rule denies; 2. a matching `ask` rule asks; 3. a matching `allow`
-//!    rule, or an earlier "always allow" answer, allows;
+//!    rule, or an earlier "always allow" or "allow for this session" answer, allows;
 //! 4. otherwise a tool that declares `readOnlyHint: true` is allowed **only when its server
 //!    is trusted**: the specification says annotations from untrusted servers must not be
 //!    believed, so on an untrusted server everything else asks.
@@ -11,7 +11,8 @@
 //! Rules are globs (`*` matches any run of characters) over `server__tool`, written with the
 //! config key of the server and the tool's own name (not the name the model sees), e.g.
 //! `library__*` or `*__delete_*`. "Always allow" answers are kept in a JSON file
-//! ([`Remembered`]) and read back at the next start.
+//! ([`Remembered`]) and read back at the next start; "allow for this session" answers are
+//! kept in memory only, until the policy is dropped.
 //!
 //! ```
 //! use junction_host::policy::{Action, Policy, Rule};
@@ -125,20 +126,22 @@ pub struct Decision {
 pub struct Policy {
     rules: Vec<Rule>,
     remembered: Remembered,
+    session: Remembered,
 }
 
 impl Policy {
     /// A policy with `rules` whose "always allow" answers last for this run only.
     pub fn new(rules: Vec<Rule>) -> Self {
-        Policy {
-            rules,
-            remembered: Remembered::in_memory(),
-        }
+        Policy::with_remembered(rules, Remembered::in_memory())
     }
 
     /// A policy with `rules` and answers kept in `remembered`.
     pub fn with_remembered(rules: Vec<Rule>, remembered: Remembered) -> Self {
-        Policy { rules, remembered }
+        Policy {
+            rules,
+            remembered,
+            session: Remembered::in_memory(),
+        }
     }
 
     /// The rules.
@@ -186,6 +189,13 @@ impl Policy {
                 true,
             );
         }
+        if self.session.contains(server, &tool.name) {
+            return decision(
+                Action::Allow,
+                "you allowed it for this session".to_owned(),
+                true,
+            );
+        }
         let read_only = tool
             .annotations
             .as_ref()
@@ -208,6 +218,12 @@ impl Policy {
     /// Remembers an "always allow" answer (and saves it, when a file is configured).
     pub fn remember(&self, server: &str, tool: &str) -> Result<(), RememberedError> {
         self.remembered.insert(server, tool)
+    }
+
+    /// Allows `tool` of `server` until this policy is dropped; nothing is saved.
+    pub fn allow_for_session(&self, server: &str, tool: &str) {
+        // An in-memory set has no file to fail on.
+        let _ = self.session.insert(server, tool);
     }
 }
 

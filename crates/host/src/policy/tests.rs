@@ -111,3 +111,35 @@ fn rules_use_original_tool_names_and_the_server_key() {
         Action::Allow
     );
 }
+
+#[test]
+fn session_answers_allow_that_tool_of_that_server_only_and_are_never_saved() {
+    let dir = std::env::temp_dir().join(format!("junction-policy-session-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let file = dir.join("consent.json");
+    let policy = Policy::with_remembered(
+        vec![Rule::new("s__guarded", Action::Ask)],
+        Remembered::load(&file).unwrap(),
+    );
+    policy.allow_for_session("s", "put");
+    policy.allow_for_session("s", "guarded");
+    let decision = policy.decide("s", &tool("put"), false);
+    assert_eq!(decision.action, Action::Allow);
+    assert_eq!(decision.reason, "you allowed it for this session");
+    assert_eq!(
+        policy.decide("s", &tool("other"), false).action,
+        Action::Ask
+    );
+    assert_eq!(policy.decide("t", &tool("put"), false).action, Action::Ask);
+    assert_eq!(
+        policy.decide("s", &tool("guarded"), false).action,
+        Action::Ask,
+        "an ask rule still asks"
+    );
+    assert!(!file.exists(), "nothing was written");
+    let next_run = Policy::with_remembered(Vec::new(), Remembered::load(&file).unwrap());
+    assert_eq!(
+        next_run.decide("s", &tool("put"), false).action,
+        Action::Ask
+    );
+}
