@@ -9,6 +9,8 @@
 //! - Reads a request's answer as one JSON body or as an event stream. When a stream ends
 //!   before the response, it waits the stream's last `retry` delay and resumes it with
 //!   `GET` + `Last-Event-ID` (a few times, then the request fails with an error response).
+//!   A `404` to that `GET` means the session is gone: a new one is started (see below) and
+//!   the request sent again, once.
 //! - Remembers the `MCP-Session-Id` returned with the initialize result and the negotiated
 //!   revision (read from the initialize result passing through), and sends both on every
 //!   later request, with any custom headers (e.g. `Authorization`).
@@ -24,6 +26,8 @@
 //!   the standalone stream and sends the message again, once. Concurrent messages that hit
 //!   the same expired session share one re-initialization. The new session must negotiate
 //!   the revision the [`Client`](crate::client::Client) already holds, else the message fails.
+//!   The new session's initialize result reaches the session as a [`REINITIALIZED`]
+//!   notification, so that the `Client` reports what the new session declared.
 //! - With [`HttpClient::legacy`] (or when the initialize POST is answered `400`, `404` or
 //!   `405`) speaks the 2024-11-05 transport instead.
 //!
@@ -67,6 +71,7 @@ mod session;
 mod stateless;
 mod stream;
 
+pub use self::session::REINITIALIZED;
 use self::stateless::stateless_version;
 use super::{PROTOCOL_VERSION_HEADER, SESSION_ID_HEADER};
 use crate::sync::lock;

@@ -71,11 +71,12 @@ impl Driver {
         {
             lock(&self.state).session_id = Some(id.to_owned());
         }
-        self.answer(&message, response).await;
+        self.answer(&message, response, false).await;
     }
 
     /// POSTs one message and handles its answer; returns whether the server accepted it.
-    /// A `404` for the session starts a new one and sends the message again, once.
+    /// A `404` for the session, to the POST or to the `GET` resuming the request's stream,
+    /// starts a new one and sends the message again, once.
     pub(super) async fn post(self: &Arc<Self>, message: &Message) -> bool {
         let mut retried = false;
         loop {
@@ -102,16 +103,31 @@ impl Driver {
                     }
                 }
             }
-            return self.answer(message, response).await;
+            match self.answer(message, response, !retried).await {
+                Answered::Done(accepted) => return accepted,
+                Answered::SessionGone(session) => {
+                    retried = true;
+                    if let Err(reason) = self.reinitialize(&session).await {
+                        let error = ErrorObject::new(
+                            ErrorCode::INTERNAL_ERROR,
+                            format!("HTTP 404 while resuming: the server ended this session, and a new one could not be started: {reason}"),
+                        );
+                        self.fail(message, error).await;
+                        return true;
+                    }
+                }
+            }
         }
     }
 
-    /// Reads the answer to a POST.
+    /// Reads the answer to a POST. With `renew`, a request whose stream cannot be resumed
+    /// because the session is gone is left to the caller to send again.
     pub(super) async fn answer(
         self: &Arc<Self>,
         message: &Message,
         response: reqwest::Response,
-    ) -> bool {
+        renew: bool,
+    ) -> Answered {
         let status = response.status();
         if !status.is_success() {
             let session_ended =
@@ -129,11 +145,11 @@ impl Driver {
                 ),
             };
             self.fail(message, error).await;
-            return false;
+            return Answered::Done(false);
         }
         let Message::Request(request) = message else {
             // A body on the answer to a notification or response carries nothing to read.
-            return true;
+            return Answered::Done(true);
         };
         let sse = response
             .headers()
@@ -141,7 +157,12 @@ impl Driver {
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.starts_with("text/event-stream"));
         if sse {
-            self.read_request_stream(request.id.clone(), response).await;
+            if let Some(session) = self
+                .read_request_stream(request.id.clone(), response, renew)
+                .await
+            {
+                return Answered::SessionGone(session);
+            }
         } else {
             match response.bytes().await {
                 Ok(body) if !body.is_empty() => {
@@ -166,8 +187,18 @@ impl Driver {
                 Err(e) => self.fail(message, transport_error(&e)).await,
             }
         }
-        true
+        Answered::Done(true)
     }
+}
+
+/// How the answer to a POST ended.
+pub(super) enum Answered {
+    /// Read to its end (or failed, and the failure reported); whether the server accepted
+    /// the message.
+    Done(bool),
+    /// The request's stream broke and the server answered `404` to resuming it: the session
+    /// named here is gone, and the request was neither answered nor failed.
+    SessionGone(String),
 }
 
 #[derive(Deserialize)]

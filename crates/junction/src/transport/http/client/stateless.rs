@@ -44,7 +44,7 @@ impl Driver {
                 .and_then(|v| v.to_str().ok())
                 .is_some_and(|v| v.starts_with("text/event-stream"));
             if !(response.status().is_success() && sse) {
-                self.answer(message, response).await;
+                self.answer(message, response, false).await;
                 return;
             }
             let mut cursor = StreamCursor::default();

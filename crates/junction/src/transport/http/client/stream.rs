@@ -33,11 +33,14 @@ impl Driver {
     }
 
     /// Reads a request's event stream until its response, resuming it when it breaks.
+    /// With `renew`, a `404` to resuming returns the session that is gone instead of failing
+    /// the request, so that the caller can start a new one and send the request again.
     pub(super) async fn read_request_stream(
         self: &Arc<Self>,
         id: RequestId,
         response: reqwest::Response,
-    ) {
+        renew: bool,
+    ) -> Option<String> {
         let mut cursor = StreamCursor::default();
         let mut response = Some(response);
         let mut failures = 0;
@@ -45,36 +48,44 @@ impl Driver {
             if let Some(r) = response.take() {
                 let progressed = self.read_events(r, &mut cursor, Some(&id)).await;
                 if cursor.answered || self.closing.is_cancelled() {
-                    return;
+                    return None;
                 }
                 failures = if progressed { 0 } else { failures + 1 };
             }
             if lock(&self.state).cancelled.remove(&id) {
-                return;
+                return None;
             }
             let Some(last) = cursor.last_id.clone() else {
                 let error = ErrorObject::new(
                     ErrorCode::INTERNAL_ERROR,
                     "the server closed the event stream before the response, without an event id to resume from",
                 );
-                return self.fail_id(&id, error).await;
+                self.fail_id(&id, error).await;
+                return None;
             };
             if failures >= MAX_RECONNECTS {
                 let error = ErrorObject::new(ErrorCode::INTERNAL_ERROR, format!("the event stream broke and could not be resumed after {MAX_RECONNECTS} attempts"));
-                return self.fail_id(&id, error).await;
+                self.fail_id(&id, error).await;
+                return None;
             }
             tokio::select! {
                 _ = tokio::time::sleep(cursor.retry) => {}
-                _ = self.closing.cancelled() => return,
+                _ = self.closing.cancelled() => return None,
             }
+            let session = lock(&self.state).session_id.clone();
             match self.get(Some(&last)).await {
                 Ok(r) if r.status().is_success() => response = Some(r),
                 Ok(r) if r.status() == StatusCode::NOT_FOUND => {
+                    if let Some(session) = session.filter(|_| renew) {
+                        tracing::debug!(%session, "HTTP 404 while resuming a request's stream");
+                        return Some(session);
+                    }
                     let error = ErrorObject::new(
                         ErrorCode::INTERNAL_ERROR,
                         "HTTP 404 while resuming: the server ended this session",
                     );
-                    return self.fail_id(&id, error).await;
+                    self.fail_id(&id, error).await;
+                    return None;
                 }
                 Ok(r) => {
                     tracing::debug!(status = %r.status(), "resuming an event stream failed");
