@@ -27,7 +27,10 @@ fn day(n: i64) -> String {
 async fn tools_are_titled_annotated_and_delete_is_destructive() {
     let client = client().await;
     assert_tools_fully_described(&client).await;
-    assert_eq!(client.instructions(), Some(calendar::INSTRUCTIONS));
+    assert_eq!(
+        client.instructions().as_deref(),
+        Some(calendar::INSTRUCTIONS)
+    );
     let tools = client.list_tools().await.unwrap();
     let names: Vec<_> = tools.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["search", "add_event", "delete_event"]);

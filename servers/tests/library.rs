@@ -26,7 +26,10 @@ fn results(value: serde_json::Value) -> SearchResults {
 async fn tools_are_titled_annotated_and_instructions_are_set() {
     let client = client().await;
     assert_tools_fully_described(&client).await;
-    assert_eq!(client.instructions(), Some(library::INSTRUCTIONS));
+    assert_eq!(
+        client.instructions().as_deref(),
+        Some(library::INSTRUCTIONS)
+    );
     let names: Vec<_> = client
         .list_tools()
         .await

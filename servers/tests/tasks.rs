@@ -38,7 +38,7 @@ async fn task_exists(client: &Client, id: i64) -> bool {
 async fn tools_are_titled_annotated_and_delete_is_destructive() {
     let client = connect(&server()).await;
     assert_tools_fully_described(&client).await;
-    assert_eq!(client.instructions(), Some(tasks::INSTRUCTIONS));
+    assert_eq!(client.instructions().as_deref(), Some(tasks::INSTRUCTIONS));
     let tools = client.list_tools().await.unwrap();
     let names: Vec<_> = tools.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(

@@ -52,7 +52,10 @@ fn options(auto: bool) -> ClientOptions {
 async fn exercise(client: &Client) {
     assert_eq!(client.protocol_version(), ProtocolVersion::V2026_07_28);
     assert_eq!(client.server_info().name, "py-stateless");
-    assert_eq!(client.instructions(), Some("Interop server for Junction."));
+    assert_eq!(
+        client.instructions().as_deref(),
+        Some("Interop server for Junction.")
+    );
     let mut tools: Vec<String> = client
         .list_tools()
         .await

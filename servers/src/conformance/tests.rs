@@ -32,7 +32,7 @@ async fn identity_and_tool_list_match_the_reference() {
     let client = connect().await;
     assert_eq!(client.server_info().name, "mcp-conformance-test-server");
     assert_eq!(client.server_info().version, "1.0.0");
-    assert_eq!(client.instructions(), Some(INSTRUCTIONS));
+    assert_eq!(client.instructions().as_deref(), Some(INSTRUCTIONS));
     let tools = client.list_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(

@@ -283,7 +283,7 @@ async fn perform(client: &Client, request: Request) -> anyhow::Result<Outcome> {
                 client.server_capabilities().clone(),
                 client.server_info().clone(),
             );
-            init.instructions = client.instructions().map(str::to_owned);
+            init.instructions = client.instructions();
             encode(Ok(init))
         }
         Request::Ping => encode(client.ping().await.map(|()| Map::new())),

@@ -265,7 +265,8 @@ impl ClientOptions {
 #[derive(Debug)]
 pub struct Client {
     peer: Peer,
-    init: InitializeResult,
+    /// What the server declared; replaced when the transport starts a new session.
+    init: Arc<Mutex<InitializeResult>>,
     version: ProtocolVersion,
     notifications: Mutex<Option<mpsc::UnboundedReceiver<ServerNotification>>>,
     output_schemas: OutputSchemas,
@@ -292,22 +293,24 @@ impl Client {
             elicitation: options.elicitation.clone(),
             roots: options.roots.clone(),
         });
+        let init = Arc::new(Mutex::new(InitializeResult {
+            protocol_version: String::new(),
+            capabilities: ServerCapabilities::default(),
+            server_info: Implementation::new("", ""),
+            instructions: None,
+            meta: None,
+            extra: Default::default(),
+        }));
         let service = ClientService {
             handlers: handlers.clone(),
+            init: init.clone(),
             notifications: tx,
             acks: ack_tx,
         };
         let peer = Session::start(connection, service, options.session.clone());
         let mut client = Client {
             peer,
-            init: InitializeResult {
-                protocol_version: String::new(),
-                capabilities: ServerCapabilities::default(),
-                server_info: Implementation::new("", ""),
-                instructions: None,
-                meta: None,
-                extra: Default::default(),
-            },
+            init,
             version: options.version,
             notifications: Mutex::new(Some(rx)),
             output_schemas: OutputSchemas::default(),
@@ -368,7 +371,7 @@ impl Client {
                 });
             }
         };
-        client.init = init;
+        *lock(&client.init) = init;
         client
             .peer
             .notify::<Initialized>(&NotificationParams::default(), None)?;
@@ -422,7 +425,7 @@ impl Client {
                 supported: found.supported_versions,
             });
         }
-        self.init = InitializeResult {
+        *lock(&self.init) = InitializeResult {
             protocol_version: version.to_owned(),
             server_info: found
                 .meta
@@ -472,7 +475,7 @@ impl Client {
                 reason: "only protocol version 2026-07-28 has it; the handshake family sends notifications without asking".to_owned(),
             });
         };
-        let caps = &self.init.capabilities;
+        let caps = self.server_capabilities();
         let keep = |asked: Option<bool>, declared: bool| asked.filter(|_| declared);
         let filter = SubscriptionFilter {
             tools_list_changed: keep(
@@ -525,19 +528,20 @@ impl Client {
         self.version
     }
 
-    /// What the server declared.
-    pub fn server_capabilities(&self) -> &ServerCapabilities {
-        &self.init.capabilities
+    /// What the server declared (in the current session: a transport that starts a new
+    /// session reports what the new one declared).
+    pub fn server_capabilities(&self) -> ServerCapabilities {
+        lock(&self.init).capabilities.clone()
     }
 
-    /// Who the server is.
-    pub fn server_info(&self) -> &Implementation {
-        &self.init.server_info
+    /// Who the server is (as the current session's server said).
+    pub fn server_info(&self) -> Implementation {
+        lock(&self.init).server_info.clone()
     }
 
-    /// The server's instructions for the model, if any.
-    pub fn instructions(&self) -> Option<&str> {
-        self.init.instructions.as_deref()
+    /// The server's instructions for the model, if any (the current session's).
+    pub fn instructions(&self) -> Option<String> {
+        lock(&self.init).instructions.clone()
     }
 
     /// The session, for requests this type has no method for.
@@ -599,7 +603,7 @@ impl Client {
     /// Every tool, following pages. Remembers each tool's output schema, which
     /// [`Client::call_tool`] then checks results against.
     pub async fn list_tools(&self) -> Result<Vec<Tool>, RequestError> {
-        self.require::<ListTools>(self.init.capabilities.tools.is_some(), "tools")?;
+        self.require::<ListTools>(lock(&self.init).capabilities.tools.is_some(), "tools")?;
         let tools = self
             .collect::<ListTools, _>(|r| (r.tools, r.next_cursor))
             .await?;
@@ -619,7 +623,7 @@ impl Client {
         params: CallToolParams,
         options: RequestOptions,
     ) -> Result<CallToolResult, RequestError> {
-        self.require::<CallTool>(self.init.capabilities.tools.is_some(), "tools")?;
+        self.require::<CallTool>(lock(&self.init).capabilities.tools.is_some(), "tools")?;
         let result = self.send::<CallTool>(&params, options).await?;
         if self.version.has_structured_output() {
             self.output_schemas
@@ -634,7 +638,10 @@ impl Client {
 
     /// Every resource, following pages.
     pub async fn list_resources(&self) -> Result<Vec<Resource>, RequestError> {
-        self.require::<ListResources>(self.init.capabilities.resources.is_some(), "resources")?;
+        self.require::<ListResources>(
+            lock(&self.init).capabilities.resources.is_some(),
+            "resources",
+        )?;
         self.collect::<ListResources, _>(|r| (r.resources, r.next_cursor))
             .await
     }
@@ -642,7 +649,7 @@ impl Client {
     /// Every resource template, following pages.
     pub async fn list_resource_templates(&self) -> Result<Vec<ResourceTemplate>, RequestError> {
         self.require::<ListResourceTemplates>(
-            self.init.capabilities.resources.is_some(),
+            lock(&self.init).capabilities.resources.is_some(),
             "resources",
         )?;
         self.collect::<ListResourceTemplates, _>(|r| (r.resource_templates, r.next_cursor))
@@ -651,7 +658,10 @@ impl Client {
 
     /// Reads a resource.
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, RequestError> {
-        self.require::<ReadResource>(self.init.capabilities.resources.is_some(), "resources")?;
+        self.require::<ReadResource>(
+            lock(&self.init).capabilities.resources.is_some(),
+            "resources",
+        )?;
         self.send::<ReadResource>(&UriParams::new(uri), RequestOptions::default())
             .await
     }
@@ -659,7 +669,9 @@ impl Client {
     /// Subscribes to a resource's updates.
     pub async fn subscribe(&self, uri: &str) -> Result<(), RequestError> {
         self.require::<Subscribe>(
-            self.init.capabilities.supports_resource_subscriptions(),
+            lock(&self.init)
+                .capabilities
+                .supports_resource_subscriptions(),
             "resources.subscribe",
         )?;
         if self.stateless.is_some() {
@@ -681,7 +693,9 @@ impl Client {
     /// Ends a subscription.
     pub async fn unsubscribe(&self, uri: &str) -> Result<(), RequestError> {
         self.require::<Unsubscribe>(
-            self.init.capabilities.supports_resource_subscriptions(),
+            lock(&self.init)
+                .capabilities
+                .supports_resource_subscriptions(),
             "resources.subscribe",
         )?;
         if self.stateless.is_some() {
@@ -699,7 +713,7 @@ impl Client {
 
     /// Every prompt, following pages.
     pub async fn list_prompts(&self) -> Result<Vec<Prompt>, RequestError> {
-        self.require::<ListPrompts>(self.init.capabilities.prompts.is_some(), "prompts")?;
+        self.require::<ListPrompts>(lock(&self.init).capabilities.prompts.is_some(), "prompts")?;
         self.collect::<ListPrompts, _>(|r| (r.prompts, r.next_cursor))
             .await
     }
@@ -709,14 +723,17 @@ impl Client {
         &self,
         params: GetPromptParams,
     ) -> Result<GetPromptResult, RequestError> {
-        self.require::<GetPrompt>(self.init.capabilities.prompts.is_some(), "prompts")?;
+        self.require::<GetPrompt>(lock(&self.init).capabilities.prompts.is_some(), "prompts")?;
         self.send::<GetPrompt>(&params, RequestOptions::default())
             .await
     }
 
     /// Completes a prompt argument or template variable.
     pub async fn complete(&self, params: CompleteParams) -> Result<CompleteResult, RequestError> {
-        self.require::<Complete>(self.init.capabilities.completions.is_some(), "completions")?;
+        self.require::<Complete>(
+            lock(&self.init).capabilities.completions.is_some(),
+            "completions",
+        )?;
         self.send::<Complete>(&params, RequestOptions::default())
             .await
     }
@@ -724,7 +741,7 @@ impl Client {
     /// Sets the level of the server's log messages.
     pub async fn set_level(&self, level: LoggingLevel) -> Result<(), RequestError> {
         self.handshake_only::<SetLevel>()?;
-        self.require::<SetLevel>(self.init.capabilities.logging.is_some(), "logging")?;
+        self.require::<SetLevel>(lock(&self.init).capabilities.logging.is_some(), "logging")?;
         self.peer
             .request::<SetLevel>(
                 &SetLevelParams { level, meta: None },

@@ -2,11 +2,12 @@
 //! handlers and hands every other notification to the stream of typed notifications.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use junction_protocol::content::Role;
 use junction_protocol::elicitation::{Elicit, ElicitAction, ElicitParams};
 use junction_protocol::jsonrpc;
+use junction_protocol::lifecycle::InitializeResult;
 use junction_protocol::messages::ServerNotification;
 use junction_protocol::method::{decode_params, Notification as _, Request};
 use junction_protocol::roots::{ListRoots, ListRootsResult};
@@ -23,11 +24,16 @@ use tokio::sync::mpsc;
 
 use super::handlers::{Elicitation, HandlerError, Roots, Sampling};
 use crate::session::{BoxFuture, IncomingRequest, Peer, RequestContext, Service};
+use crate::sync::lock;
+use crate::transport::http::client::REINITIALIZED;
 
 /// Answers `ping`, the requests of the features the host set handlers for, and -32601 for
 /// the rest.
 pub(super) struct ClientService {
     pub(super) handlers: Arc<Handlers>,
+    /// What the server declared, shared with the [`Client`](super::Client): replaced when
+    /// the transport reports a new session.
+    pub(super) init: Arc<Mutex<InitializeResult>>,
     pub(super) notifications: mpsc::UnboundedSender<ServerNotification>,
     /// Where `notifications/subscriptions/acknowledged` goes: to the `listen` call waiting
     /// for it, not to the stream of notifications.
@@ -130,6 +136,10 @@ impl Service for ClientService {
             }
             return Box::pin(async {});
         }
+        if n.method == REINITIALIZED {
+            self.replace_init(n.params.as_deref());
+            return Box::pin(async {});
+        }
         let typed = ServerNotification::from_parts(&n.method, n.params.as_deref()).unwrap_or_else(
             |e| {
                 // Kept rather than dropped, so that the host still sees what arrived.
@@ -146,6 +156,38 @@ impl Service for ClientService {
         // Nobody listening is fine: notifications are advisory.
         let _ = self.notifications.send(typed);
         Box::pin(async {})
+    }
+}
+
+impl ClientService {
+    /// Takes the initialize result of a session the transport started in place of an expired
+    /// one; kept only when it is of the revision this client negotiated, which the rest of
+    /// the client relies on.
+    fn replace_init(&self, params: Option<&RawValue>) {
+        let new = match params.map(|p| serde_json::from_str::<InitializeResult>(p.get())) {
+            Some(Ok(new)) => new,
+            Some(Err(e)) => {
+                tracing::warn!(error = %e, "the new session's initialize result is malformed; keeping the previous one");
+                return;
+            }
+            None => {
+                tracing::warn!(
+                    "the new session's initialize result is missing; keeping the previous one"
+                );
+                return;
+            }
+        };
+        let mut init = lock(&self.init);
+        if new.protocol_version != init.protocol_version {
+            tracing::warn!(
+                was = %init.protocol_version,
+                now = %new.protocol_version,
+                "the new session negotiated another revision; keeping the previous initialize result"
+            );
+            return;
+        }
+        tracing::debug!(server = %new.server_info.name, "a new session replaced the expired one");
+        *init = new;
     }
 }
 

@@ -57,7 +57,7 @@ async fn discover_replaces_the_handshake_and_every_request_carries_meta() {
         connect_stateless(options(), meta(json!({})), json!({"tools": {}})).await;
     assert_eq!(client.protocol_version(), ProtocolVersion::V2026_07_28);
     assert_eq!(client.server_info().name, "s");
-    assert_eq!(client.instructions(), Some("Be brief."));
+    assert_eq!(client.instructions().as_deref(), Some("Be brief."));
     let call = tokio::spawn(async move {
         let r = client
             .call_tool(

@@ -59,7 +59,7 @@ async fn handshake_records_what_the_server_said() {
     let (client, _raw) = connected(json!({"tools": {}})).await;
     assert_eq!(client.protocol_version(), ProtocolVersion::V2025_11_25);
     assert_eq!(client.server_info().name, "s");
-    assert_eq!(client.instructions(), Some("Be kind."));
+    assert_eq!(client.instructions().as_deref(), Some("Be kind."));
 }
 
 #[tokio::test]

@@ -71,7 +71,10 @@ async fn connect(page_size: usize) -> Client {
 #[tokio::test]
 async fn tools_are_listed_across_pages_with_derived_schemas() {
     let client = connect(2).await;
-    assert_eq!(client.instructions(), Some("Use add_numbers for sums."));
+    assert_eq!(
+        client.instructions().as_deref(),
+        Some("Use add_numbers for sums.")
+    );
     let tools = client.list_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["add_numbers", "checkout", "slow"]);

@@ -7,7 +7,8 @@ use junction_protocol::{ErrorCode, ErrorObject, Message};
 use reqwest::header::{HeaderMap, HeaderValue, CONTENT_TYPE};
 use tokio_util::sync::CancellationToken;
 
-use super::{transport_error, Driver, StreamCursor, PROTOCOL_VERSION_HEADER};
+use super::stream::StreamCursor;
+use super::{transport_error, Driver, PROTOCOL_VERSION_HEADER};
 
 /// The header naming the JSON-RPC method of a 2026-07-28 POST.
 const METHOD_HEADER: &str = "mcp-method";
@@ -43,7 +44,7 @@ impl Driver {
                 .and_then(|v| v.to_str().ok())
                 .is_some_and(|v| v.starts_with("text/event-stream"));
             if !(response.status().is_success() && sse) {
-                self.answer(message, response).await;
+                self.answer(message, response, false).await;
                 return;
             }
             let mut cursor = StreamCursor::default();

@@ -1,0 +1,398 @@
+//! The client side of Streamable HTTP, with fallback to the 2024-11-05 HTTP+SSE transport.
+//!
+//! [`HttpClient::connect`] returns a [`Connection`] for
+//! [`Client::connect`](crate::client::Client::connect). Behind it one task:
+//!
+//! - POSTs each outgoing message. Requests go out concurrently; notifications and responses
+//!   are sent in order, each after the previous one was accepted (so that
+//!   `notifications/initialized` reaches the server before the next request).
+//! - Reads a request's answer as one JSON body or as an event stream. When a stream ends
+//!   before the response, it waits the stream's last `retry` delay and resumes it with
+//!   `GET` + `Last-Event-ID` (a few times, then the request fails with an error response).
+//!   A `404` to that `GET` means the session is gone: a new one is started (see below) and
+//!   the request sent again, once.
+//! - Remembers the `MCP-Session-Id` returned with the initialize result and the negotiated
+//!   revision (read from the initialize result passing through), and sends both on every
+//!   later request, with any custom headers (e.g. `Authorization`).
+//! - After `notifications/initialized` is accepted, opens the standalone `GET` stream
+//!   (`405` means the server offers none) and reopens it when it breaks.
+//! - Falls back to the legacy transport when the initialize POST is answered `400`, `404` or
+//!   `405`: `GET` the URL, wait for the `endpoint` event, and POST there from then on.
+//! - Sends `DELETE` with the session id when the connection closes.
+//!
+//! - When the server answers `404` to a message sent with a session id (the session expired
+//!   or was deleted), starts a new session as the specification requires: it replays the
+//!   recorded `initialize` without a session id, then `notifications/initialized`, reopens
+//!   the standalone stream and sends the message again, once. Concurrent messages that hit
+//!   the same expired session share one re-initialization. The new session must negotiate
+//!   the revision the [`Client`](crate::client::Client) already holds, else the message fails.
+//!   The new session's initialize result reaches the session as a [`REINITIALIZED`]
+//!   notification, so that the `Client` reports what the new session declared.
+//! - With [`HttpClient::legacy`] (or when the initialize POST is answered `400`, `404` or
+//!   `405`) speaks the 2024-11-05 transport instead.
+//!
+//! Requests of the stateless revision (2026-07-28, recognised by the protocol version in
+//! their `_meta`) are sent differently: no session id, `MCP-Protocol-Version` from the
+//! request itself, `Mcp-Method` and (for `tools/call`, `prompts/get` and `resources/read`)
+//! `Mcp-Name` headers mirroring the body. A stream that breaks before the response is not
+//! resumed (that revision has no event ids): the request fails with an error saying so, and
+//! the caller sends it again. Cancelling such a request closes its response stream instead
+//! of POSTing `notifications/cancelled`, and JSON-RPC responses are never POSTed.
+//!
+//! Failures of the transport reach the caller as JSON-RPC error responses to the affected
+//! requests (code -32603 with the HTTP status, or the server's own JSON-RPC error).
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use junction::client::{Client, ClientOptions};
+//! use junction::transport::http::client::HttpClient;
+//!
+//! let connection = HttpClient::new("http://127.0.0.1:3000/mcp")?
+//!     .header("authorization", "Bearer secret")?
+//!     .connect();
+//! let client = Client::connect(connection, ClientOptions::new("demo", "1.0.0")).await?;
+//! println!("{:?}", client.list_tools().await?);
+//! # Ok(()) }
+//! ```
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+
+use junction_protocol::{ErrorCode, ErrorObject, Message, RequestId};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use reqwest::Url;
+use serde::Deserialize;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+mod legacy;
+mod post;
+mod session;
+mod stateless;
+mod stream;
+
+pub use self::session::REINITIALIZED;
+use self::stateless::stateless_version;
+use super::{PROTOCOL_VERSION_HEADER, SESSION_ID_HEADER};
+use crate::sync::lock;
+use crate::transport::{Connection, Inbound, Outbound, INBOUND_QUEUE};
+
+/// Why an [`HttpClient`] could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum HttpClientError {
+    /// The URL does not parse or is not http(s).
+    #[error("invalid MCP endpoint URL {url:?}: {reason}")]
+    Url {
+        /// The URL given.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A custom header's name or value is not valid HTTP.
+    #[error("invalid header {0:?}")]
+    Header(String),
+    /// The HTTP client could not be built.
+    #[error("the HTTP client could not be built: {0}")]
+    Build(#[from] reqwest::Error),
+}
+
+/// A Streamable HTTP client transport, configured by value.
+#[derive(Debug, Clone)]
+pub struct HttpClient {
+    url: Url,
+    headers: HeaderMap,
+    http: reqwest::Client,
+    legacy: bool,
+}
+
+impl HttpClient {
+    /// A transport for the MCP endpoint at `url`.
+    pub fn new(url: impl AsRef<str>) -> Result<Self, HttpClientError> {
+        let text = url.as_ref();
+        let url = Url::parse(text).map_err(|e| HttpClientError::Url {
+            url: text.to_owned(),
+            reason: e.to_string(),
+        })?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(HttpClientError::Url {
+                url: text.to_owned(),
+                reason: "the scheme must be http or https".to_owned(),
+            });
+        }
+        // TCP_NODELAY: without it each exchange waits on delayed ACKs (DESIGN.md).
+        let http = reqwest::Client::builder().tcp_nodelay(true).build()?;
+        Ok(HttpClient {
+            url,
+            headers: HeaderMap::new(),
+            http,
+            legacy: false,
+        })
+    }
+
+    /// Speaks only the 2024-11-05 HTTP+SSE transport: `url` is its event-stream endpoint
+    /// (usually `…/sse`), opened with `GET` before anything is sent.
+    pub fn legacy(mut self) -> Self {
+        self.legacy = true;
+        self
+    }
+
+    /// Adds a header sent with every HTTP request (e.g. `Authorization`).
+    pub fn header(mut self, name: &str, value: &str) -> Result<Self, HttpClientError> {
+        let name = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| HttpClientError::Header(name.to_owned()))?;
+        let value =
+            HeaderValue::from_str(value).map_err(|_| HttpClientError::Header(name.to_string()))?;
+        self.headers.append(name, value);
+        Ok(self)
+    }
+
+    /// Starts the transport. Must be called inside a Tokio runtime.
+    pub fn connect(self) -> Connection {
+        self.start().0
+    }
+
+    /// Starts the transport, with a handle that tells when it has finished: after the
+    /// connection closed and the session was deleted on the server. A command that exits
+    /// right after closing its client waits on it, so that the `DELETE` is sent.
+    pub fn start(self) -> (Connection, Finished) {
+        let (out_tx, out_rx) = mpsc::unbounded_channel();
+        let (in_tx, in_rx) = mpsc::channel(INBOUND_QUEUE);
+        let driver = Arc::new(Driver {
+            http: self.http,
+            url: self.url,
+            headers: self.headers,
+            incoming: in_tx,
+            closing: CancellationToken::new(),
+            state: Mutex::new(State::default()),
+            legacy_only: self.legacy,
+            reinitializing: tokio::sync::Mutex::new(()),
+        });
+        let task = tokio::spawn(driver.run(out_rx));
+        let connection = Connection {
+            outgoing: out_tx,
+            incoming: in_rx,
+        };
+        (connection, Finished(task))
+    }
+}
+
+/// Completes when an [`HttpClient`]'s transport has finished (see [`HttpClient::start`]).
+#[derive(Debug)]
+pub struct Finished(tokio::task::JoinHandle<()>);
+
+impl Finished {
+    /// Waits until the connection has closed and the session was deleted (or the attempt
+    /// failed).
+    pub async fn wait(self) {
+        let _ = self.0.await;
+    }
+}
+
+#[derive(Default)]
+struct State {
+    session_id: Option<String>,
+    version: Option<String>,
+    initialize: Option<RequestId>,
+    /// The `initialize` request, replayed to start a new session after a `404`.
+    handshake: Option<Message>,
+    /// Counts sessions; a standalone stream belongs to the session it was opened for.
+    generation: u64,
+    /// Where to POST in legacy mode.
+    legacy: Option<Url>,
+    /// Requests the client cancelled: their streams are not resumed.
+    cancelled: HashSet<RequestId>,
+    /// Whether a 2026-07-28 request was sent: responses are then never POSTed.
+    stateless: bool,
+    /// The 2026-07-28 requests in flight; cancelling one closes its stream.
+    in_flight: HashMap<RequestId, CancellationToken>,
+}
+
+struct Driver {
+    http: reqwest::Client,
+    url: Url,
+    headers: HeaderMap,
+    incoming: mpsc::Sender<Inbound>,
+    closing: CancellationToken,
+    state: Mutex<State>,
+    legacy_only: bool,
+    /// Held while a new session is started, so that concurrent `404`s start only one.
+    reinitializing: tokio::sync::Mutex<()>,
+}
+
+/// What the client needs to know about a frame the server sent.
+#[derive(Deserialize)]
+struct Peek {
+    id: Option<RequestId>,
+    method: Option<String>,
+    result: Option<InitPeek>,
+}
+
+#[derive(Deserialize)]
+struct InitPeek {
+    #[serde(rename = "protocolVersion")]
+    version: Option<String>,
+}
+
+impl Driver {
+    async fn run(self: Arc<Self>, mut outgoing: mpsc::UnboundedReceiver<Outbound>) {
+        loop {
+            let out = tokio::select! {
+                out = outgoing.recv() => out,
+                _ = self.closing.cancelled() => None,
+            };
+            let Some(Outbound { message, .. }) = out else {
+                break;
+            };
+            self.send(message).await;
+        }
+        self.closing.cancel();
+        self.delete_session().await;
+    }
+
+    async fn send(self: &Arc<Self>, message: Message) {
+        let legacy = lock(&self.state).legacy.clone();
+        if let Some(endpoint) = legacy {
+            self.post_legacy(&endpoint, &message).await;
+            return;
+        }
+        match &message {
+            Message::Request(r) if r.method == "initialize" => {
+                {
+                    let mut state = lock(&self.state);
+                    state.initialize = Some(r.id.clone());
+                    state.handshake = Some(message.clone());
+                }
+                self.initialize(message).await;
+            }
+            Message::Request(r) if stateless_version(r).is_some() => {
+                let cancel = CancellationToken::new();
+                {
+                    let mut state = lock(&self.state);
+                    state.stateless = true;
+                    state.in_flight.insert(r.id.clone(), cancel.clone());
+                }
+                let driver = self.clone();
+                let id = r.id.clone();
+                tokio::spawn(async move {
+                    driver.post_stateless(&message, cancel).await;
+                    lock(&driver.state).in_flight.remove(&id);
+                });
+            }
+            Message::Request(r) => {
+                let driver = self.clone();
+                let id = r.id.clone();
+                tokio::spawn(async move {
+                    driver.post(&message).await;
+                    lock(&driver.state).cancelled.remove(&id);
+                });
+            }
+            Message::Notification(n) => {
+                if n.method == "notifications/cancelled" {
+                    if let Some(id) = cancelled_id(n.params.as_deref()) {
+                        let mut state = lock(&self.state);
+                        if let Some(stream) = state.in_flight.remove(&id) {
+                            // 2026-07-28: closing the response stream is the cancellation.
+                            stream.cancel();
+                            return;
+                        }
+                        state.cancelled.insert(id);
+                    }
+                }
+                let accepted = self.post(&message).await;
+                if accepted && n.method == "notifications/initialized" {
+                    self.open_standalone().await;
+                }
+            }
+            Message::Response(_) => {
+                if lock(&self.state).stateless {
+                    tracing::debug!("not POSTing a JSON-RPC response: 2026-07-28 forbids it");
+                    return;
+                }
+                self.post(&message).await;
+            }
+        }
+    }
+
+    /// The headers of every request: custom ones, then session and version.
+    fn common_headers(&self) -> HeaderMap {
+        let mut headers = self.headers.clone();
+        let state = lock(&self.state);
+        if let Some(value) = state
+            .session_id
+            .as_deref()
+            .and_then(|s| HeaderValue::from_str(s).ok())
+        {
+            headers.insert(SESSION_ID_HEADER, value);
+        }
+        if let Some(value) = state
+            .version
+            .as_deref()
+            .and_then(|s| HeaderValue::from_str(s).ok())
+        {
+            headers.insert(PROTOCOL_VERSION_HEADER, value);
+        }
+        headers
+    }
+
+    /// Hands a frame to the session, learning the negotiated revision on the way.
+    async fn deliver(&self, frame: Vec<u8>) -> Option<Peek> {
+        let peek: Option<Peek> = serde_json::from_slice(&frame).ok();
+        if let Some(Peek {
+            id: Some(id),
+            method: None,
+            result: Some(InitPeek {
+                version: Some(version),
+            }),
+        }) = &peek
+        {
+            let mut state = lock(&self.state);
+            if state.initialize.as_ref() == Some(id) {
+                state.version = Some(version.clone());
+            }
+        }
+        let _ = self.incoming.send(Inbound::Frame(frame)).await;
+        peek
+    }
+
+    /// Reports a failed message: a request gets an error response, other messages a log.
+    async fn fail(&self, message: &Message, error: ErrorObject) {
+        match message {
+            Message::Request(r) => {
+                tracing::debug!(id = %r.id, %error, "request failed in the HTTP transport");
+                let response =
+                    Message::Response(junction_protocol::Response::err(Some(r.id.clone()), error));
+                let _ = self.incoming.send(Inbound::Frame(response.encode())).await;
+            }
+            _ => tracing::warn!(%error, "a message could not be delivered to the server"),
+        }
+    }
+
+    async fn fail_id(&self, id: &RequestId, error: ErrorObject) {
+        let response = Message::Response(junction_protocol::Response::err(Some(id.clone()), error));
+        let _ = self.incoming.send(Inbound::Frame(response.encode())).await;
+    }
+}
+
+/// The error with its causes: reqwest's own message alone ("error sending request") hides
+/// the reason a person can act on, such as "Connection refused".
+fn transport_error(e: &reqwest::Error) -> ErrorObject {
+    let mut text = format!("HTTP transport error: {e}");
+    let mut cause = std::error::Error::source(e);
+    while let Some(c) = cause {
+        text.push_str(": ");
+        text.push_str(&c.to_string());
+        cause = c.source();
+    }
+    ErrorObject::new(ErrorCode::INTERNAL_ERROR, text)
+}
+
+fn cancelled_id(params: Option<&serde_json::value::RawValue>) -> Option<RequestId> {
+    #[derive(Deserialize)]
+    struct Params {
+        #[serde(rename = "requestId")]
+        request_id: RequestId,
+    }
+    serde_json::from_str::<Params>(params?.get())
+        .ok()
+        .map(|p| p.request_id)
+}

@@ -1,0 +1,207 @@
+//! Sending a message: the POST, and reading its answer as one JSON body or an event stream.
+
+use std::sync::Arc;
+
+use junction_protocol::{ErrorCode, ErrorObject, Message};
+use reqwest::header::{HeaderMap, ACCEPT, CONTENT_TYPE};
+use reqwest::{StatusCode, Url};
+use serde::Deserialize;
+
+use super::super::SESSION_ID_HEADER;
+use super::{transport_error, Driver};
+use crate::sync::lock;
+
+impl Driver {
+    pub(super) async fn post_raw(
+        &self,
+        url: &Url,
+        headers: HeaderMap,
+        message: &Message,
+    ) -> Result<reqwest::Response, reqwest::Error> {
+        self.http
+            .post(url.clone())
+            .headers(headers)
+            .header(ACCEPT, "application/json, text/event-stream")
+            .header(CONTENT_TYPE, "application/json")
+            .body(message.encode())
+            .send()
+            .await
+    }
+
+    /// `initialize`: POST it, or fall back to the legacy transport.
+    pub(super) async fn initialize(self: &Arc<Self>, message: Message) {
+        if self.legacy_only {
+            return match self.open_legacy().await {
+                Ok(endpoint) => self.post_legacy(&endpoint, &message).await,
+                Err(reason) => {
+                    let error = ErrorObject::new(
+                        ErrorCode::INTERNAL_ERROR,
+                        format!("the HTTP+SSE endpoint could not be opened: {reason}"),
+                    );
+                    self.fail(&message, error).await
+                }
+            };
+        }
+        let response = match self
+            .post_raw(&self.url, self.common_headers(), &message)
+            .await
+        {
+            Ok(response) => response,
+            Err(e) => return self.fail(&message, transport_error(&e)).await,
+        };
+        if matches!(
+            response.status(),
+            StatusCode::BAD_REQUEST | StatusCode::NOT_FOUND | StatusCode::METHOD_NOT_ALLOWED
+        ) {
+            tracing::debug!(status = %response.status(), "initialize refused; trying the 2024-11-05 HTTP+SSE transport");
+            match self.open_legacy().await {
+                Ok(endpoint) => {
+                    self.post_legacy(&endpoint, &message).await;
+                    return;
+                }
+                Err(reason) => {
+                    tracing::debug!(%reason, "the legacy transport is not offered either");
+                }
+            }
+        }
+        if let Some(id) = response
+            .headers()
+            .get(SESSION_ID_HEADER)
+            .and_then(|v| v.to_str().ok())
+        {
+            lock(&self.state).session_id = Some(id.to_owned());
+        }
+        self.answer(&message, response, false).await;
+    }
+
+    /// POSTs one message and handles its answer; returns whether the server accepted it.
+    /// A `404` for the session, to the POST or to the `GET` resuming the request's stream,
+    /// starts a new one and sends the message again, once.
+    pub(super) async fn post(self: &Arc<Self>, message: &Message) -> bool {
+        let mut retried = false;
+        loop {
+            let headers = self.common_headers();
+            let session = headers
+                .get(SESSION_ID_HEADER)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            let response = match self.post_raw(&self.url, headers, message).await {
+                Ok(response) => response,
+                Err(e) => {
+                    self.fail(message, transport_error(&e)).await;
+                    return false;
+                }
+            };
+            if response.status() == StatusCode::NOT_FOUND && !retried {
+                if let Some(session) = session {
+                    retried = true;
+                    match self.reinitialize(&session).await {
+                        Ok(()) => continue,
+                        Err(reason) => {
+                            tracing::warn!(%reason, "could not start a new session");
+                        }
+                    }
+                }
+            }
+            match self.answer(message, response, !retried).await {
+                Answered::Done(accepted) => return accepted,
+                Answered::SessionGone(session) => {
+                    retried = true;
+                    if let Err(reason) = self.reinitialize(&session).await {
+                        let error = ErrorObject::new(
+                            ErrorCode::INTERNAL_ERROR,
+                            format!("HTTP 404 while resuming: the server ended this session, and a new one could not be started: {reason}"),
+                        );
+                        self.fail(message, error).await;
+                        return true;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Reads the answer to a POST. With `renew`, a request whose stream cannot be resumed
+    /// because the session is gone is left to the caller to send again.
+    pub(super) async fn answer(
+        self: &Arc<Self>,
+        message: &Message,
+        response: reqwest::Response,
+        renew: bool,
+    ) -> Answered {
+        let status = response.status();
+        if !status.is_success() {
+            let session_ended =
+                status == StatusCode::NOT_FOUND && lock(&self.state).session_id.is_some();
+            let body = response.bytes().await.unwrap_or_default();
+            let error = match serde_json::from_slice::<ErrorBody>(&body) {
+                Ok(ErrorBody { error }) if !session_ended => error,
+                _ if session_ended => ErrorObject::new(
+                    ErrorCode::INTERNAL_ERROR,
+                    "HTTP 404: the server ended this session; connect again to start a new one",
+                ),
+                _ => ErrorObject::new(
+                    ErrorCode::INTERNAL_ERROR,
+                    format!("HTTP {status}: {}", String::from_utf8_lossy(&body).trim()),
+                ),
+            };
+            self.fail(message, error).await;
+            return Answered::Done(false);
+        }
+        let Message::Request(request) = message else {
+            // A body on the answer to a notification or response carries nothing to read.
+            return Answered::Done(true);
+        };
+        let sse = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        if sse {
+            if let Some(session) = self
+                .read_request_stream(request.id.clone(), response, renew)
+                .await
+            {
+                return Answered::SessionGone(session);
+            }
+        } else {
+            match response.bytes().await {
+                Ok(body) if !body.is_empty() => {
+                    let peek = self.deliver(body.to_vec()).await;
+                    let answered = peek
+                        .is_some_and(|p| p.method.is_none() && p.id.as_ref() == Some(&request.id));
+                    if !answered {
+                        let error = ErrorObject::new(
+                            ErrorCode::INTERNAL_ERROR,
+                            "the server answered the request with a JSON body that is not its response",
+                        );
+                        self.fail(message, error).await;
+                    }
+                }
+                Ok(_) => {
+                    let error = ErrorObject::new(
+                        ErrorCode::INTERNAL_ERROR,
+                        "the server answered the request with an empty body",
+                    );
+                    self.fail(message, error).await;
+                }
+                Err(e) => self.fail(message, transport_error(&e)).await,
+            }
+        }
+        Answered::Done(true)
+    }
+}
+
+/// How the answer to a POST ended.
+pub(super) enum Answered {
+    /// Read to its end (or failed, and the failure reported); whether the server accepted
+    /// the message.
+    Done(bool),
+    /// The request's stream broke and the server answered `404` to resuming it: the session
+    /// named here is gone, and the request was neither answered nor failed.
+    SessionGone(String),
+}
+
+#[derive(Deserialize)]
+struct ErrorBody {
+    error: ErrorObject,
+}

@@ -1,0 +1,182 @@
+//! The session: starting a new one after a `404`, and ending it with `DELETE`.
+
+use std::sync::Arc;
+
+use junction_protocol::{ErrorObject, Message};
+use reqwest::header::{HeaderValue, CONTENT_TYPE};
+use serde::Deserialize;
+
+use super::super::sse::{Event, Parser};
+use super::super::{PROTOCOL_VERSION_HEADER, SESSION_ID_HEADER};
+use super::Driver;
+use crate::sync::lock;
+use crate::transport::Inbound;
+
+/// The method of the notification the transport hands its session after starting a new
+/// session: its params are the new session's `InitializeResult`, so that the
+/// [`Client`](crate::client::Client) reports what the new session declared. It never goes
+/// on the wire; a server sending it only restates what it declares about itself.
+pub const REINITIALIZED: &str = "junction/transport/reinitialized";
+
+impl Driver {
+    /// Starts a new session in place of `expired`: replays the recorded `initialize` without
+    /// a session id, sends `notifications/initialized` and reopens the standalone stream.
+    /// Does nothing when another message already replaced that session. Other messages keep
+    /// using the expired session (and wait here on their `404`) until the new one is ready.
+    pub(super) async fn reinitialize(self: &Arc<Self>, expired: &str) -> Result<(), String> {
+        let _one_at_a_time = self.reinitializing.lock().await;
+        let (handshake, expected) = {
+            let state = lock(&self.state);
+            if state.session_id.as_deref() != Some(expired) {
+                return Ok(());
+            }
+            let handshake = state
+                .handshake
+                .clone()
+                .ok_or("no initialize request was recorded")?;
+            (handshake, state.version.clone())
+        };
+        tracing::info!(session = %expired, "the server ended the session (404); starting a new one");
+        let mut headers = self.headers.clone();
+        let response = self
+            .post_raw(&self.url, headers.clone(), &handshake)
+            .await
+            .map_err(|e| format!("initialize: {e}"))?;
+        if !response.status().is_success() {
+            return Err(format!("initialize answered HTTP {}", response.status()));
+        }
+        let session = response
+            .headers()
+            .get(SESSION_ID_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let result = read_single_response(response).await?;
+        let version = result
+            .get("protocolVersion")
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_owned);
+        if version != expected {
+            return Err(format!(
+                "the new session negotiated {version:?} instead of {expected:?}"
+            ));
+        }
+        if let Some(value) = session
+            .as_deref()
+            .and_then(|s| HeaderValue::from_str(s).ok())
+        {
+            headers.insert(SESSION_ID_HEADER, value);
+        }
+        if let Some(value) = version
+            .as_deref()
+            .and_then(|v| HeaderValue::from_str(v).ok())
+        {
+            headers.insert(PROTOCOL_VERSION_HEADER, value);
+        }
+        let initialized = Message::Notification(junction_protocol::Notification {
+            method: "notifications/initialized".to_owned(),
+            params: None,
+        });
+        let response = self
+            .post_raw(&self.url, headers, &initialized)
+            .await
+            .map_err(|e| format!("notifications/initialized: {e}"))?;
+        if !response.status().is_success() {
+            return Err(format!(
+                "notifications/initialized answered HTTP {}",
+                response.status()
+            ));
+        }
+        {
+            let mut state = lock(&self.state);
+            state.session_id = session;
+            state.generation += 1;
+        }
+        self.open_standalone().await;
+        self.report_new_session(result).await;
+        Ok(())
+    }
+
+    /// Hands the session the new session's initialize result (see [`REINITIALIZED`]).
+    async fn report_new_session(&self, result: serde_json::Value) {
+        let params = match serde_json::value::to_raw_value(&result) {
+            Ok(params) => params,
+            Err(e) => {
+                tracing::warn!(error = %e, "the new session's initialize result is not reported");
+                return;
+            }
+        };
+        let notification = Message::Notification(junction_protocol::Notification {
+            method: REINITIALIZED.to_owned(),
+            params: Some(params),
+        });
+        let _ = self
+            .incoming
+            .send(Inbound::Frame(notification.encode()))
+            .await;
+    }
+
+    /// Ends the session on the server.
+    pub(super) async fn delete_session(&self) {
+        if lock(&self.state).legacy.is_some() {
+            return;
+        }
+        let Some(id) = lock(&self.state).session_id.clone() else {
+            return;
+        };
+        let result = self
+            .http
+            .delete(self.url.clone())
+            .headers(self.common_headers())
+            .send()
+            .await;
+        match result {
+            Ok(r) => tracing::debug!(session = %id, status = %r.status(), "session deleted"),
+            Err(e) => tracing::debug!(session = %id, error = %e, "could not delete the session"),
+        }
+    }
+}
+
+/// The `result` of the one response an answer carries, as a JSON body or on an event
+/// stream (other messages on the stream are skipped: nothing is pending on a new session).
+async fn read_single_response(
+    mut response: reqwest::Response,
+) -> Result<serde_json::Value, String> {
+    #[derive(Deserialize)]
+    struct Answer {
+        method: Option<String>,
+        result: Option<serde_json::Value>,
+        error: Option<ErrorObject>,
+    }
+    fn read(frame: &[u8]) -> Option<Result<serde_json::Value, String>> {
+        let answer: Answer = serde_json::from_slice(frame).ok()?;
+        if answer.method.is_some() {
+            return None;
+        }
+        Some(match (answer.result, answer.error) {
+            (Some(result), None) => Ok(result),
+            (_, Some(error)) => Err(format!("initialize failed: {error}")),
+            (None, None) => Err("initialize answered neither a result nor an error".to_owned()),
+        })
+    }
+    let sse = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    if !sse {
+        let body = response.bytes().await.map_err(|e| e.to_string())?;
+        return read(&body).unwrap_or_else(|| {
+            Err("initialize answered a body that is not its response".to_owned())
+        });
+    }
+    let mut parser = Parser::default();
+    while let Some(chunk) = response.chunk().await.map_err(|e| e.to_string())? {
+        let events = parser.try_feed(&chunk).map_err(|e| e.to_string())?;
+        for event in events.into_iter().filter(Event::is_message) {
+            if let Some(answer) = read(event.data.as_bytes()) {
+                return answer;
+            }
+        }
+    }
+    Err("the initialize stream ended before its response".to_owned())
+}
