@@ -376,13 +376,12 @@ impl Peer {
         }
     }
 
+    /// Ends the session: what `input_ended` does (every waiting requester wakes with
+    /// `Closed`), plus running handlers cancelled and the write side closed.
     pub(super) fn finish(&self) {
-        self.inner.input_closed.cancel();
+        self.input_ended();
         self.inner.closed.cancel();
         lock(&self.inner.outgoing).take();
-        // Dropping the senders wakes every waiting requester with `Closed`.
-        lock(&self.inner.pending).clear();
-        lock(&self.inner.progress).clear();
     }
 
     pub(crate) fn send(&self, message: Message, related: Option<RequestId>) -> bool {
