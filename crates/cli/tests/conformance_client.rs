@@ -32,12 +32,7 @@ fn checks_by_scenario(dir: &Path, prefix: &str, out: &mut BTreeMap<String, Vec<V
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         let checks = path.join("checks.json");
         if checks.is_file() {
-            // `<scenario>-<ISO timestamp with dashes>`: the timestamp starts at the 4-digit year.
-            let scenario = name
-                .rfind("-20")
-                .map(|i| &name[..i])
-                .unwrap_or(&name)
-                .to_owned();
+            let scenario = scenario_of(&name).to_owned();
             let text = std::fs::read_to_string(&checks).expect("checks.json is readable");
             let parsed: Vec<Value> = serde_json::from_str(&text).expect("checks.json is JSON");
             out.insert(format!("{prefix}{scenario}"), parsed);
@@ -45,6 +40,34 @@ fn checks_by_scenario(dir: &Path, prefix: &str, out: &mut BTreeMap<String, Vec<V
             checks_by_scenario(&path, &format!("{prefix}{name}/"), out);
         }
     }
+}
+
+/// The scenario of an output directory named `<scenario>-<ISO timestamp with dashes>`: the
+/// timestamp starts at the first `-YYYY-`. (Searching for the last `-20` instead would cut
+/// inside the time whenever a minute or second reads 20.)
+fn scenario_of(name: &str) -> &str {
+    let bytes = name.as_bytes();
+    (0..bytes.len())
+        .find(|&i| {
+            bytes.len() > i + 5
+                && bytes[i] == b'-'
+                && bytes[i + 1..i + 5].iter().all(u8::is_ascii_digit)
+                && bytes[i + 5] == b'-'
+        })
+        .map_or(name, |i| &name[..i])
+}
+
+#[test]
+fn scenario_names_are_read_whatever_the_time() {
+    assert_eq!(
+        scenario_of("sse-retry-2026-12-02T17-20-05-120Z"),
+        "sse-retry"
+    );
+    assert_eq!(
+        scenario_of("elicitation-sep1034-client-defaults-2026-12-02T20-20-20-020Z"),
+        "elicitation-sep1034-client-defaults"
+    );
+    assert_eq!(scenario_of("initialize"), "initialize");
 }
 
 #[test]
