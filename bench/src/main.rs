@@ -150,7 +150,7 @@ async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         warm: Budget { calls: u64::MAX, time: Duration::from_secs_f64(seconds / 5.0) },
         measure: Budget { calls: u64::MAX, time: Duration::from_secs_f64(seconds) },
         idle_sessions: if args.quick { 200 } else { 500 },
-        cold_starts: if args.quick { 3 } else { 7 },
+        cold_starts: if args.quick { 3 } else { 5 },
     };
     let results = report::run_all(&subjects, &workloads, &config).await;
     report::print(&results, &subjects, &workloads);

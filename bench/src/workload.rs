@@ -123,10 +123,12 @@ async fn run_stdio(subject: &Subject, config: &Config, inflight: usize, family: 
     let sample = server.load(config.measure, inflight, family, 1_000_000_000).await?;
     let after = stdio::rss_kib(pid)?;
     server.close().await;
-    Ok(Outcome {
-        sample: Some(sample),
-        figures: vec![("rss_idle_kib", idle as f64), ("rss_after_kib", after as f64)],
-    })
+    // Without a handshake, "idle" would be read before the server finished starting.
+    let figures = match family {
+        Family::Handshake => vec![("rss_idle_kib", idle as f64), ("rss_after_kib", after as f64)],
+        Family::Stateless => Vec::new(),
+    };
+    Ok(Outcome { sample: Some(sample), figures })
 }
 
 async fn start(subject: &Subject, mode: HttpMode) -> anyhow::Result<HttpServer> {

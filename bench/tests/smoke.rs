@@ -1,0 +1,53 @@
+//! CI's smoke of the benchmark harness: `junction-bench smoke` runs a few hundred calls of
+//! every workload against Junction's echo server and the raw echo (the debug builds), and
+//! every answer must be the right echo. Speed is the benchmark's business, never a test's.
+
+use std::process::Command;
+
+#[test]
+fn every_workload_answers_every_call_with_the_right_echo() {
+    let out = std::env::temp_dir().join(format!("junction-bench-smoke-{}.json", std::process::id()));
+    let status = Command::new(env!("CARGO_BIN_EXE_junction-bench"))
+        .args(["smoke", "--out"])
+        .arg(&out)
+        .status()
+        .expect("junction-bench runs");
+    assert!(status.success(), "junction-bench smoke failed (its stderr names the run)");
+
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).expect("the report")).expect("JSON");
+    let _ = std::fs::remove_file(&out);
+    let runs = report["runs"].as_array().expect("runs");
+    let throughput = [
+        "stdio-c1",
+        "stdio-c32",
+        "stdio-2026-c32",
+        "http-s1-json",
+        "http-s32-json",
+        "http-s32-sse",
+        "http-sessionless-c1",
+        "http-2026-c1",
+        "http-2026-c32",
+    ];
+    for subject in ["junction", "raw"] {
+        for workload in throughput {
+            let run = runs
+                .iter()
+                .find(|r| r["subject"] == subject && r["workload"] == workload)
+                .unwrap_or_else(|| panic!("no {workload} run for {subject}"));
+            let result = &run["result"];
+            assert_eq!(result["mismatched"], 0, "{subject} {workload}: {result}");
+            // 320 measured calls, split evenly over the connections of HTTP workloads.
+            assert!(result["matched"].as_u64() >= Some(320), "{subject} {workload}: {result}");
+        }
+        let idle = runs
+            .iter()
+            .find(|r| r["subject"] == subject && r["workload"] == "http-idle-session")
+            .expect("an idle-session run");
+        assert!(idle["result"]["figures"]["kib_per_session"].is_number(), "{idle}");
+        let cold = runs
+            .iter()
+            .find(|r| r["subject"] == subject && r["workload"] == "cold-start")
+            .expect("a cold-start run");
+        assert!(cold["result"]["figures"]["cold_start_ms"].as_f64() > Some(0.0), "{cold}");
+    }
+}
