@@ -36,7 +36,13 @@ pub struct Connection {
 impl Connection {
     /// A connection to `addr`, opened on first use.
     pub fn new(addr: SocketAddr) -> Connection {
-        Connection { addr, stream: None, buf: Vec::with_capacity(16 * 1024), pos: 0, request: Vec::with_capacity(1024) }
+        Connection {
+            addr,
+            stream: None,
+            buf: Vec::with_capacity(16 * 1024),
+            pos: 0,
+            request: Vec::with_capacity(1024),
+        }
     }
 
     /// POSTs `body` to `/mcp` with `headers`; retries once on a fresh connection when a
@@ -62,8 +68,10 @@ impl Connection {
             self.pos = 0;
         }
         self.request.clear();
-        self.request.extend_from_slice(b"POST /mcp HTTP/1.1\r\nHost: ");
-        self.request.extend_from_slice(self.addr.to_string().as_bytes());
+        self.request
+            .extend_from_slice(b"POST /mcp HTTP/1.1\r\nHost: ");
+        self.request
+            .extend_from_slice(self.addr.to_string().as_bytes());
         self.request.extend_from_slice(
             b"\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n",
         );
@@ -73,13 +81,16 @@ impl Connection {
             self.request.extend_from_slice(value.as_bytes());
             self.request.extend_from_slice(b"\r\n");
         }
-        self.request.extend_from_slice(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes());
+        self.request
+            .extend_from_slice(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes());
         self.request.extend_from_slice(body);
         let request = std::mem::take(&mut self.request);
         let written = self.stream_mut()?.write_all(&request).await;
         self.request = request;
         written?;
-        tokio::time::timeout(STALL, self.read_reply()).await.context("the server stopped answering")?
+        tokio::time::timeout(STALL, self.read_reply())
+            .await
+            .context("the server stopped answering")?
     }
 
     fn stream_mut(&mut self) -> anyhow::Result<&mut TcpStream> {
@@ -137,15 +148,20 @@ impl Connection {
             .ok()
             .and_then(|l| l.split(' ').nth(1))
             .and_then(|s| s.parse().ok())
-            .with_context(|| format!("bad status line: {}", String::from_utf8_lossy(&status_line)))?;
-        let (mut length, mut chunked, mut sse, mut close, mut session) = (None, false, false, false, None);
+            .with_context(|| {
+                format!("bad status line: {}", String::from_utf8_lossy(&status_line))
+            })?;
+        let (mut length, mut chunked, mut sse, mut close, mut session) =
+            (None, false, false, false, None);
         loop {
             let line = self.line().await?;
             if line.is_empty() {
                 break;
             }
             let text = String::from_utf8_lossy(&line);
-            let Some((name, value)) = text.split_once(':') else { continue };
+            let Some((name, value)) = text.split_once(':') else {
+                continue;
+            };
             let value = value.trim();
             match name.to_ascii_lowercase().as_str() {
                 "content-length" => length = value.parse::<usize>().ok(),
@@ -187,8 +203,18 @@ impl Connection {
         if close {
             self.stream = None;
         }
-        let messages = if sse { events(&body) } else if body.is_empty() { Vec::new() } else { vec![body] };
-        Ok(Reply { status, session, messages })
+        let messages = if sse {
+            events(&body)
+        } else if body.is_empty() {
+            Vec::new()
+        } else {
+            vec![body]
+        };
+        Ok(Reply {
+            status,
+            session,
+            messages,
+        })
     }
 }
 
@@ -226,6 +252,9 @@ mod tests {
     #[test]
     fn each_events_data_is_one_message_and_priming_events_are_skipped() {
         let body = b"id: 1\nretry: 1000\ndata: \n\nevent: message\ndata: {\"a\":1}\n\ndata: {\"b\":\r\ndata: 2}\r\n\r\n";
-        assert_eq!(events(body), vec![b"{\"a\":1}".to_vec(), b"{\"b\":\n2}".to_vec()]);
+        assert_eq!(
+            events(body),
+            vec![b"{\"a\":1}".to_vec(), b"{\"b\":\n2}".to_vec()]
+        );
     }
 }

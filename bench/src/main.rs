@@ -50,7 +50,10 @@ pub struct Config {
 }
 
 #[derive(Parser)]
-#[command(name = "junction-bench", about = "Junction side by side with rmcp, the TypeScript and Python SDKs and a raw echo")]
+#[command(
+    name = "junction-bench",
+    about = "Junction side by side with rmcp, the TypeScript and Python SDKs and a raw echo"
+)]
 enum Cli {
     /// The benchmark: every workload against every subject, interleaved, medians of rounds.
     Run(RunArgs),
@@ -89,7 +92,10 @@ struct RunArgs {
 }
 
 fn main() -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(runtime) => runtime,
         Err(e) => {
             eprintln!("junction-bench: {e}");
@@ -113,16 +119,24 @@ fn main() -> ExitCode {
 }
 
 async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
-    let cache = args.cache.clone().unwrap_or_else(|| peers::repo().join("bench/.cache"));
+    let cache = args
+        .cache
+        .clone()
+        .unwrap_or_else(|| peers::repo().join("bench/.cache"));
     std::fs::create_dir_all(&cache)?;
     let wanted = |name: &str| args.only.is_empty() || args.only.iter().any(|o| o == name);
     let subject_named = |name: &str| args.only.iter().any(|o| o == name);
     let any_subject_named = args.only.iter().any(|o| !Workload::names().contains(o));
     let take = |name: &str| !any_subject_named || subject_named(name);
 
-    let mut subjects = vec![Subject::junction("junction", peers::sibling("bench-junction-echo")?)];
+    let mut subjects = vec![Subject::junction(
+        "junction",
+        peers::sibling("bench-junction-echo")?,
+    )];
     for extra in &args.extra {
-        let (name, path) = extra.split_once('=').ok_or_else(|| anyhow::anyhow!("--extra wants NAME=PATH, got {extra}"))?;
+        let (name, path) = extra
+            .split_once('=')
+            .ok_or_else(|| anyhow::anyhow!("--extra wants NAME=PATH, got {extra}"))?;
         subjects.push(Subject::junction(name, PathBuf::from(path)));
     }
     if take("rmcp") || take("rmcp-pipes") {
@@ -131,31 +145,60 @@ async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         subjects.push(Subject::rmcp("rmcp", rmcp.clone(), false));
         subjects.push(Subject::rmcp("rmcp-pipes", rmcp, true));
     }
-    if ["ts-sdk", "py-mcpserver", "py-lowlevel"].iter().any(|n| take(n)) {
+    if ["ts-sdk", "py-mcpserver", "py-lowlevel"]
+        .iter()
+        .any(|n| take(n))
+    {
         let tools = peers::tools(&cache)?;
         let here = peers::repo().join("bench/peers");
-        subjects.push(Subject::ts(tools.node, here.join("ts-echo.mjs"), tools.node_modules));
-        subjects.push(Subject::py("py-mcpserver", tools.python.clone(), here.join("py-echo.py"), "mcpserver"));
-        subjects.push(Subject::py("py-lowlevel", tools.python, here.join("py-echo.py"), "lowlevel"));
+        subjects.push(Subject::ts(
+            tools.node,
+            here.join("ts-echo.mjs"),
+            tools.node_modules,
+        ));
+        subjects.push(Subject::py(
+            "py-mcpserver",
+            tools.python.clone(),
+            here.join("py-echo.py"),
+            "mcpserver",
+        ));
+        subjects.push(Subject::py(
+            "py-lowlevel",
+            tools.python,
+            here.join("py-echo.py"),
+            "lowlevel",
+        ));
     }
     subjects.push(Subject::raw(peers::sibling("bench-raw-echo")?));
     subjects.retain(|s| take(&s.name));
 
     let any_workload_named = args.only.iter().any(|o| Workload::names().contains(o));
-    let workloads: Vec<Workload> =
-        workload::ALL.into_iter().filter(|w| !any_workload_named || wanted(&w.name())).collect();
+    let workloads: Vec<Workload> = workload::ALL
+        .into_iter()
+        .filter(|w| !any_workload_named || wanted(&w.name()))
+        .collect();
     let seconds = args.seconds.unwrap_or(if args.quick { 0.5 } else { 2.0 });
     let config = Config {
         rounds: args.rounds.unwrap_or(if args.quick { 1 } else { 3 }),
-        warm: Budget { calls: u64::MAX, time: Duration::from_secs_f64(seconds / 5.0) },
-        measure: Budget { calls: u64::MAX, time: Duration::from_secs_f64(seconds) },
+        warm: Budget {
+            calls: u64::MAX,
+            time: Duration::from_secs_f64(seconds / 5.0),
+        },
+        measure: Budget {
+            calls: u64::MAX,
+            time: Duration::from_secs_f64(seconds),
+        },
         idle_sessions: if args.quick { 200 } else { 500 },
         cold_starts: if args.quick { 3 } else { 5 },
     };
+    let load_at_start = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     let results = report::run_all(&subjects, &workloads, &config).await;
     report::print(&results, &subjects, &workloads);
     if let Some(out) = &args.out {
-        std::fs::write(out, serde_json::to_vec_pretty(&report::json(&results, &config))?)?;
+        std::fs::write(
+            out,
+            serde_json::to_vec_pretty(&report::json(&results, &config, &load_at_start))?,
+        )?;
         eprintln!("junction-bench: wrote {}", out.display());
     }
     Ok(ExitCode::SUCCESS)
@@ -168,19 +211,33 @@ async fn smoke(out: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     ];
     let config = Config {
         rounds: 1,
-        warm: Budget { calls: 32, time: Duration::from_secs(60) },
-        measure: Budget { calls: 320, time: Duration::from_secs(60) },
+        warm: Budget {
+            calls: 32,
+            time: Duration::from_secs(60),
+        },
+        measure: Budget {
+            calls: 320,
+            time: Duration::from_secs(60),
+        },
         idle_sessions: 20,
         cold_starts: 1,
     };
+    let load_at_start = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     let results = report::run_all(&subjects, &workload::ALL, &config).await;
     report::print(&results, &subjects, &workload::ALL);
     if let Some(out) = &out {
-        std::fs::write(out, serde_json::to_vec_pretty(&report::json(&results, &config))?)?;
+        std::fs::write(
+            out,
+            serde_json::to_vec_pretty(&report::json(&results, &config, &load_at_start))?,
+        )?;
     }
     let failures = report::failures(&results);
     for failure in &failures {
         eprintln!("junction-bench smoke: {failure}");
     }
-    Ok(if failures.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    Ok(if failures.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }

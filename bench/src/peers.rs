@@ -11,7 +11,10 @@ use anyhow::{bail, Context as _};
 
 /// The repository root (this crate lives in `bench/`).
 pub fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
 }
 
 /// Node and Python as `scripts/install-tools` installed them.
@@ -27,14 +30,19 @@ pub struct Tools {
 /// Runs `scripts/install-tools` (idempotent; well under a second when nothing changed) into
 /// `$JUNCTION_TOOLS` or, unset, `cache/tools`, and reads the env.sh it wrote.
 pub fn tools(cache: &Path) -> anyhow::Result<Tools> {
-    let dir = std::env::var_os("JUNCTION_TOOLS").map(PathBuf::from).unwrap_or_else(|| cache.join("tools"));
+    let dir = std::env::var_os("JUNCTION_TOOLS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| cache.join("tools"));
     let output = Command::new(repo().join("scripts/install-tools"))
         .arg("--quiet")
         .env("JUNCTION_TOOLS", &dir)
         .output()
         .context("running scripts/install-tools")?;
     if !output.status.success() {
-        bail!("scripts/install-tools failed: {}", String::from_utf8_lossy(&output.stderr));
+        bail!(
+            "scripts/install-tools failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
     }
     let env_sh = std::fs::read_to_string(dir.join("env.sh")).context("reading env.sh")?;
     let vars: HashMap<&str, &str> = env_sh
@@ -42,8 +50,16 @@ pub fn tools(cache: &Path) -> anyhow::Result<Tools> {
         .filter_map(|l| l.strip_prefix("export ")?.split_once('='))
         .map(|(k, v)| (k, v.trim_matches('"')))
         .collect();
-    let var = |name: &str| vars.get(name).map(PathBuf::from).with_context(|| format!("env.sh has no {name}"));
-    Ok(Tools { node: var("JUNCTION_NODE")?, node_modules: var("JUNCTION_NODE_MODULES")?, python: var("JUNCTION_PYTHON")? })
+    let var = |name: &str| {
+        vars.get(name)
+            .map(PathBuf::from)
+            .with_context(|| format!("env.sh has no {name}"))
+    };
+    Ok(Tools {
+        node: var("JUNCTION_NODE")?,
+        node_modules: var("JUNCTION_NODE_MODULES")?,
+        python: var("JUNCTION_PYTHON")?,
+    })
 }
 
 /// Builds `bench/rmcp-echo` in release mode into `$JUNCTION_BENCH_RMCP_TARGET` or
@@ -72,7 +88,10 @@ pub fn sibling(name: &str) -> anyhow::Result<PathBuf> {
     let exe = std::env::current_exe()?;
     let path = exe.parent().context("no parent dir")?.join(name);
     if !path.exists() {
-        bail!("{} is missing: build the junction-bench package (cargo build -p junction-bench)", path.display());
+        bail!(
+            "{} is missing: build the junction-bench package (cargo build -p junction-bench)",
+            path.display()
+        );
     }
     Ok(path)
 }

@@ -49,7 +49,10 @@ pub async fn run_all(subjects: &[Subject], workloads: &[Workload], config: &Conf
                 }
                 let result = match workload.run(subject, config).await {
                     Ok(outcome) => {
-                        let mut figures = Figures { extra: outcome.figures, ..Figures::default() };
+                        let mut figures = Figures {
+                            extra: outcome.figures,
+                            ..Figures::default()
+                        };
                         if let Some(mut sample) = outcome.sample {
                             figures.rate = Some(sample.rate());
                             figures.p50_us = Some(sample.quantile_us(0.5));
@@ -62,8 +65,19 @@ pub async fn run_all(subjects: &[Subject], workloads: &[Workload], config: &Conf
                     }
                     Err(e) => Err(format!("{e:#}")),
                 };
-                eprintln!("round {} {:<22} {:<14} {}", round + 1, workload.name(), subject.name, line(&result));
-                runs.push(Run { workload: workload.name(), subject: subject.name.clone(), round, result });
+                eprintln!(
+                    "round {} {:<22} {:<14} {}",
+                    round + 1,
+                    workload.name(),
+                    subject.name,
+                    line(&result)
+                );
+                runs.push(Run {
+                    workload: workload.name(),
+                    subject: subject.name.clone(),
+                    round,
+                    result,
+                });
             }
         }
     }
@@ -76,7 +90,10 @@ fn line(result: &Result<Figures, String>) -> String {
         Ok(f) => {
             let mut text = String::new();
             if let (Some(rate), Some(p50), Some(p99)) = (f.rate, f.p50_us, f.p99_us) {
-                text.push_str(&format!("{rate:.0} req/s p50 {p50:.1} µs p99 {p99:.1} µs ({} ok, {} bad)", f.matched, f.mismatched));
+                text.push_str(&format!(
+                    "{rate:.0} req/s p50 {p50:.1} µs p99 {p99:.1} µs ({} ok, {} bad)",
+                    f.matched, f.mismatched
+                ));
             }
             for (name, value) in &f.extra {
                 text.push_str(&format!(" {name}={value:.1}"));
@@ -87,7 +104,12 @@ fn line(result: &Result<Figures, String>) -> String {
 }
 
 /// The median over rounds of one figure of `workload` × `subject`.
-fn median_of(runs: &[Run], workload: &str, subject: &str, pick: impl Fn(&Figures) -> Option<f64>) -> Option<f64> {
+fn median_of(
+    runs: &[Run],
+    workload: &str,
+    subject: &str,
+    pick: impl Fn(&Figures) -> Option<f64>,
+) -> Option<f64> {
     let mut values: Vec<f64> = runs
         .iter()
         .filter(|r| r.workload == workload && r.subject == subject)
@@ -100,13 +122,22 @@ fn extra(name: &'static str) -> impl Fn(&Figures) -> Option<f64> {
     move |f: &Figures| f.extra.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
 }
 
-fn rate(text: f64) -> String {
-    if text >= 10_000.0 { format!("{:.0}k", text / 1000.0) } else if text >= 1000.0 { format!("{:.1}k", text / 1000.0) } else { format!("{text:.0}") }
+fn rate(value: f64) -> String {
+    if value >= 10_000.0 {
+        format!("{:.0}k", value / 1000.0)
+    } else if value >= 1000.0 {
+        format!("{:.1}k", value / 1000.0)
+    } else {
+        format!("{value:.0}")
+    }
 }
 
 /// Prints the tables to stdout.
 pub fn print(runs: &[Run], subjects: &[Subject], workloads: &[Workload]) {
-    let raw = subjects.iter().find(|s| s.is_raw()).map(|s| s.name.as_str());
+    let raw = subjects
+        .iter()
+        .find(|s| s.is_raw())
+        .map(|s| s.name.as_str());
     println!("| workload | subject | req/s | p50 µs | p99 µs | × junction | × raw |");
     println!("|---|---|---:|---:|---:|---:|---:|");
     for workload in workloads.iter().map(|w| w.name()) {
@@ -114,29 +145,59 @@ pub fn print(runs: &[Run], subjects: &[Subject], workloads: &[Workload]) {
         let limit = raw.and_then(|raw| median_of(runs, &workload, raw, |f| f.rate));
         for subject in subjects {
             let Some(r) = median_of(runs, &workload, &subject.name, |f| f.rate) else {
-                if runs.iter().any(|run| run.workload == workload && run.subject == subject.name && run.result.is_err()) {
+                if runs.iter().any(|run| {
+                    run.workload == workload && run.subject == subject.name && run.result.is_err()
+                }) {
                     println!("| {workload} | {} | failed | | | | |", subject.name);
                 }
                 continue;
             };
             let p50 = median_of(runs, &workload, &subject.name, |f| f.p50_us).unwrap_or(0.0);
             let p99 = median_of(runs, &workload, &subject.name, |f| f.p99_us).unwrap_or(0.0);
-            let ratio = |base: Option<f64>| base.map(|b| format!("{:.2}", r / b)).unwrap_or_default();
-            println!("| {workload} | {} | {} | {p50:.0} | {p99:.0} | {} | {} |", subject.name, rate(r), ratio(junction), ratio(limit));
+            let ratio =
+                |base: Option<f64>| base.map(|b| format!("{:.2}", r / b)).unwrap_or_default();
+            println!(
+                "| {workload} | {} | {} | {p50:.0} | {p99:.0} | {} | {} |",
+                subject.name,
+                rate(r),
+                ratio(junction),
+                ratio(limit)
+            );
         }
     }
     println!();
+    print_matrix(runs, subjects, workloads);
+    println!();
     println!("| subject | stdio RSS idle MiB | stdio RSS after load MiB | idle HTTP session KiB | cold start ms |");
     println!("|---|---:|---:|---:|---:|");
-    let cell = |v: Option<f64>, scale: f64, digits: usize| v.map(|v| format!("{:.*}", digits, v / scale)).unwrap_or_else(|| "–".to_owned());
+    let cell = |v: Option<f64>, scale: f64, digits: usize| {
+        v.map(|v| format!("{:.*}", digits, v / scale))
+            .unwrap_or_else(|| "–".to_owned())
+    };
     for subject in subjects {
         let n = subject.name.as_str();
         println!(
             "| {n} | {} | {} | {} | {} |",
-            cell(median_of(runs, "stdio-c32", n, extra("rss_idle_kib")), 1024.0, 1),
-            cell(median_of(runs, "stdio-c32", n, extra("rss_after_kib")), 1024.0, 1),
-            cell(median_of(runs, "http-idle-session", n, extra("kib_per_session")), 1.0, 1),
-            cell(median_of(runs, "cold-start", n, extra("cold_start_ms")), 1.0, 1),
+            cell(
+                median_of(runs, "stdio-c32", n, extra("rss_idle_kib")),
+                1024.0,
+                1
+            ),
+            cell(
+                median_of(runs, "stdio-c32", n, extra("rss_after_kib")),
+                1024.0,
+                1
+            ),
+            cell(
+                median_of(runs, "http-idle-session", n, extra("kib_per_session")),
+                1.0,
+                1
+            ),
+            cell(
+                median_of(runs, "cold-start", n, extra("cold_start_ms")),
+                1.0,
+                1
+            ),
         );
     }
     let failed: Vec<&Run> = runs.iter().filter(|r| r.result.is_err()).collect();
@@ -144,14 +205,42 @@ pub fn print(runs: &[Run], subjects: &[Subject], workloads: &[Workload]) {
         println!();
         for run in failed {
             if let Err(e) = &run.result {
-                println!("- failed: {} / {} (round {}): {e}", run.workload, run.subject, run.round + 1);
+                println!(
+                    "- failed: {} / {} (round {}): {e}",
+                    run.workload,
+                    run.subject,
+                    run.round + 1
+                );
             }
         }
     }
 }
 
+/// req/s of every workload (rows) and subject (columns), with the ratio to Junction.
+fn print_matrix(runs: &[Run], subjects: &[Subject], workloads: &[Workload]) {
+    let names: Vec<&str> = subjects.iter().map(|s| s.name.as_str()).collect();
+    println!("| req/s (× junction) | {} |", names.join(" | "));
+    println!("|---|{}", "---:|".repeat(names.len()));
+    for workload in workloads.iter().map(|w| w.name()) {
+        let junction = median_of(runs, &workload, "junction", |f| f.rate);
+        let cells: Vec<String> = names
+            .iter()
+            .map(
+                |name| match (median_of(runs, &workload, name, |f| f.rate), junction) {
+                    (Some(r), Some(j)) => format!("{} ({:.2})", rate(r), r / j),
+                    (Some(r), None) => rate(r),
+                    (None, _) => "–".to_owned(),
+                },
+            )
+            .collect();
+        if cells.iter().any(|c| c != "–") {
+            println!("| {workload} | {} |", cells.join(" | "));
+        }
+    }
+}
+
 /// Every run and every median as JSON.
-pub fn json(runs: &[Run], config: &Config) -> Value {
+pub fn json(runs: &[Run], config: &Config, load_at_start: &str) -> Value {
     let runs_json: Vec<Value> = runs
         .iter()
         .map(|r| {
@@ -166,8 +255,10 @@ pub fn json(runs: &[Run], config: &Config) -> Value {
             json!({ "workload": r.workload, "subject": r.subject, "round": r.round + 1, "result": figures })
         })
         .collect();
-    let mut pairs: Vec<(String, String)> = runs.iter().map(|r| (r.workload.clone(), r.subject.clone())).collect();
-    pairs.dedup();
+    let mut pairs: Vec<(String, String)> = runs
+        .iter()
+        .map(|r| (r.workload.clone(), r.subject.clone()))
+        .collect();
     pairs.sort();
     pairs.dedup();
     let medians: Vec<Value> = pairs
@@ -203,6 +294,7 @@ pub fn json(runs: &[Run], config: &Config) -> Value {
         },
         "machine": {
             "cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
+            "loadavg_at_start": load_at_start.trim(),
             "loadavg_at_end": load.trim(),
         },
         "medians": medians,
@@ -223,7 +315,9 @@ pub fn failures(runs: &[Run]) -> Vec<String> {
                 f.matched + f.mismatched,
                 f.first_error.as_deref().unwrap_or("?")
             )),
-            Ok(f) if f.rate.is_some() && f.matched == 0 => Some(format!("{} / {}: no calls answered", r.workload, r.subject)),
+            Ok(f) if f.rate.is_some() && f.matched == 0 => {
+                Some(format!("{} / {}: no calls answered", r.workload, r.subject))
+            }
             Ok(_) => None,
         })
         .collect()

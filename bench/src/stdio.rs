@@ -37,7 +37,12 @@ impl StdioServer {
             .with_context(|| format!("spawning {}", launch.program.display()))?;
         let stdin = child.stdin.take().context("no stdin")?;
         let stdout = BufReader::with_capacity(64 * 1024, child.stdout.take().context("no stdout")?);
-        Ok(StdioServer { child, stdin, stdout, line: Vec::new() })
+        Ok(StdioServer {
+            child,
+            stdin,
+            stdout,
+            line: Vec::new(),
+        })
     }
 
     /// The server's process id.
@@ -144,20 +149,13 @@ impl StdioServer {
     pub async fn close(mut self) {
         let _ = self.stdin.shutdown().await;
         drop(self.stdin);
-        if tokio::time::timeout(Duration::from_secs(3), self.child.wait()).await.is_err() {
+        if tokio::time::timeout(Duration::from_secs(3), self.child.wait())
+            .await
+            .is_err()
+        {
             let _ = self.child.kill().await;
         }
     }
-}
-
-/// Resident set size of process `pid` in KiB, from `/proc/PID/status`.
-pub fn rss_kib(pid: u32) -> anyhow::Result<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmRSS:"))
-        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
-        .context("no VmRSS line")
 }
 
 /// Spawn to the first echo answer (handshake included), in milliseconds.
@@ -167,7 +165,10 @@ pub async fn cold_start(launch: &Launch, family: Family) -> anyhow::Result<f64> 
     if family == Family::Handshake {
         server.handshake().await?;
     }
-    let budget = Budget { calls: 1, time: Duration::from_secs(60) };
+    let budget = Budget {
+        calls: 1,
+        time: Duration::from_secs(60),
+    };
     let sample = server.load(budget, 1, family, 1).await?;
     let elapsed = start.elapsed();
     server.close().await;

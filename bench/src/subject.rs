@@ -18,7 +18,10 @@ pub struct Launch {
 
 impl Launch {
     fn new(program: impl Into<PathBuf>, args: &[&str]) -> Launch {
-        Launch { program: program.into(), args: args.iter().map(|a| a.to_string()).collect() }
+        Launch {
+            program: program.into(),
+            args: args.iter().map(|a| a.to_string()).collect(),
+        }
     }
 
     fn arg(mut self, arg: impl Into<String>) -> Launch {
@@ -51,9 +54,17 @@ enum Kind {
     /// `bench-rmcp-echo`; `pipes` serves stdio through `rmcp::transport::stdio_pipes`.
     Rmcp { program: PathBuf, pipes: bool },
     /// `peers/ts-echo.mjs` under Node, loading the SDK from `modules`.
-    Ts { node: PathBuf, script: PathBuf, modules: PathBuf },
+    Ts {
+        node: PathBuf,
+        script: PathBuf,
+        modules: PathBuf,
+    },
     /// `peers/py-echo.py` with the `mcpserver` (FastMCP) or `lowlevel` server.
-    Py { python: PathBuf, script: PathBuf, flavor: &'static str },
+    Py {
+        python: PathBuf,
+        script: PathBuf,
+        flavor: &'static str,
+    },
     /// `bench-raw-echo`.
     Raw(PathBuf),
 }
@@ -69,27 +80,50 @@ pub struct Subject {
 impl Subject {
     /// Junction's echo server at `program`.
     pub fn junction(name: &str, program: PathBuf) -> Subject {
-        Subject { name: name.to_owned(), kind: Kind::Junction(program) }
+        Subject {
+            name: name.to_owned(),
+            kind: Kind::Junction(program),
+        }
     }
 
     /// rmcp's echo server; with `pipes`, its non-blocking stdio (stdio only).
     pub fn rmcp(name: &str, program: PathBuf, pipes: bool) -> Subject {
-        Subject { name: name.to_owned(), kind: Kind::Rmcp { program, pipes } }
+        Subject {
+            name: name.to_owned(),
+            kind: Kind::Rmcp { program, pipes },
+        }
     }
 
     /// The TypeScript SDK's echo server.
     pub fn ts(node: PathBuf, script: PathBuf, modules: PathBuf) -> Subject {
-        Subject { name: "ts-sdk".to_owned(), kind: Kind::Ts { node, script, modules } }
+        Subject {
+            name: "ts-sdk".to_owned(),
+            kind: Kind::Ts {
+                node,
+                script,
+                modules,
+            },
+        }
     }
 
     /// The Python SDK's echo server, `flavor` `mcpserver` or `lowlevel`.
     pub fn py(name: &str, python: PathBuf, script: PathBuf, flavor: &'static str) -> Subject {
-        Subject { name: name.to_owned(), kind: Kind::Py { python, script, flavor } }
+        Subject {
+            name: name.to_owned(),
+            kind: Kind::Py {
+                python,
+                script,
+                flavor,
+            },
+        }
     }
 
     /// The raw limit.
     pub fn raw(program: PathBuf) -> Subject {
-        Subject { name: "raw".to_owned(), kind: Kind::Raw(program) }
+        Subject {
+            name: "raw".to_owned(),
+            kind: Kind::Raw(program),
+        }
     }
 
     /// Whether this is the raw limit (ratios are taken against it).
@@ -103,15 +137,28 @@ impl Subject {
             Kind::Junction(p) | Kind::Raw(p) => Launch::new(p, &["stdio"]),
             Kind::Rmcp { program, pipes } => {
                 let launch = Launch::new(program, &["stdio"]);
-                if *pipes { launch.arg("--pipes") } else { launch }
+                if *pipes {
+                    launch.arg("--pipes")
+                } else {
+                    launch
+                }
             }
-            Kind::Ts { node, script, modules } => Launch::new(node, &[])
+            Kind::Ts {
+                node,
+                script,
+                modules,
+            } => Launch::new(node, &[])
                 .arg(script.display().to_string())
                 .arg(modules.display().to_string())
                 .arg("stdio"),
-            Kind::Py { python, script, flavor } => {
-                Launch::new(python, &[]).arg(script.display().to_string()).arg(*flavor).arg("stdio")
-            }
+            Kind::Py {
+                python,
+                script,
+                flavor,
+            } => Launch::new(python, &[])
+                .arg(script.display().to_string())
+                .arg(*flavor)
+                .arg("stdio"),
         })
     }
 
@@ -124,15 +171,27 @@ impl Subject {
     pub fn http(&self, port: u16, mode: HttpMode) -> Option<Launch> {
         let addr = format!("127.0.0.1:{port}");
         let launch = match &self.kind {
-            Kind::Junction(p) | Kind::Rmcp { program: p, pipes: false } => Launch::new(p, &["http"]).arg(addr),
+            Kind::Junction(p)
+            | Kind::Rmcp {
+                program: p,
+                pipes: false,
+            } => Launch::new(p, &["http"]).arg(addr),
             Kind::Rmcp { pipes: true, .. } => return None,
             Kind::Raw(p) => Launch::new(p, &["http"]).arg(addr),
-            Kind::Ts { node, script, modules } => Launch::new(node, &[])
+            Kind::Ts {
+                node,
+                script,
+                modules,
+            } => Launch::new(node, &[])
                 .arg(script.display().to_string())
                 .arg(modules.display().to_string())
                 .arg("http")
                 .arg(port.to_string()),
-            Kind::Py { python, script, flavor } => Launch::new(python, &[])
+            Kind::Py {
+                python,
+                script,
+                flavor,
+            } => Launch::new(python, &[])
                 .arg(script.display().to_string())
                 .arg(*flavor)
                 .arg("http")
@@ -159,7 +218,9 @@ impl HttpServer {
     /// Starts `subject` in `mode` on a free port and waits until it accepts connections.
     pub async fn start(subject: &Subject, mode: HttpMode) -> anyhow::Result<Option<HttpServer>> {
         let port = free_port()?;
-        let Some(launch) = subject.http(port, mode) else { return Ok(None) };
+        let Some(launch) = subject.http(port, mode) else {
+            return Ok(None);
+        };
         let mut child = launch
             .command()
             .stdin(Stdio::null())
@@ -189,5 +250,17 @@ impl HttpServer {
 
 /// A port nobody listens on right now.
 fn free_port() -> anyhow::Result<u16> {
-    Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port())
+}
+
+/// Resident set size of process `pid` in KiB, from `/proc/PID/status`.
+pub fn rss_kib(pid: u32) -> anyhow::Result<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+        .context("no VmRSS line")
 }

@@ -95,7 +95,10 @@ pub fn judge(message: &[u8]) -> Verdict {
     };
     let Some(id) = answer.id else {
         return if answer.result.is_some() || answer.error.is_some() {
-            Verdict::Error(format!("an answer without a numeric id: {}", lossy(message)))
+            Verdict::Error(format!(
+                "an answer without a numeric id: {}",
+                lossy(message)
+            ))
         } else {
             Verdict::Other
         };
@@ -126,14 +129,28 @@ mod tests {
 
     #[test]
     fn an_echo_of_the_calls_own_message_matches() {
-        let answer = br#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"Echo: m7"}]}}"#;
-        assert_eq!(judge(answer), Verdict::Answer { id: 7, matched: true });
+        let answer =
+            br#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"Echo: m7"}]}}"#;
+        assert_eq!(
+            judge(answer),
+            Verdict::Answer {
+                id: 7,
+                matched: true
+            }
+        );
     }
 
     #[test]
     fn an_echo_of_another_calls_message_does_not_match() {
-        let answer = br#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"Echo: m8"}]}}"#;
-        assert_eq!(judge(answer), Verdict::Answer { id: 7, matched: false });
+        let answer =
+            br#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"Echo: m8"}]}}"#;
+        assert_eq!(
+            judge(answer),
+            Verdict::Answer {
+                id: 7,
+                matched: false
+            }
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@ use tokio::task::JoinSet;
 use crate::http::Connection;
 use crate::stats::Sample;
 use crate::stdio::{self, StdioServer};
-use crate::subject::{HttpMode, HttpServer, Subject};
+use crate::subject::{self, HttpMode, HttpServer, Subject};
 use crate::wire::{self, Family, Verdict};
 use crate::{Budget, Config};
 
@@ -31,15 +31,42 @@ pub enum Workload {
 
 /// Every workload, in table order.
 pub const ALL: [Workload; 11] = [
-    Workload::Stdio { inflight: 1, family: Family::Handshake },
-    Workload::Stdio { inflight: 32, family: Family::Handshake },
-    Workload::Stdio { inflight: 32, family: Family::Stateless },
-    Workload::Sessions { sessions: 1, sse: false },
-    Workload::Sessions { sessions: 32, sse: false },
-    Workload::Sessions { sessions: 32, sse: true },
-    Workload::Sessionless { clients: 1, family: Family::Handshake },
-    Workload::Sessionless { clients: 1, family: Family::Stateless },
-    Workload::Sessionless { clients: 32, family: Family::Stateless },
+    Workload::Stdio {
+        inflight: 1,
+        family: Family::Handshake,
+    },
+    Workload::Stdio {
+        inflight: 32,
+        family: Family::Handshake,
+    },
+    Workload::Stdio {
+        inflight: 32,
+        family: Family::Stateless,
+    },
+    Workload::Sessions {
+        sessions: 1,
+        sse: false,
+    },
+    Workload::Sessions {
+        sessions: 32,
+        sse: false,
+    },
+    Workload::Sessions {
+        sessions: 32,
+        sse: true,
+    },
+    Workload::Sessionless {
+        clients: 1,
+        family: Family::Handshake,
+    },
+    Workload::Sessionless {
+        clients: 1,
+        family: Family::Stateless,
+    },
+    Workload::Sessionless {
+        clients: 32,
+        family: Family::Stateless,
+    },
     Workload::IdleSession,
     Workload::ColdStart,
 ];
@@ -62,7 +89,10 @@ impl Workload {
             Workload::Sessions { sessions, sse } => {
                 format!("http-s{sessions}-{}", if sse { "sse" } else { "json" })
             }
-            Workload::Sessionless { clients, family: Family::Handshake } => format!("http-sessionless-c{clients}"),
+            Workload::Sessionless {
+                clients,
+                family: Family::Handshake,
+            } => format!("http-sessionless-c{clients}"),
             Workload::Sessionless { clients, .. } => format!("http-2026-c{clients}"),
             Workload::IdleSession => "http-idle-session".to_owned(),
             Workload::ColdStart => "cold-start".to_owned(),
@@ -83,7 +113,10 @@ impl Workload {
         if family == Family::Stateless && !subject.speaks_2026() {
             return Some("does not speak 2026-07-28");
         }
-        let http = matches!(self, Workload::Sessions { .. } | Workload::Sessionless { .. } | Workload::IdleSession);
+        let http = matches!(
+            self,
+            Workload::Sessions { .. } | Workload::Sessionless { .. } | Workload::IdleSession
+        );
         if http && subject.http(0, HttpMode::Sessionless).is_none() {
             return Some("stdio only");
         }
@@ -93,16 +126,25 @@ impl Workload {
     /// Runs once against `subject`.
     pub async fn run(self, subject: &Subject, config: &Config) -> anyhow::Result<Outcome> {
         match self {
-            Workload::Stdio { inflight, family } => run_stdio(subject, config, inflight, family).await,
+            Workload::Stdio { inflight, family } => {
+                run_stdio(subject, config, inflight, family).await
+            }
             Workload::Sessions { sessions, sse } => {
                 let server = start(subject, HttpMode::Sessions { sse }).await?;
                 let sample = http_load(server.addr, config, sessions, Route::Session).await?;
-                Ok(Outcome { sample: Some(sample), figures: Vec::new() })
+                Ok(Outcome {
+                    sample: Some(sample),
+                    figures: Vec::new(),
+                })
             }
             Workload::Sessionless { clients, family } => {
                 let server = start(subject, HttpMode::Sessionless).await?;
-                let sample = http_load(server.addr, config, clients, Route::Sessionless(family)).await?;
-                Ok(Outcome { sample: Some(sample), figures: Vec::new() })
+                let sample =
+                    http_load(server.addr, config, clients, Route::Sessionless(family)).await?;
+                Ok(Outcome {
+                    sample: Some(sample),
+                    figures: Vec::new(),
+                })
             }
             Workload::IdleSession => idle_sessions(subject, config).await,
             Workload::ColdStart => cold_starts(subject, config).await,
@@ -110,7 +152,12 @@ impl Workload {
     }
 }
 
-async fn run_stdio(subject: &Subject, config: &Config, inflight: usize, family: Family) -> anyhow::Result<Outcome> {
+async fn run_stdio(
+    subject: &Subject,
+    config: &Config,
+    inflight: usize,
+    family: Family,
+) -> anyhow::Result<Outcome> {
     let launch = subject.stdio().context("no stdio server")?;
     let mut server = StdioServer::spawn(&launch)?;
     if family == Family::Handshake {
@@ -118,21 +165,31 @@ async fn run_stdio(subject: &Subject, config: &Config, inflight: usize, family: 
     }
     let pid = server.pid().context("the server exited")?;
     tokio::time::sleep(Duration::from_millis(100)).await;
-    let idle = stdio::rss_kib(pid)?;
+    let idle = subject::rss_kib(pid)?;
     server.load(config.warm, inflight, family, 1).await?;
-    let sample = server.load(config.measure, inflight, family, 1_000_000_000).await?;
-    let after = stdio::rss_kib(pid)?;
+    let sample = server
+        .load(config.measure, inflight, family, 1_000_000_000)
+        .await?;
+    let after = subject::rss_kib(pid)?;
     server.close().await;
     // Without a handshake, "idle" would be read before the server finished starting.
     let figures = match family {
-        Family::Handshake => vec![("rss_idle_kib", idle as f64), ("rss_after_kib", after as f64)],
+        Family::Handshake => vec![
+            ("rss_idle_kib", idle as f64),
+            ("rss_after_kib", after as f64),
+        ],
         Family::Stateless => Vec::new(),
     };
-    Ok(Outcome { sample: Some(sample), figures })
+    Ok(Outcome {
+        sample: Some(sample),
+        figures,
+    })
 }
 
 async fn start(subject: &Subject, mode: HttpMode) -> anyhow::Result<HttpServer> {
-    HttpServer::start(subject, mode).await?.context("no HTTP server")
+    HttpServer::start(subject, mode)
+        .await?
+        .context("no HTTP server")
 }
 
 /// Where a worker's calls go.
@@ -145,22 +202,38 @@ enum Route {
 }
 
 /// `workers` connections at once, each with one call in flight, until the budget is spent.
-async fn http_load(addr: SocketAddr, config: &Config, workers: usize, route: Route) -> anyhow::Result<Sample> {
+async fn http_load(
+    addr: SocketAddr,
+    config: &Config,
+    workers: usize,
+    route: Route,
+) -> anyhow::Result<Sample> {
     let mut set = JoinSet::new();
-    let share = |budget: Budget| Budget { calls: budget.calls.div_ceil(workers as u64), time: budget.time };
+    let share = |budget: Budget| Budget {
+        calls: budget.calls.div_ceil(workers as u64),
+        time: budget.time,
+    };
     for worker in 0..workers {
         let (warm, measure) = (share(config.warm), share(config.measure));
         set.spawn(async move {
             let mut connection = Connection::new(addr);
             let headers = open(&mut connection, route).await?;
-            let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+            let headers: Vec<(&str, &str)> =
+                headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
             let family = match route {
                 Route::Sessionless(family) => family,
                 Route::Session => Family::Handshake,
             };
             let first = 1 + worker as u64 * 1_000_000_000;
             calls(&mut connection, &headers, family, warm, first).await?;
-            calls(&mut connection, &headers, family, measure, first + 500_000_000).await
+            calls(
+                &mut connection,
+                &headers,
+                family,
+                measure,
+                first + 500_000_000,
+            )
+            .await
         });
     }
     let mut total = Sample::default();
@@ -171,19 +244,32 @@ async fn http_load(addr: SocketAddr, config: &Config, workers: usize, route: Rou
 }
 
 /// Opens the worker's session if it has one; returns the headers of its calls.
-async fn open(connection: &mut Connection, route: Route) -> anyhow::Result<Vec<(&'static str, String)>> {
+async fn open(
+    connection: &mut Connection,
+    route: Route,
+) -> anyhow::Result<Vec<(&'static str, String)>> {
     Ok(match route {
         Route::Session => {
             let session = handshake(connection).await?;
             let mut headers = vec![("mcp-protocol-version", wire::HANDSHAKE_VERSION.to_owned())];
             headers.extend(session.map(|s| ("mcp-session-id", s)));
-            let reply = connection.post(&headers.iter().map(|(n, v)| (*n, v.as_str())).collect::<Vec<_>>(), wire::initialized().as_bytes()).await?;
+            let reply = connection
+                .post(
+                    &headers
+                        .iter()
+                        .map(|(n, v)| (*n, v.as_str()))
+                        .collect::<Vec<_>>(),
+                    wire::initialized().as_bytes(),
+                )
+                .await?;
             if !(200..300).contains(&reply.status) {
                 bail!("notifications/initialized answered {}", reply.status);
             }
             headers
         }
-        Route::Sessionless(Family::Handshake) => vec![("mcp-protocol-version", wire::HANDSHAKE_VERSION.to_owned())],
+        Route::Sessionless(Family::Handshake) => {
+            vec![("mcp-protocol-version", wire::HANDSHAKE_VERSION.to_owned())]
+        }
         Route::Sessionless(Family::Stateless) => vec![
             ("mcp-protocol-version", wire::STATELESS_VERSION.to_owned()),
             ("mcp-method", "tools/call".to_owned()),
@@ -196,16 +282,27 @@ async fn open(connection: &mut Connection, route: Route) -> anyhow::Result<Vec<(
 async fn handshake(connection: &mut Connection) -> anyhow::Result<Option<String>> {
     let reply = connection.post(&[], wire::initialize().as_bytes()).await?;
     let answered = reply.messages.iter().any(|m| {
-        serde_json::from_slice::<serde_json::Value>(m).is_ok_and(|v| v.get("id") == Some(&serde_json::json!(0)) && v.get("result").is_some())
+        serde_json::from_slice::<serde_json::Value>(m)
+            .is_ok_and(|v| v.get("id") == Some(&serde_json::json!(0)) && v.get("result").is_some())
     });
     if reply.status != 200 || !answered {
-        bail!("initialize answered {} with {:?}", reply.status, reply.messages.first().map(|m| wire::lossy(m)));
+        bail!(
+            "initialize answered {} with {:?}",
+            reply.status,
+            reply.messages.first().map(|m| wire::lossy(m))
+        );
     }
     Ok(reply.session)
 }
 
 /// One call at a time on `connection` until `budget` is spent.
-async fn calls(connection: &mut Connection, headers: &[(&str, &str)], family: Family, budget: Budget, first: u64) -> anyhow::Result<Sample> {
+async fn calls(
+    connection: &mut Connection,
+    headers: &[(&str, &str)],
+    family: Family,
+    budget: Budget,
+    first: u64,
+) -> anyhow::Result<Sample> {
     let mut sample = Sample::default();
     let mut body = Vec::with_capacity(512);
     let start = std::time::Instant::now();
@@ -233,7 +330,11 @@ async fn calls(connection: &mut Connection, headers: &[(&str, &str)], family: Fa
         }
         if !answered {
             sample.answer(latency, false, || {
-                format!("HTTP {} without the answer to {id}: {:?}", reply.status, reply.messages.first().map(|m| wire::lossy(m)))
+                format!(
+                    "HTTP {} without the answer to {id}: {:?}",
+                    reply.status,
+                    reply.messages.first().map(|m| wire::lossy(m))
+                )
             });
         }
         id += 1;
@@ -252,16 +353,20 @@ async fn idle_sessions(subject: &Subject, config: &Config) -> anyhow::Result<Out
         open(&mut connection, Route::Session).await?;
     }
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let before = stdio::rss_kib(pid)?;
+    let before = subject::rss_kib(pid)?;
     for _ in 0..config.idle_sessions {
         open(&mut connection, Route::Session).await?;
     }
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let after = stdio::rss_kib(pid)?;
+    let after = subject::rss_kib(pid)?;
     let per = (after as f64 - before as f64) / config.idle_sessions as f64;
     Ok(Outcome {
         sample: None,
-        figures: vec![("kib_per_session", per), ("rss_before_kib", before as f64), ("rss_after_kib", after as f64)],
+        figures: vec![
+            ("kib_per_session", per),
+            ("rss_before_kib", before as f64),
+            ("rss_after_kib", after as f64),
+        ],
     })
 }
 
@@ -273,5 +378,8 @@ async fn cold_starts(subject: &Subject, config: &Config) -> anyhow::Result<Outco
         times.push(stdio::cold_start(&launch, Family::Handshake).await?);
     }
     let median = crate::stats::median(&mut times).context("no cold start")?;
-    Ok(Outcome { sample: None, figures: vec![("cold_start_ms", median)] })
+    Ok(Outcome {
+        sample: None,
+        figures: vec![("cold_start_ms", median)],
+    })
 }

@@ -6,15 +6,20 @@ use std::process::Command;
 
 #[test]
 fn every_workload_answers_every_call_with_the_right_echo() {
-    let out = std::env::temp_dir().join(format!("junction-bench-smoke-{}.json", std::process::id()));
+    let out =
+        std::env::temp_dir().join(format!("junction-bench-smoke-{}.json", std::process::id()));
     let status = Command::new(env!("CARGO_BIN_EXE_junction-bench"))
         .args(["smoke", "--out"])
         .arg(&out)
         .status()
         .expect("junction-bench runs");
-    assert!(status.success(), "junction-bench smoke failed (its stderr names the run)");
+    assert!(
+        status.success(),
+        "junction-bench smoke failed (its stderr names the run)"
+    );
 
-    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).expect("the report")).expect("JSON");
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&out).expect("the report")).expect("JSON");
     let _ = std::fs::remove_file(&out);
     let runs = report["runs"].as_array().expect("runs");
     let throughput = [
@@ -37,17 +42,26 @@ fn every_workload_answers_every_call_with_the_right_echo() {
             let result = &run["result"];
             assert_eq!(result["mismatched"], 0, "{subject} {workload}: {result}");
             // 320 measured calls, split evenly over the connections of HTTP workloads.
-            assert!(result["matched"].as_u64() >= Some(320), "{subject} {workload}: {result}");
+            assert!(
+                result["matched"].as_u64() >= Some(320),
+                "{subject} {workload}: {result}"
+            );
         }
         let idle = runs
             .iter()
             .find(|r| r["subject"] == subject && r["workload"] == "http-idle-session")
             .expect("an idle-session run");
-        assert!(idle["result"]["figures"]["kib_per_session"].is_number(), "{idle}");
+        assert!(
+            idle["result"]["figures"]["kib_per_session"].is_number(),
+            "{idle}"
+        );
         let cold = runs
             .iter()
             .find(|r| r["subject"] == subject && r["workload"] == "cold-start")
             .expect("a cold-start run");
-        assert!(cold["result"]["figures"]["cold_start_ms"].as_f64() > Some(0.0), "{cold}");
+        assert!(
+            cold["result"]["figures"]["cold_start_ms"].as_f64() > Some(0.0),
+            "{cold}"
+        );
     }
 }

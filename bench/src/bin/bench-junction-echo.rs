@@ -36,7 +36,10 @@ async fn main() -> anyhow::Result<()> {
     let server = server()?;
     match args.first().map(String::as_str) {
         Some("stdio") => {
-            server.serve(stdio::stdio(Default::default())).closed().await;
+            server
+                .serve(stdio::stdio(Default::default()))
+                .closed()
+                .await;
             Ok(())
         }
         Some("http") => {

@@ -74,7 +74,10 @@ fn stdio() -> anyhow::Result<()> {
     }
 }
 
-async fn handle(sse: bool, request: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
+async fn handle(
+    sse: bool,
+    request: Request<Incoming>,
+) -> Result<Response<Full<Bytes>>, Infallible> {
     let body = match request.into_body().collect().await {
         Ok(body) => body.to_bytes(),
         Err(_) => return Ok(status(StatusCode::BAD_REQUEST)),
@@ -87,9 +90,13 @@ async fn handle(sse: bool, request: Request<Incoming>) -> Result<Response<Full<B
         let mut event = b"event: message\ndata: ".to_vec();
         event.extend_from_slice(&out);
         event.extend_from_slice(b"\n\n");
-        builder.header("content-type", "text/event-stream").body(Full::new(Bytes::from(event)))
+        builder
+            .header("content-type", "text/event-stream")
+            .body(Full::new(Bytes::from(event)))
     } else {
-        builder.header("content-type", "application/json").body(Full::new(Bytes::from(out)))
+        builder
+            .header("content-type", "application/json")
+            .body(Full::new(Bytes::from(out)))
     };
     Ok(response.unwrap_or_else(|_| status(StatusCode::INTERNAL_SERVER_ERROR)))
 }
@@ -109,7 +116,9 @@ async fn http(addr: &str, sse: bool) -> anyhow::Result<()> {
         tokio::spawn(async move {
             let service = hyper::service::service_fn(move |request| handle(sse, request));
             let io = hyper_util::rt::TokioIo::new(tcp);
-            let _ = hyper::server::conn::http1::Builder::new().serve_connection(io, service).await;
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(io, service)
+                .await;
         });
     }
 }
