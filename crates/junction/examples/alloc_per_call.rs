@@ -55,7 +55,10 @@ async fn measure(peer: &mut memory::RawPeer, frame: impl Fn(u64) -> String) -> (
         peer.recv().await.expect("an answer");
     }
     let frames: Vec<String> = (0..CALLS).map(&frame).collect();
-    let (a0, b0) = (ALLOCS.load(Ordering::Relaxed), BYTES.load(Ordering::Relaxed));
+    let (a0, b0) = (
+        ALLOCS.load(Ordering::Relaxed),
+        BYTES.load(Ordering::Relaxed),
+    );
     for f in frames {
         peer.frames
             .send(junction::transport::Inbound::Frame(f.into_bytes()))
@@ -64,7 +67,10 @@ async fn measure(peer: &mut memory::RawPeer, frame: impl Fn(u64) -> String) -> (
         let out = peer.sent.recv().await.expect("an answer");
         drop(out);
     }
-    let (a1, b1) = (ALLOCS.load(Ordering::Relaxed), BYTES.load(Ordering::Relaxed));
+    let (a1, b1) = (
+        ALLOCS.load(Ordering::Relaxed),
+        BYTES.load(Ordering::Relaxed),
+    );
     (
         (a1 - a0) as f64 / CALLS as f64,
         (b1 - b0) as f64 / CALLS as f64,

@@ -66,6 +66,7 @@ mod prompt;
 mod registry;
 mod resource;
 mod revision;
+mod route;
 mod router;
 pub mod stateless;
 mod tool;
@@ -242,10 +243,7 @@ impl ServerBuilder {
             self.on_roots_changed,
             lists,
         );
-        registry.cache = serde_json::Map::from_iter([
-            ("ttlMs".to_owned(), serde_json::json!(self.cache.0)),
-            ("cacheScope".to_owned(), serde_json::json!(self.cache.1)),
-        ]);
+        registry.cache = self.cache;
         Ok(Server {
             handle: ServerHandle {
                 registry: Arc::new(registry),

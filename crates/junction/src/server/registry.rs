@@ -233,8 +233,10 @@ pub(super) struct Registry {
     pub(super) declare: Declare,
     pub(super) lists: Mutex<Lists>,
     pub(super) on_roots_changed: Option<super::RootsHook>,
+    /// `info` as JSON, for the `_meta` of 2026-07-28 results.
+    pub(super) server_info: serde_json::Value,
     /// `ttlMs` and `cacheScope` of cacheable 2026-07-28 results.
-    pub(super) cache: serde_json::Map<String, serde_json::Value>,
+    pub(super) cache: (u64, junction_protocol::stateless::CacheScope),
     /// Tags `requestState` (see [`super::stateless`]).
     pub(super) state_key: super::stateless::StateKey,
     sessions: Mutex<Vec<Weak<SessionState>>>,
@@ -259,6 +261,7 @@ impl Registry {
         lists: Lists,
     ) -> Self {
         Registry {
+            server_info: serde_json::to_value(&info).unwrap_or_default(),
             info,
             instructions,
             page_size,
@@ -266,7 +269,7 @@ impl Registry {
             declare,
             lists: Mutex::new(lists),
             on_roots_changed,
-            cache: serde_json::Map::new(),
+            cache: (0, junction_protocol::stateless::CacheScope::Private),
             state_key: super::stateless::StateKey::new(),
             sessions: Mutex::new(Vec::new()),
         }

@@ -89,11 +89,15 @@ async fn post_inner(
     let message = Message::decode(&frame)
         .map_err(|e| Refusal::with_id(StatusCode::BAD_REQUEST, e.id, e.error))?;
     if let Message::Request(request) = &message {
-        if session_header(headers).is_none() && super::stateless::is_stateless(request) {
+        let envelope = session_header(headers)
+            .is_none()
+            .then(|| super::stateless::envelope(request))
+            .flatten();
+        if let Some(envelope) = envelope {
             let Message::Request(request) = message else {
                 unreachable!("matched as a request above")
             };
-            return super::stateless::serve(shared, headers, request, frame).await;
+            return super::stateless::serve(shared, headers, request, envelope, frame).await;
         }
     } else if session_header(headers).is_none()
         && headers
@@ -166,7 +170,7 @@ async fn answer(
         .request(id.clone(), is_initialize, frame, always_sse)
         .await;
     match reply_or_refusal(reply, &id)? {
-        Reply::Json(body) => Ok(guard::json_response(StatusCode::OK, body)),
+        Reply::Json(body, _) => Ok(guard::json_response(StatusCode::OK, body)),
         Reply::Sse(rx) => Ok(sse_response(rx)),
     }
 }
@@ -198,7 +202,7 @@ fn reply_or_refusal(reply: Result<Reply, NoReply>, id: &RequestId) -> Result<Rep
                 "Request cancelled by the client",
             );
             let body = serde_json::json!({ "jsonrpc": "2.0", "id": id, "error": error });
-            Ok(Reply::Json(body.to_string().into()))
+            Ok(Reply::Json(body.to_string().into(), Some(error.code)))
         }
     }
 }
@@ -269,7 +273,7 @@ async fn initialize_on_the_fly(session: &HttpSession, headers: &HeaderMap) -> Re
         .request(id, true, Bytes::from(init.to_string()), false)
         .await
     {
-        Ok(Reply::Json(body)) => match Message::decode(&body) {
+        Ok(Reply::Json(body, _)) => match Message::decode(&body) {
             Ok(Message::Response(r)) if r.outcome.is_ok() => {}
             _ => return Err(failed(&String::from_utf8_lossy(&body))),
         },

@@ -114,8 +114,8 @@ impl SessionControl {
 
 /// How a POSTed request is answered.
 pub(super) enum Reply {
-    /// One JSON body: the response was the only message.
-    Json(Bytes),
+    /// One JSON body: the response was the only message; with its error code, if an error.
+    Json(Bytes, Option<junction_protocol::ErrorCode>),
     /// An event stream.
     Sse(mpsc::UnboundedReceiver<Bytes>),
 }
@@ -503,7 +503,11 @@ impl HttpSession {
                 ..
             }) = state.streams.remove(&stream)
             {
-                let _ = reply.send(Reply::Json(data));
+                let code = match &message {
+                    Message::Response(r) => r.outcome.as_ref().err().map(|e| e.code),
+                    _ => None,
+                };
+                let _ = reply.send(Reply::Json(data, code));
             }
         } else {
             self.open_sse(&mut state, stream);
