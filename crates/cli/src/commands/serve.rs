@@ -36,8 +36,9 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ADDR", value_parser = parse_addr)]
     http: Option<SocketAddr>,
     /// With --http: no sessions; each POST is served on its own (no server→client requests).
-    #[arg(long, requires = "http")]
-    stateless: bool,
+    /// `--stateless` is its former name.
+    #[arg(long, requires = "http", alias = "stateless")]
+    sessionless: bool,
     /// With --http: answer every request with an event stream, never a plain JSON body.
     #[arg(long, requires = "http")]
     sse_always: bool,
@@ -189,8 +190,8 @@ async fn serve_http(
             server.serve(WireLog::tap(log.as_ref(), connection));
         }),
     };
-    if args.stateless {
-        http = http.stateless();
+    if args.sessionless {
+        http = http.sessionless();
     }
     if args.sse_always {
         http = http.response_mode(ResponseMode::AlwaysSse);

@@ -108,8 +108,8 @@ async fn post_inner(
         // 2026-07-28 has no session to deliver to; a client cancels by closing its stream.
         return Ok(empty(StatusCode::ACCEPTED));
     }
-    if shared.config.stateless {
-        return stateless(shared, headers, message, frame).await;
+    if shared.config.sessionless {
+        return sessionless(shared, headers, message, frame).await;
     }
     let request = match &message {
         Message::Request(r) => Some((r.id.clone(), r.method == "initialize")),
@@ -207,15 +207,15 @@ fn reply_or_refusal(reply: Result<Reply, NoReply>, id: &RequestId) -> Result<Rep
     }
 }
 
-/// Stateless mode: a one-shot session per POST, initialized on the fly.
-async fn stateless(
+/// Sessionless mode: a one-shot session per POST, initialized on the fly.
+async fn sessionless(
     shared: &Arc<Shared>,
     headers: &HeaderMap,
     message: Message,
     frame: Bytes,
 ) -> Result<Response, Refusal> {
     let Message::Request(request) = message else {
-        tracing::debug!("stateless mode: a notification or response has no session to go to; accepted and dropped");
+        tracing::debug!("sessionless mode: a notification or response has no session to go to; accepted and dropped");
         return Ok(empty(StatusCode::ACCEPTED));
     };
     let session_id = new_session_id().map_err(|e| {
@@ -266,7 +266,7 @@ async fn initialize_on_the_fly(session: &HttpSession, headers: &HeaderMap) -> Re
         refuse(
             StatusCode::INTERNAL_SERVER_ERROR,
             ErrorCode::INTERNAL_ERROR,
-            format!("Internal error: the stateless session could not be initialized: {what}"),
+            format!("Internal error: the sessionless session could not be initialized: {what}"),
         )
     };
     match session
@@ -294,9 +294,9 @@ pub(super) async fn get(State(shared): State<Arc<Shared>>, headers: HeaderMap) -
     let result = (|| -> Result<Response, Refusal> {
         guard::check_get_accept(&headers)?;
         guard::check_version(&headers)?;
-        if shared.config.stateless {
+        if shared.config.sessionless {
             return Err(method_not_allowed_response(
-                "GET is not offered in stateless mode",
+                "GET is not offered in sessionless mode",
             ));
         }
         let session = find_session(&shared, &headers)?;
@@ -334,8 +334,8 @@ pub(super) async fn get(State(shared): State<Arc<Shared>>, headers: HeaderMap) -
 
 /// `DELETE`: the client ends its session.
 pub(super) async fn delete(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
-    if shared.config.stateless {
-        return method_not_allowed_response("DELETE is not offered in stateless mode")
+    if shared.config.sessionless {
+        return method_not_allowed_response("DELETE is not offered in sessionless mode")
             .into_response();
     }
     let Some(id) = session_header(&headers) else {
