@@ -74,7 +74,7 @@ request!(
 notification!(
     /// `notifications/roots/list_changed`: client → server.
     RootsListChanged, "notifications/roots/list_changed", NotificationParams,
-    capability = Roots
+    families = Handshake, capability = Roots
 );
 
 #[cfg(test)]
