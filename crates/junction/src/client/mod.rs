@@ -273,7 +273,7 @@ enum Dialect {
     /// A handshake revision, negotiated with `initialize`.
     Handshake(ProtocolVersion),
     /// 2026-07-28: `_meta` on every request and the `input_required` rounds.
-    Stateless(Stateless),
+    Stateless(Box<Stateless>),
 }
 
 impl Dialect {
@@ -401,7 +401,7 @@ impl Client {
             };
             match client.discover(&stateless, auto).await {
                 Ok(None) => {
-                    client.dialect = Dialect::Stateless(stateless);
+                    client.dialect = Dialect::Stateless(Box::new(stateless));
                     return Ok(client);
                 }
                 Ok(Some(listed)) => fallback = listed,
