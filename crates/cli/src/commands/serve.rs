@@ -17,7 +17,7 @@ use clap::builder::{PossibleValue, PossibleValuesParser};
 use junction::server::Server;
 use junction::transport::http::server::{HttpServer, ResponseMode};
 use junction::transport::{stdio, tap, Connection, Limits};
-use tokio::io::{AsyncWrite, Stdout};
+use tokio::io::AsyncWrite;
 use tokio::sync::oneshot;
 
 /// How long queued messages may take to reach stdout once the session has ended.
@@ -155,8 +155,9 @@ async fn serve_stdio(
     server: Server,
     log: Option<WireLog>,
 ) -> ExitCode {
-    let (stdout, flushed) = SignalOnDrop::new(tokio::io::stdout());
-    let connection = stdio::connect(tokio::io::stdin(), stdout, Limits::default());
+    let (stdin, stdout) = stdio::stdin_stdout();
+    let (stdout, flushed) = SignalOnDrop::new(stdout);
+    let connection = stdio::connect(stdin, stdout, Limits::default());
     let connection = WireLog::tap(log.as_ref(), connection);
     tracing::info!(server = entry.name, "serving over stdio");
     let peer = server.serve(connection);
@@ -231,12 +232,12 @@ async fn shutdown_signal() -> io::Result<&'static str> {
 
 /// Stdout that tells, by being dropped, that the transport's writer is done with it.
 struct SignalOnDrop {
-    inner: Stdout,
+    inner: stdio::Stdout,
     _done: oneshot::Sender<()>,
 }
 
 impl SignalOnDrop {
-    fn new(inner: Stdout) -> (Self, oneshot::Receiver<()>) {
+    fn new(inner: stdio::Stdout) -> (Self, oneshot::Receiver<()>) {
         let (done, rx) = oneshot::channel();
         (SignalOnDrop { inner, _done: done }, rx)
     }

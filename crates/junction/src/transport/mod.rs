@@ -15,6 +15,7 @@
 pub mod child;
 pub mod http;
 pub mod memory;
+mod pipe;
 pub mod stdio;
 pub mod tap;
 
