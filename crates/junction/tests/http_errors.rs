@@ -239,9 +239,9 @@ async fn stateless_mode_refuses_get_and_delete_with_405() {
     )
     .await;
     let raw = Raw::new(running.url("/mcp"));
-    assert_refused(raw.get(&[]).await, 405, "stateless").await;
+    assert_refused(raw.get(&[]).await, 405, "sessionless").await;
     let delete = raw.http.delete(&raw.url).send().await.unwrap();
-    assert_refused(delete, 405, "stateless").await;
+    assert_refused(delete, 405, "sessionless").await;
 }
 
 #[tokio::test]

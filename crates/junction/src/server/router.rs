@@ -8,7 +8,7 @@ use std::sync::{Arc, OnceLock};
 use junction_protocol::capabilities::ServerCapabilities;
 use junction_protocol::completion::{Complete, CompleteParams, CompleteResult};
 use junction_protocol::lifecycle::{
-    Initialize, InitializeParams, InitializeResult, Initialized, Ping,
+    Implementation, Initialize, InitializeParams, InitializeResult, Initialized, Ping,
 };
 use junction_protocol::logging::{SetLevel, SetLevelParams};
 use junction_protocol::meta::{EmptyParams, EmptyResult, PaginatedParams};
@@ -39,6 +39,7 @@ use super::route::{Routes, Served};
 use super::{completion, resource, revision, stateless, ServerHandle};
 use crate::session::{BoxFuture, IncomingRequest, Peer, Service};
 use crate::sync::lock;
+use crate::transport::TransportEvent;
 
 /// Removes a listen from its session when the listen request ends, however it ends.
 struct ListenGuard {
@@ -477,6 +478,18 @@ impl Service for Router {
     /// `notifications/initialized` and its first requests without waiting is served in order.
     fn in_order(&self, method: &str) -> bool {
         method == Initialize::METHOD
+    }
+
+    /// A sessionless HTTP connection stands as initialized, without the handshake's
+    /// messages.
+    fn transport_event(&self, event: TransportEvent) {
+        if let TransportEvent::Sessionless { version } = event {
+            let params = InitializeParams::new(version, Implementation::new("sessionless", "0"));
+            if self.session.lifecycle.initialize(&params).is_ok() {
+                *lock(&self.session.declared) = Some(self.server.registry.capabilities());
+                self.session.lifecycle.initialized();
+            }
+        }
     }
 
     fn notification<'a>(&'a self, n: Notification, peer: &'a Peer) -> BoxFuture<'a, ()> {

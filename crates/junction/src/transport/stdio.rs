@@ -153,6 +153,7 @@ mod tests {
             out.push(match item {
                 Inbound::Frame(f) => Ok(String::from_utf8(f).unwrap()),
                 Inbound::Refused(e) => Err(e),
+                Inbound::Event(e) => unreachable!("stdio reports no transport events: {e:?}"),
             });
         }
         out

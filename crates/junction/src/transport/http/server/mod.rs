@@ -27,10 +27,11 @@
 //!   `404`. Sessions idle longer than [`HttpServer::idle_timeout`] are ended and freed.
 //! - [`HttpServer::sessionless`]: no session ids (the handshake family without sessions;
 //!   not to be confused with the stateless revision 2026-07-28, served in any mode). Each POST gets a fresh session that lives
-//!   until it has answered; a request other than `initialize` is preceded, inside that
-//!   session, by an `initialize` (offering the `MCP-Protocol-Version` header's revision, or
-//!   2025-03-26 without one, as the specification says to assume; no client capabilities;
-//!   client name `stateless`) and `notifications/initialized`.
+//!   until it has answered; for a request other than `initialize` that session stands as
+//!   initialized ([`TransportEvent::Sessionless`](crate::transport::TransportEvent)) with the
+//!   `MCP-Protocol-Version` header's revision (or 2025-03-26 without one, as the
+//!   specification says to assume), no client capabilities and the client name
+//!   `sessionless`.
 //!   Consequently server→client requests cannot be answered and `GET`/`DELETE` get `405`,
 //!   as in the TypeScript SDK's stateless mode.
 //! - Every request first passes the `Host`/`Origin` allow-list (`403`), then the `Accept`

@@ -28,7 +28,7 @@ use tokio_util::sync::CancellationToken;
 use super::event_store::{EventId, EventStore};
 use crate::sync::lock;
 use crate::transport::http::sse::Event;
-use crate::transport::{Connection, Inbound, Outbound, INBOUND_QUEUE};
+use crate::transport::{Connection, Inbound, Outbound, TransportEvent, INBOUND_QUEUE};
 
 /// The stream that carries messages related to no request.
 const STANDALONE: u64 = 0;
@@ -266,6 +266,14 @@ impl HttpSession {
             }
         }
         self.forward(frame).await
+    }
+
+    /// Hands an event of this transport to the served session.
+    pub(super) async fn event(&self, event: TransportEvent) -> bool {
+        let Some(tx) = lock(&self.inbound).clone() else {
+            return false;
+        };
+        tx.send(Inbound::Event(event)).await.is_ok()
     }
 
     async fn forward(&self, frame: Bytes) -> bool {

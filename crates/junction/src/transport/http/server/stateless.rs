@@ -21,7 +21,7 @@ use serde_json::Value;
 use super::endpoint::{answer_reply, settings};
 use super::guard::{self, Refusal};
 use super::session::{HttpSession, Reply};
-use super::{new_session_id, Shared};
+use super::Shared;
 use crate::transport::http::PROTOCOL_VERSION_HEADER;
 
 /// The header that repeats the JSON-RPC method.
@@ -124,15 +124,8 @@ pub(super) async fn serve(
     frame: Bytes,
 ) -> Result<Response, Refusal> {
     check_headers(headers, &request, &envelope)?;
-    let session_id = new_session_id().map_err(|e| {
-        guard::refuse(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            ErrorCode::INTERNAL_ERROR,
-            format!("Internal error: no random id available: {e}"),
-        )
-    })?;
     let session = HttpSession::start(
-        session_id,
+        super::endpoint::one_shot_id(),
         settings(shared, false),
         shared.store.clone(),
         &*shared.serve,
