@@ -1,5 +1,5 @@
-//! Counts the heap allocations a server makes per `tools/call`, on both protocol families,
-//! and what building a server of 20 tools costs.
+//! Counts the heap allocations a server makes per `tools/call`, on both protocol families
+//! and over sessionless HTTP, and what building a server of 20 tools costs.
 //!
 //! Run it with `cargo run --release -p junction --example alloc_per_call`. The frames are
 //! written to and read from a [`junction::transport::memory::raw`] connection, so the figures
@@ -10,7 +10,9 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use junction::server::{tool, Server};
+use junction::transport::http::server::HttpServer;
 use junction::transport::memory;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 struct Counting;
 
@@ -124,9 +126,76 @@ fn build_twenty() {
     );
 }
 
+/// POSTs `CALLS` sequential `tools/call` to a sessionless HTTP server over one keep-alive
+/// connection; returns allocations and bytes per call (the whole process: the few the
+/// client here makes included).
+async fn measure_sessionless() -> (f64, f64) {
+    let server = server();
+    let http = HttpServer::new(move |c| {
+        server.serve(c);
+    })
+    .sessionless();
+    let running = http.bind("127.0.0.1:0").await.expect("a free port");
+    let mut tcp = tokio::net::TcpStream::connect(running.local_addr())
+        .await
+        .expect("the server accepts");
+    tcp.set_nodelay(true).expect("TCP_NODELAY");
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}"#;
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut exchange = async |tcp: &mut tokio::net::TcpStream| {
+        tcp.write_all(request.as_bytes()).await.expect("written");
+        let mut have = 0;
+        loop {
+            have += tcp.read(&mut buf[have..]).await.expect("read");
+            let text = &buf[..have];
+            let Some(end) = text.windows(4).position(|w| w == b"\r\n\r\n") else {
+                continue;
+            };
+            let head = std::str::from_utf8(&text[..end]).expect("ASCII headers");
+            let length: usize = head
+                .lines()
+                .find_map(|l| {
+                    l.to_ascii_lowercase()
+                        .strip_prefix("content-length: ")
+                        .map(str::to_owned)
+                })
+                .and_then(|n| n.trim().parse().ok())
+                .expect("a content length");
+            if have >= end + 4 + length {
+                assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+                return;
+            }
+        }
+    };
+    for _ in 0..100 {
+        exchange(&mut tcp).await;
+    }
+    let (a0, b0) = (
+        ALLOCS.load(Ordering::Relaxed),
+        BYTES.load(Ordering::Relaxed),
+    );
+    for _ in 0..CALLS {
+        exchange(&mut tcp).await;
+    }
+    let (a1, b1) = (
+        ALLOCS.load(Ordering::Relaxed),
+        BYTES.load(Ordering::Relaxed),
+    );
+    (
+        (a1 - a0) as f64 / CALLS as f64,
+        (b1 - b0) as f64 / CALLS as f64,
+    )
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     build_twenty();
+    let (allocs, bytes) = measure_sessionless().await;
+    println!("sessionless HTTP, tools/call: {allocs:.1} allocations, {bytes:.0} bytes per call");
     let (connection, mut peer) = memory::raw();
     let _served = server().serve(connection);
     peer.send(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"a","version":"1"}}}"#).await;
