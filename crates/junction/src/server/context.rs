@@ -98,6 +98,12 @@ impl Context {
         self.client.as_deref()
     }
 
+    /// A clone of the state of type `S` given to
+    /// [`ServerBuilder::state`](super::ServerBuilder::state), if any.
+    pub fn state<S: Clone + Send + Sync + 'static>(&self) -> Option<S> {
+        self.server.registry.states.get::<S>()
+    }
+
     /// The server this request is served by, to change its tools, resources or prompts.
     pub fn server(&self) -> &ServerHandle {
         &self.server

@@ -16,6 +16,7 @@ use serde_json::Value;
 use super::lifecycle::Lifecycle;
 use super::prompt::PromptDef;
 use super::resource::{ResourceDef, TemplateDef};
+use super::state::States;
 use super::{BuildError, Context, ToolDef};
 use crate::schema::CompiledSchema;
 use crate::session::{BoxFuture, Peer};
@@ -51,6 +52,8 @@ impl RegisteredTool {
 /// The four lists, in the order items were added.
 #[derive(Default)]
 pub(super) struct Lists {
+    /// The states handlers may take (see [`super::state`]); the registry's.
+    pub(super) states: Arc<States>,
     pub(super) tools: Vec<Arc<RegisteredTool>>,
     pub(super) resources: Vec<ResourceDef>,
     pub(super) templates: Vec<TemplateDef>,
@@ -69,6 +72,14 @@ impl Lists {
     fn add_tool(&mut self, def: ToolDef) -> Result<(), BuildError> {
         if self.tool(&def.tool.name).is_some() {
             return Err(BuildError::DuplicateTool(def.tool.name));
+        }
+        if let Some((id, state)) = def.state {
+            if !self.states.has(id) {
+                return Err(BuildError::MissingState {
+                    tool: def.tool.name,
+                    state,
+                });
+            }
         }
         self.tools.push(Arc::new(RegisteredTool::new(def)?));
         Ok(())
@@ -237,6 +248,8 @@ pub(super) struct Registry {
     pub(super) server_info: serde_json::Value,
     /// `ttlMs` and `cacheScope` of cacheable 2026-07-28 results.
     pub(super) cache: (u64, junction_protocol::stateless::CacheScope),
+    /// The states handlers may take (see [`super::state`]).
+    pub(super) states: Arc<States>,
     /// Tags `requestState` (see [`super::stateless`]).
     pub(super) state_key: super::stateless::StateKey,
     sessions: Mutex<Vec<Weak<SessionState>>>,
@@ -267,6 +280,7 @@ impl Registry {
             page_size,
             subscriptions,
             declare,
+            states: lists.states.clone(),
             lists: Mutex::new(lists),
             on_roots_changed,
             cache: (0, junction_protocol::stateless::CacheScope::Private),
