@@ -177,20 +177,9 @@ async fn serve_http(
     args: &ServeArgs,
     log: Option<WireLog>,
 ) -> ExitCode {
-    let mut http = match entry.build_for_http_session {
-        // A server that steers its streams gets a new instance, with its control, per session.
-        Some(build) => HttpServer::with_control(move |connection, control| match build(control) {
-            Ok(server) => {
-                server.serve(WireLog::tap(log.as_ref(), connection));
-            }
-            Err(e) => {
-                tracing::error!(server = entry.name, error = %e, "could not build a session's server")
-            }
-        }),
-        None => HttpServer::new(move |connection| {
-            server.serve(WireLog::tap(log.as_ref(), connection));
-        }),
-    };
+    let mut http = HttpServer::new(move |connection| {
+        server.serve(WireLog::tap(log.as_ref(), connection));
+    });
     if args.sessionless {
         http = http.sessionless();
     }

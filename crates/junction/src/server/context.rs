@@ -104,6 +104,13 @@ impl Context {
         self.server.registry.states.get::<S>()
     }
 
+    /// The HTTP transport's controls over this connection's streams (to close a stream for
+    /// the client to resume it, SEP-1699), when the connection is a Streamable HTTP session;
+    /// `None` over other transports.
+    pub fn http(&self) -> Option<&crate::transport::http::server::SessionControl> {
+        self.session.http.get()
+    }
+
     /// The server this request is served by, to change its tools, resources or prompts.
     pub fn server(&self) -> &ServerHandle {
         &self.server

@@ -176,6 +176,8 @@ pub(super) struct SessionState {
     pub(super) stateless: std::sync::atomic::AtomicBool,
     /// The open `subscriptions/listen` requests of this connection.
     pub(super) listens: Mutex<Vec<Listen>>,
+    /// The HTTP transport's controls over this connection, when it is an HTTP session.
+    pub(super) http: OnceLock<crate::transport::http::server::SessionControl>,
 }
 
 /// One open `subscriptions/listen`: its request id and what the server agreed to send.
@@ -218,6 +220,7 @@ impl SessionState {
             declared: Mutex::new(None),
             stateless: Default::default(),
             listens: Mutex::new(Vec::new()),
+            http: OnceLock::new(),
         }
     }
 

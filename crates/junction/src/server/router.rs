@@ -482,13 +482,21 @@ impl Service for Router {
 
     /// A sessionless HTTP connection stands as initialized, without the handshake's
     /// messages.
+    /// The controls of an HTTP connection are kept for the handlers ([`super::Context::http`]).
     fn transport_event(&self, event: TransportEvent) {
-        if let TransportEvent::Sessionless { version } = event {
-            let params = InitializeParams::new(version, Implementation::new("sessionless", "0"));
-            if self.session.lifecycle.initialize(&params).is_ok() {
-                *lock(&self.session.declared) = Some(self.server.registry.capabilities());
-                self.session.lifecycle.initialized();
+        match event {
+            TransportEvent::Sessionless { version } => {
+                let params =
+                    InitializeParams::new(version, Implementation::new("sessionless", "0"));
+                if self.session.lifecycle.initialize(&params).is_ok() {
+                    *lock(&self.session.declared) = Some(self.server.registry.capabilities());
+                    self.session.lifecycle.initialized();
+                }
             }
+            TransportEvent::Http(control) => {
+                let _ = self.session.http.set(control);
+            }
+            _ => {}
         }
     }
 

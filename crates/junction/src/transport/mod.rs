@@ -67,6 +67,10 @@ pub enum TransportEvent {
         /// The revision of the request (its `MCP-Protocol-Version` header).
         version: ProtocolVersion,
     },
+    /// The HTTP server's controls over this connection's streams, sent before anything
+    /// else; a server's handlers reach them through
+    /// [`Context::http`](crate::server::Context::http).
+    Http(http::server::SessionControl),
 }
 
 /// Why a transport refused a frame.

@@ -212,14 +212,19 @@ impl HttpSession {
             settings,
             closed: CancellationToken::new(),
         });
+        let control = SessionControl {
+            session: Arc::downgrade(&session),
+        };
+        if let Some(tx) = lock(&session.inbound).as_ref() {
+            // The queue is empty: this is the first thing the served session reads.
+            let _ = tx.try_send(Inbound::Event(TransportEvent::Http(control.clone())));
+        }
         serve(
             Connection {
                 outgoing: out_tx,
                 incoming: in_rx,
             },
-            SessionControl {
-                session: Arc::downgrade(&session),
-            },
+            control,
         );
         tokio::spawn(route(session.clone(), out_rx));
         session
