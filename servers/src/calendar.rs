@@ -31,13 +31,13 @@
 //! # }
 //! ```
 
-use junction::server::{prompt, resource, tool, Json, Server};
+use junction::server::{prompt, resource, tool, Json, Server, State};
 use junction_protocol::tools::ToolAnnotations;
 use junction_protocol::ErrorObject;
 use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::date::Date;
-use crate::store::Store;
+use crate::store::{run, Store};
 use crate::{Options, StartError};
 
 /// The server's name.
@@ -164,21 +164,17 @@ struct DeleteArgs {
 /// Opens (and on first use seeds) the calendar's database and builds the server.
 pub fn server(options: &Options) -> Result<Server, StartError> {
     let store = Store::open(options.db.as_deref(), SCHEMA, seed)?;
-    let (s1, s2, s3, s4, s5, s6) = (
-        store.clone(),
-        store.clone(),
-        store.clone(),
-        store.clone(),
-        store.clone(),
-        store,
-    );
     Ok(Server::builder(NAME, env!("CARGO_PKG_VERSION"))
+        .state(store)
         .title("Calendar")
         .instructions(INSTRUCTIONS)
         .tool(
-            tool("search", move |a: SearchArgs| {
-                std::future::ready(search(&s1, a))
-            })
+            tool(
+                "search",
+                |State(s): State<Store>, a: SearchArgs| async move {
+                    s.run(move |s| search(s, a)).await
+                },
+            )
             .title("Search events")
             .description(
                 "Finds events whose title or location contains the text, between two dates \
@@ -193,9 +189,12 @@ pub fn server(options: &Options) -> Result<Server, StartError> {
             ),
         )
         .tool(
-            tool("add_event", move |a: AddArgs| {
-                std::future::ready(add_event(&s2, a))
-            })
+            tool(
+                "add_event",
+                |State(s): State<Store>, a: AddArgs| async move {
+                    s.run(move |s| add_event(s, a)).await
+                },
+            )
             .title("Add an event")
             .description(
                 "Puts a new event on the calendar when the user asks to schedule, book or \
@@ -210,9 +209,12 @@ pub fn server(options: &Options) -> Result<Server, StartError> {
             ),
         )
         .tool(
-            tool("delete_event", move |a: DeleteArgs| {
-                std::future::ready(delete_event(&s3, a.id))
-            })
+            tool(
+                "delete_event",
+                |State(s): State<Store>, a: DeleteArgs| async move {
+                    s.run(move |s| delete_event(s, a.id)).await
+                },
+            )
             .title("Delete an event")
             .description(
                 "Removes an event for good. Use it only when the user asks to cancel or \
@@ -227,22 +229,26 @@ pub fn server(options: &Options) -> Result<Server, StartError> {
             ),
         )
         .resource(
-            resource("calendar://summary", "summary", move |_| {
-                std::future::ready(summary(&s4).map_err(ErrorObject::internal))
+            resource("calendar://summary", "summary", |r| async move {
+                run(r.state(), |s| summary(s).map_err(ErrorObject::internal)).await
             })
             .title("The coming two weeks")
             .description("Today's date and every event of the next 14 days.")
             .mime_type("text/plain"),
         )
         .prompt(
-            prompt("plan_day", move |p| {
-                std::future::ready(plan_day(&s5, p.arg("date").unwrap_or_default()))
+            prompt("plan_day", |p| async move {
+                let date = p.arg("date").unwrap_or_default().to_owned();
+                run(p.state(), move |s| plan_day(s, &date)).await
             })
             .title("Plan a day")
             .description("Asks for a plan of one day around the events already on it.")
             .required("date", "The day, YYYY-MM-DD")
-            .complete("date", move |r| {
-                std::future::ready(event_dates(&s6, &r.value))
+            .complete("date", |r| async move {
+                let typed = r.value.clone();
+                run(r.state(), move |s| Ok::<_, String>(event_dates(s, &typed)))
+                    .await
+                    .unwrap_or_default()
             }),
         )
         .build()?)

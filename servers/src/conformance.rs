@@ -32,7 +32,6 @@ pub mod catalog;
 pub mod tools;
 
 use junction::server::{BuildError, Server};
-use junction::transport::http::server::SessionControl;
 
 /// The server's name, as the suite's reference server calls itself.
 pub const NAME: &str = "mcp-conformance-test-server";
@@ -56,23 +55,14 @@ pub const ERROR_TEXT: &str = "This tool intentionally returns an error for testi
 pub const RECONNECTION_TEXT: &str = "Reconnection test completed successfully. If you received \
 this, the client properly reconnected after stream closure.";
 
-/// Builds the conformance server for a transport whose streams cannot be steered (stdio,
-/// memory): `test_reconnection` simply answers.
+/// Builds the conformance server. Over Streamable HTTP, `test_reconnection` closes its
+/// request's stream (through [`junction::server::Context::http`]) before answering, so the
+/// client must resume it; over other transports it simply answers.
 pub fn server() -> Result<Server, BuildError> {
-    build(None)
-}
-
-/// Builds the conformance server for one Streamable HTTP session: `test_reconnection` closes
-/// its request's stream through `control` before answering, so the client must resume it.
-pub fn server_with_control(control: SessionControl) -> Result<Server, BuildError> {
-    build(Some(control))
-}
-
-fn build(control: Option<SessionControl>) -> Result<Server, BuildError> {
     let builder = Server::builder(NAME, VERSION)
         .instructions(INSTRUCTIONS)
         .subscriptions();
-    let builder = tools::all(control)
+    let builder = tools::all()
         .into_iter()
         .fold(builder, |b, tool| b.tool(tool));
     catalog::add(builder).build()

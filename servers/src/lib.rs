@@ -34,7 +34,6 @@ pub mod tasks;
 use std::path::PathBuf;
 
 use junction::server::{BuildError, Server};
-use junction::transport::http::server::SessionControl;
 
 /// How `junction serve` configures a server.
 #[derive(Debug, Clone, Default)]
@@ -70,9 +69,6 @@ pub struct Entry {
     pub summary: &'static str,
     /// Builds it.
     pub build: fn(&Options) -> Result<Server, StartError>,
-    /// Builds it for one Streamable HTTP session, for a server that steers its streams
-    /// (a new server per session); `None` serves every session from one [`Entry::build`].
-    pub build_for_http_session: Option<fn(SessionControl) -> Result<Server, BuildError>>,
 }
 
 /// Every server, in the order `junction serve --help` lists them.
@@ -82,25 +78,21 @@ pub fn registry() -> &'static [Entry] {
             name: "library",
             summary: "a lending library's catalogue and loans (SQLite)",
             build: library::server,
-            build_for_http_session: None,
         },
         Entry {
             name: "calendar",
             summary: "a personal calendar (SQLite)",
             build: calendar::server,
-            build_for_http_session: None,
         },
         Entry {
             name: "tasks",
             summary: "a to-do list with confirmation and summaries (SQLite)",
             build: tasks::server,
-            build_for_http_session: None,
         },
         Entry {
             name: "conformance",
             summary: "the fixtures of the MCP conformance suite 0.1.16",
             build: |_| Ok(conformance::server()?),
-            build_for_http_session: Some(conformance::server_with_control),
         },
     ]
 }

@@ -34,13 +34,13 @@
 
 mod catalogue;
 
-use junction::server::{not_found, prompt, resource, template, tool, Json, Server};
+use junction::server::{not_found, prompt, resource, template, tool, Json, Server, State};
 use junction_protocol::tools::ToolAnnotations;
 use junction_protocol::ErrorObject;
 use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::date::Date;
-use crate::store::Store;
+use crate::store::{run, Store};
 use crate::{Options, StartError};
 
 /// The server's name.
@@ -107,21 +107,17 @@ struct IsbnArgs {
 /// Opens (and on first use seeds) the library's database and builds the server.
 pub fn server(options: &Options) -> Result<Server, StartError> {
     let store = Store::open(options.db.as_deref(), catalogue::SCHEMA, catalogue::seed)?;
-    let (s1, s2, s3, s4, s5) = (
-        store.clone(),
-        store.clone(),
-        store.clone(),
-        store.clone(),
-        store.clone(),
-    );
-    let (books, isbns, subjects, reading) = (store.clone(), store.clone(), store.clone(), store);
     Ok(Server::builder(NAME, env!("CARGO_PKG_VERSION"))
+        .state(store)
         .title("Library")
         .instructions(INSTRUCTIONS)
         .tool(
-            tool("search", move |a: SearchArgs| {
-                std::future::ready(search(&s1, a))
-            })
+            tool(
+                "search",
+                |State(s): State<Store>, a: SearchArgs| async move {
+                    s.run(move |s| search(s, a)).await
+                },
+            )
             .title("Search the catalogue")
             .description(
                 "Finds books by words in their title, author or subject, optionally on one \
@@ -131,9 +127,12 @@ pub fn server(options: &Options) -> Result<Server, StartError> {
             .annotations(reading_hints()),
         )
         .tool(
-            tool("checkout", move |a: IsbnArgs| {
-                std::future::ready(checkout(&s2, &a.isbn))
-            })
+            tool(
+                "checkout",
+                |State(s): State<Store>, a: IsbnArgs| async move {
+                    s.run(move |s| checkout(s, &a.isbn)).await
+                },
+            )
             .title("Check out a book")
             .description(
                 "Borrows a book for the user when they ask to check it out or borrow it. \
@@ -142,16 +141,19 @@ pub fn server(options: &Options) -> Result<Server, StartError> {
             .annotations(writing_hints(false)),
         )
         .tool(
-            tool("return_book", move |a: IsbnArgs| {
-                std::future::ready(return_book(&s3, &a.isbn))
-            })
+            tool(
+                "return_book",
+                |State(s): State<Store>, a: IsbnArgs| async move {
+                    s.run(move |s| return_book(s, &a.isbn)).await
+                },
+            )
             .title("Return a book")
             .description("Returns a book the user has on loan, when they say they brought it back.")
             .annotations(writing_hints(true)),
         )
         .tool(
-            tool("renew", move |a: IsbnArgs| {
-                std::future::ready(renew(&s4, &a.isbn))
+            tool("renew", |State(s): State<Store>, a: IsbnArgs| async move {
+                s.run(move |s| renew(s, &a.isbn)).await
             })
             .title("Renew a loan")
             .description(
@@ -161,9 +163,12 @@ pub fn server(options: &Options) -> Result<Server, StartError> {
             .annotations(writing_hints(false)),
         )
         .tool(
-            tool("place_hold", move |a: IsbnArgs| {
-                std::future::ready(place_hold(&s5, &a.isbn))
-            })
+            tool(
+                "place_hold",
+                |State(s): State<Store>, a: IsbnArgs| async move {
+                    s.run(move |s| place_hold(s, &a.isbn)).await
+                },
+            )
             .title("Place a hold")
             .description(
                 "Reserves a book that has no copies on the shelf, when the user wants it \
@@ -178,39 +183,50 @@ pub fn server(options: &Options) -> Result<Server, StartError> {
                 .mime_type("text/plain"),
         )
         .template(
-            template("library://books/{isbn}", "book", move |r| {
-                let found = find_book(&books, r.var("isbn").unwrap_or_default());
-                std::future::ready(match found {
+            template("library://books/{isbn}", "book", |r| async move {
+                let isbn = r.var("isbn").unwrap_or_default().to_owned();
+                match run(r.state(), move |s| find_book(s, &isbn)).await {
                     Ok(Some(book)) => serde_json::to_string_pretty(&book)
                         .map_err(|e| ErrorObject::internal(e.to_string())),
                     Ok(None) => Err(not_found(&r.uri)),
                     Err(e) => Err(ErrorObject::internal(e)),
-                })
+                }
             })
             .title("A book in the catalogue")
             .description("One book's record, by ISBN.")
             .mime_type("application/json")
-            .complete("isbn", move |r| {
-                std::future::ready(column_values(
-                    &isbns,
-                    "SELECT isbn FROM books ORDER BY isbn",
-                    &r.value,
-                ))
+            .complete("isbn", |r| async move {
+                let typed = r.value.clone();
+                run(r.state(), move |s| {
+                    Ok::<_, String>(column_values(
+                        s,
+                        "SELECT isbn FROM books ORDER BY isbn",
+                        &typed,
+                    ))
+                })
+                .await
+                .unwrap_or_default()
             }),
         )
         .prompt(
-            prompt("reading_list", move |p| {
-                std::future::ready(reading_list(&reading, p.arg("subject").unwrap_or_default()))
+            prompt("reading_list", |p| async move {
+                let subject = p.arg("subject").unwrap_or_default().to_owned();
+                run(p.state(), move |s| reading_list(s, &subject)).await
             })
             .title("Reading list")
             .description("Asks for a reading list on a subject, from the library's own catalogue.")
             .required("subject", "The subject, e.g. science")
-            .complete("subject", move |r| {
-                std::future::ready(column_values(
-                    &subjects,
-                    "SELECT DISTINCT subject FROM books ORDER BY subject",
-                    &r.value,
-                ))
+            .complete("subject", |r| async move {
+                let typed = r.value.clone();
+                run(r.state(), move |s| {
+                    Ok::<_, String>(column_values(
+                        s,
+                        "SELECT DISTINCT subject FROM books ORDER BY subject",
+                        &typed,
+                    ))
+                })
+                .await
+                .unwrap_or_default()
             }),
         )
         .build()?)

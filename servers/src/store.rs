@@ -11,9 +11,11 @@ use crate::StartError;
 /// The schema version a seeded database carries (`PRAGMA user_version`).
 const SEEDED: i64 = 1;
 
-/// A database shared by one server's handlers. Cheap to clone.
+/// A database shared by one server's handlers (given as the server's
+/// [`State`](junction::server::State)). Cheap to clone.
 ///
-/// Each call runs on the caller's thread under a lock: the queries are small, and one
+/// Handlers reach it through [`Store::run`], on Tokio's blocking pool: SQLite blocks, and an
+/// async worker must not. There, each call holds one lock: the queries are small, and one
 /// connection keeps an in-memory database whole.
 #[derive(Clone)]
 pub(crate) struct Store {
@@ -62,8 +64,27 @@ impl Store {
         })
     }
 
-    /// Runs `f` on the connection. A database failure becomes the sentence a tool error
-    /// carries.
+    /// Runs `f` with this store on Tokio's blocking pool and waits for it. A task that could
+    /// not finish becomes the sentence a tool error carries, as a database failure does.
+    pub(crate) async fn run<T, E>(
+        &self,
+        f: impl FnOnce(&Store) -> Result<T, E> + Send + 'static,
+    ) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<Unavailable> + Send + 'static,
+    {
+        let store = self.clone();
+        tokio::task::spawn_blocking(move || f(&store))
+            .await
+            .unwrap_or_else(|e| {
+                tracing::error!("database task failed: {e}");
+                Err(Unavailable.into())
+            })
+    }
+
+    /// Runs `f` on the connection, on the caller's thread (handlers use [`Store::run`]). A
+    /// database failure becomes the sentence a tool error carries.
     pub(crate) fn with<T>(
         &self,
         f: impl FnOnce(&mut Connection) -> rusqlite::Result<T>,
@@ -80,6 +101,38 @@ impl Store {
                 "The server's database failed ({e}). Try again; if it fails again, tell the user."
             )
         })
+    }
+}
+
+/// [`Store::run`] on the store a handler's request carries (see
+/// [`State`](junction::server::State)); `None` is a server built without it.
+pub(crate) async fn run<T, E>(
+    store: Option<Store>,
+    f: impl FnOnce(&Store) -> Result<T, E> + Send + 'static,
+) -> Result<T, E>
+where
+    T: Send + 'static,
+    E: From<Unavailable> + Send + 'static,
+{
+    match store {
+        Some(store) => store.run(f).await,
+        None => Err(Unavailable.into()),
+    }
+}
+
+/// The database could not be reached: its task failed, or the server has none.
+pub(crate) struct Unavailable;
+
+impl From<Unavailable> for String {
+    fn from(_: Unavailable) -> String {
+        "The server's database is unavailable. Try again; if it fails again, tell the user."
+            .to_owned()
+    }
+}
+
+impl From<Unavailable> for junction::protocol::ErrorObject {
+    fn from(why: Unavailable) -> Self {
+        junction::protocol::ErrorObject::internal(String::from(why))
     }
 }
 

@@ -29,7 +29,7 @@
 //! # }
 //! ```
 
-use junction::server::{not_found, prompt, resource, template, tool, Context, Server};
+use junction::server::{not_found, prompt, resource, template, tool, Context, Server, State};
 use junction::RequestError;
 use junction_protocol::elicitation::{ElicitAction, FormParams, RequestedSchema};
 use junction_protocol::sampling::{CreateMessageParams, SamplingMessage};
@@ -38,7 +38,7 @@ use junction_protocol::ErrorObject;
 use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::date::Date;
-use crate::store::Store;
+use crate::store::{run, Store};
 use crate::{Options, StartError};
 
 /// The server's name.
@@ -137,14 +137,17 @@ struct NoArgs {}
 /// Opens (and on first use seeds) the tasks database and builds the server.
 pub fn server(options: &Options) -> Result<Server, StartError> {
     let store = Store::open(options.db.as_deref(), SCHEMA, seed)?;
-    let [s1, s2, s3, s4, s5, s6, s7, s8] = [(); 8].map(|()| store.clone());
     Ok(Server::builder(NAME, env!("CARGO_PKG_VERSION"))
+        .state(store)
         .title("Tasks")
         .instructions(INSTRUCTIONS)
         .tool(
-            tool("add_task", move |ctx: Context, a: AddArgs| {
-                std::future::ready(add_task(&s1, &ctx, a))
-            })
+            tool(
+                "add_task",
+                |State(s): State<Store>, ctx: Context, a: AddArgs| async move {
+                    s.run(move |s| add_task(s, &ctx, a)).await
+                },
+            )
             .title("Add a task")
             .description(
                 "Adds a task to the user's to-do list when they want to remember to do \
@@ -153,17 +156,21 @@ pub fn server(options: &Options) -> Result<Server, StartError> {
             .annotations(hints(false, false)),
         )
         .tool(
-            tool("complete_task", move |ctx: Context, a: IdArgs| {
-                std::future::ready(complete_task(&s2, &ctx, a.id))
-            })
+            tool(
+                "complete_task",
+                |State(s): State<Store>, ctx: Context, a: IdArgs| async move {
+                    s.run(move |s| complete_task(s, &ctx, a.id)).await
+                },
+            )
             .title("Complete a task")
             .description("Marks a task done when the user says they have finished it.")
             .annotations(hints(false, true)),
         )
         .tool(
-            tool("delete_task", move |ctx: Context, a: DeleteArgs| {
-                delete_task(s3.clone(), ctx, a)
-            })
+            tool(
+                "delete_task",
+                |State(s): State<Store>, ctx: Context, a: DeleteArgs| delete_task(s, ctx, a),
+            )
             .title("Delete a task")
             .description(
                 "Removes a task for good. Use it only when the user asks to delete or drop a \
@@ -172,9 +179,10 @@ pub fn server(options: &Options) -> Result<Server, StartError> {
             .annotations(hints(true, true)),
         )
         .tool(
-            tool("summarize_completed", move |ctx: Context, _: NoArgs| {
-                summarize_completed(s4.clone(), ctx)
-            })
+            tool(
+                "summarize_completed",
+                |State(s): State<Store>, ctx: Context, _: NoArgs| summarize_completed(s, ctx),
+            )
             .title("Summarize completed tasks")
             .description(
                 "Writes a short summary of what the user has completed, using the host's \
@@ -188,29 +196,39 @@ pub fn server(options: &Options) -> Result<Server, StartError> {
             ),
         )
         .resource(
-            resource(OPEN, "open", move |_| std::future::ready(open_tasks(&s5)))
-                .title("Open tasks")
-                .description("Every task not yet completed, by due date, as JSON.")
-                .mime_type("application/json"),
+            resource(
+                OPEN,
+                "open",
+                |r| async move { run(r.state(), open_tasks).await },
+            )
+            .title("Open tasks")
+            .description("Every task not yet completed, by due date, as JSON.")
+            .mime_type("application/json"),
         )
         .template(
-            template("tasks://{id}", "task", move |r| {
-                let id = r.var("id").and_then(|v| v.parse::<i64>().ok());
-                let found = id.map(|id| s6.with(|c| task(c, id))).transpose();
-                std::future::ready(match found {
-                    Ok(Some(Some(task))) => to_json(&task),
-                    Ok(_) => Err(not_found(&r.uri)),
+            template("tasks://{id}", "task", |r| async move {
+                let Some(id) = r.var("id").and_then(|v| v.parse::<i64>().ok()) else {
+                    return Err(not_found(&r.uri));
+                };
+                match run(r.state(), move |s| s.with(|c| task(c, id))).await {
+                    Ok(Some(task)) => to_json(&task),
+                    Ok(None) => Err(not_found(&r.uri)),
                     Err(e) => Err(ErrorObject::internal(e)),
-                })
+                }
             })
             .title("A task")
             .description("One task by its number, as JSON.")
             .mime_type("application/json")
-            .complete("id", move |r| std::future::ready(task_ids(&s7, &r.value))),
+            .complete("id", |r| async move {
+                let typed = r.value.clone();
+                run(r.state(), move |s| Ok::<_, String>(task_ids(s, &typed)))
+                    .await
+                    .unwrap_or_default()
+            }),
         )
         .prompt(
-            prompt("weekly_review", move |_| {
-                std::future::ready(weekly_review(&s8))
+            prompt("weekly_review", |p| async move {
+                run(p.state(), weekly_review).await
             })
             .title("Weekly review")
             .description(
@@ -290,7 +308,8 @@ fn complete_task(store: &Store, ctx: &Context, id: i64) -> Result<String, String
 async fn delete_task(store: Store, ctx: Context, args: DeleteArgs) -> Result<String, String> {
     let id = args.id;
     let task = store
-        .with(|c| task(c, id))?
+        .run(move |s| s.with(|c| task(c, id)))
+        .await?
         .ok_or_else(|| unknown_task(id))?;
     let question = FormParams::new(
         format!("Delete task {id}, '{}'? This cannot be undone.", task.title),
@@ -323,15 +342,21 @@ async fn delete_task(store: Store, ctx: Context, args: DeleteArgs) -> Result<Str
         ))
         }
     }
-    store.with(|c| c.execute("DELETE FROM tasks WHERE id = ?1", [id]))?;
+    store
+        .run(move |s| s.with(|c| c.execute("DELETE FROM tasks WHERE id = ?1", [id])))
+        .await?;
     changed(&ctx, id);
     Ok(format!("Deleted task {id}: {}", task.title))
 }
 
 async fn summarize_completed(store: Store, ctx: Context) -> Result<String, String> {
-    let done = store.with(|c| {
-        query_tasks(c, "SELECT id, title, notes, due, created, completed FROM tasks WHERE completed IS NOT NULL ORDER BY completed, id")
-    })?;
+    let done = store
+        .run(|s| {
+            s.with(|c| {
+                query_tasks(c, "SELECT id, title, notes, due, created, completed FROM tasks WHERE completed IS NOT NULL ORDER BY completed, id")
+            })
+        })
+        .await?;
     if done.is_empty() {
         return Ok("No tasks are completed yet, so there is nothing to summarize.".into());
     }

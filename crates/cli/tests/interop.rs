@@ -307,7 +307,7 @@ fn run_sdk_client(program: &str, script: &str, via: Via) -> Run {
             run(program, &args)
         }
         Via::Http(flags) => over_http(program, &all, flags),
-        Via::Stateless => over_http(program, &all, &["--stateless"]),
+        Via::Stateless => over_http(program, &all, &["--sessionless"]),
     }
 }
 

@@ -2,13 +2,17 @@
 //! arguments against it with messages that name the field and say how to fix it.
 
 use jsonschema::error::ValidationErrorKind;
+use std::sync::OnceLock;
+
 use jsonschema::Validator;
 use serde_json::{Map, Value};
 
-/// A compiled schema.
+/// A schema and its validator. A schema derived from a type is compiled when it first
+/// checks something (a server with many tools starts without compiling them all); one given
+/// as JSON is compiled at once, so that a mistake in it is reported where it is given.
 pub struct CompiledSchema {
     schema: Map<String, Value>,
-    validator: Validator,
+    validator: OnceLock<Result<Validator, String>>,
 }
 
 impl std::fmt::Debug for CompiledSchema {
@@ -25,7 +29,8 @@ impl std::fmt::Debug for CompiledSchema {
 pub struct SchemaError(pub String);
 
 impl CompiledSchema {
-    /// The JSON Schema (2020-12) of `T`, compiled. The root must be an object schema.
+    /// The JSON Schema (2020-12) of `T`, compiled on first use. The root must be an object
+    /// schema.
     pub fn of<T: schemars::JsonSchema>() -> Result<Self, SchemaError> {
         let value = schemars::schema_for!(T).to_value();
         let Value::Object(schema) = value else {
@@ -33,19 +38,21 @@ impl CompiledSchema {
                 "the derived schema is not an object".to_owned(),
             ));
         };
-        Self::new(schema)
+        object_root(&schema)?;
+        Ok(CompiledSchema {
+            schema,
+            validator: OnceLock::new(),
+        })
     }
 
     /// Compiles a schema given as JSON.
     pub fn new(schema: Map<String, Value>) -> Result<Self, SchemaError> {
-        if schema.get("type").and_then(Value::as_str) != Some("object") {
-            return Err(SchemaError(
-                "a tool schema must have `\"type\": \"object\"` at its root".to_owned(),
-            ));
-        }
-        let validator = jsonschema::validator_for(&Value::Object(schema.clone()))
-            .map_err(|e| SchemaError(e.to_string()))?;
-        Ok(CompiledSchema { schema, validator })
+        object_root(&schema)?;
+        let validator = compile(&schema).map_err(SchemaError)?;
+        Ok(CompiledSchema {
+            schema,
+            validator: OnceLock::from(Ok(validator)),
+        })
     }
 
     /// The schema as JSON.
@@ -70,8 +77,11 @@ impl CompiledSchema {
         instance: &Value,
         describe: fn(&jsonschema::ValidationError<'_>) -> String,
     ) -> Result<(), Vec<String>> {
-        let problems: Vec<String> = self
-            .validator
+        let validator = match self.validator.get_or_init(|| compile(&self.schema)) {
+            Ok(validator) => validator,
+            Err(e) => return Err(vec![format!("the schema cannot be compiled: {e}")]),
+        };
+        let problems: Vec<String> = validator
             .iter_errors(instance)
             .map(|e| describe(&e))
             .collect();
@@ -85,6 +95,20 @@ impl CompiledSchema {
 
 /// What one validation error is about: the dotted path of the member, a missing member's
 /// name, or unexpected members.
+fn object_root(schema: &Map<String, Value>) -> Result<(), SchemaError> {
+    if schema.get("type").and_then(Value::as_str) == Some("object") {
+        Ok(())
+    } else {
+        Err(SchemaError(
+            "a tool schema must have `\"type\": \"object\"` at its root".to_owned(),
+        ))
+    }
+}
+
+fn compile(schema: &Map<String, Value>) -> Result<Validator, String> {
+    jsonschema::validator_for(&Value::Object(schema.clone())).map_err(|e| e.to_string())
+}
+
 enum Problem {
     Missing(String),
     Unexpected(String),

@@ -233,11 +233,15 @@ async fn other_methods_bad_event_ids_and_second_standalone_streams_are_refused()
 
 #[tokio::test]
 async fn stateless_mode_refuses_get_and_delete_with_405() {
-    let running = start(|h| h.stateless(), test_server(Arc::new(Semaphore::new(0)))).await;
+    let running = start(
+        |h| h.sessionless(),
+        test_server(Arc::new(Semaphore::new(0))),
+    )
+    .await;
     let raw = Raw::new(running.url("/mcp"));
-    assert_refused(raw.get(&[]).await, 405, "stateless").await;
+    assert_refused(raw.get(&[]).await, 405, "sessionless").await;
     let delete = raw.http.delete(&raw.url).send().await.unwrap();
-    assert_refused(delete, 405, "stateless").await;
+    assert_refused(delete, 405, "sessionless").await;
 }
 
 #[tokio::test]

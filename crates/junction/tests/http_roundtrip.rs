@@ -114,7 +114,11 @@ async fn always_sse_mode_answers_every_request_on_an_event_stream() {
 
 #[tokio::test]
 async fn stateless_round_trip() {
-    let running = start(|h| h.stateless(), test_server(Arc::new(Semaphore::new(0)))).await;
+    let running = start(
+        |h| h.sessionless(),
+        test_server(Arc::new(Semaphore::new(0))),
+    )
+    .await;
     let client = connect(running.url("/mcp")).await;
     assert_eq!(client.list_tools().await.unwrap().len(), 3);
     assert_eq!(echo(&client, "no session").await, "no session");

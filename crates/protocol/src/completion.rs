@@ -168,7 +168,8 @@ impl CompleteResult {
 
 request!(
     /// `completion/complete` (server capability `completions`).
-    Complete, "completion/complete", CompleteParams, CompleteResult
+    Complete, "completion/complete", CompleteParams, CompleteResult,
+    capability = Completions
 );
 
 #[cfg(test)]

@@ -528,7 +528,8 @@ impl UrlElicitationRequiredData {
 
 request!(
     /// `elicitation/create`: server → client (client capability `elicitation`).
-    Elicit, "elicitation/create", ElicitParams, ElicitResult
+    Elicit, "elicitation/create", ElicitParams, ElicitResult,
+    capability = Elicitation
 );
 notification!(
     /// `notifications/elicitation/complete`: a URL elicitation finished (client capability

@@ -206,7 +206,8 @@ fn classify_serde_error(text: &str, err: serde_json::Error) -> DecodeError {
 
 /// The union of every member a JSON-RPC message may have, read in one pass.
 struct Envelope {
-    jsonrpc: Option<String>,
+    /// Whether `jsonrpc` was the string `"2.0"` (`None`: absent).
+    jsonrpc: Option<bool>,
     id: Option<Value>,
     has_id: bool,
     method: Option<String>,
@@ -233,14 +234,14 @@ impl<'de> Deserialize<'de> for Envelope {
                     result: None,
                     error: None,
                 };
-                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-                    match key.as_ref() {
-                        "jsonrpc" => env.jsonrpc = Some(map.next_value::<Value>()?.to_string()),
-                        "id" => {
+                while let Some(key) = map.next_key::<Key>()? {
+                    match key {
+                        Key::Jsonrpc => env.jsonrpc = Some(map.next_value::<IsVersion>()?.0),
+                        Key::Id => {
                             env.has_id = true;
                             env.id = Some(map.next_value()?);
                         }
-                        "method" => match map.next_value::<Value>()? {
+                        Key::Method => match map.next_value::<Value>()? {
                             Value::String(s) => env.method = Some(s),
                             other => {
                                 return Err(de::Error::custom(format!(
@@ -248,10 +249,10 @@ impl<'de> Deserialize<'de> for Envelope {
                                 )))
                             }
                         },
-                        "params" => env.params = Some(map.next_value()?),
-                        "result" => env.result = Some(map.next_value()?),
-                        "error" => env.error = Some(map.next_value()?),
-                        _ => {
+                        Key::Params => env.params = Some(map.next_value()?),
+                        Key::Result => env.result = Some(map.next_value()?),
+                        Key::Error => env.error = Some(map.next_value()?),
+                        Key::Other => {
                             map.next_value::<de::IgnoredAny>()?;
                         }
                     }
@@ -263,11 +264,91 @@ impl<'de> Deserialize<'de> for Envelope {
     }
 }
 
+/// A member name of the envelope, read without allocating.
+enum Key {
+    Jsonrpc,
+    Id,
+    Method,
+    Params,
+    Result,
+    Error,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Key {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl Visitor<'_> for KeyVisitor {
+            type Value = Key;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_str<E: de::Error>(self, key: &str) -> Result<Key, E> {
+                Ok(match key {
+                    "jsonrpc" => Key::Jsonrpc,
+                    "id" => Key::Id,
+                    "method" => Key::Method,
+                    "params" => Key::Params,
+                    "result" => Key::Result,
+                    "error" => Key::Error,
+                    _ => Key::Other,
+                })
+            }
+        }
+        deserializer.deserialize_identifier(KeyVisitor)
+    }
+}
+
+/// Whether a `jsonrpc` member is the string `"2.0"`; any other value reads as `false`.
+struct IsVersion(bool);
+
+impl<'de> Deserialize<'de> for IsVersion {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct VersionVisitor;
+        impl<'de> Visitor<'de> for VersionVisitor {
+            type Value = IsVersion;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<IsVersion, E> {
+                Ok(IsVersion(v == JSONRPC_VERSION))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<IsVersion, E> {
+                Ok(IsVersion(false))
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<IsVersion, E> {
+                Ok(IsVersion(false))
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<IsVersion, E> {
+                Ok(IsVersion(false))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<IsVersion, E> {
+                Ok(IsVersion(false))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<IsVersion, E> {
+                Ok(IsVersion(false))
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<IsVersion, A::Error> {
+                while seq.next_element::<de::IgnoredAny>()?.is_some() {}
+                Ok(IsVersion(false))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<IsVersion, A::Error> {
+                while map
+                    .next_entry::<de::IgnoredAny, de::IgnoredAny>()?
+                    .is_some()
+                {}
+                Ok(IsVersion(false))
+            }
+        }
+        deserializer.deserialize_any(VersionVisitor)
+    }
+}
+
 impl Envelope {
     fn into_message(self) -> Result<Message, DecodeError> {
-        let id = match &self.id {
+        let id = match self.id {
             None => None,
-            Some(v) => match serde_json::from_value::<RequestId>(v.clone()) {
+            Some(v) => match serde_json::from_value::<RequestId>(v) {
                 Ok(id) => Some(id),
                 Err(_) => {
                     return Err(invalid(
@@ -277,7 +358,7 @@ impl Envelope {
                 }
             },
         };
-        if self.jsonrpc.as_deref() != Some("\"2.0\"") {
+        if self.jsonrpc != Some(true) {
             return Err(invalid(id, "`jsonrpc` must be \"2.0\""));
         }
         if let Some(params) = &self.params {

@@ -231,17 +231,20 @@ impl InitializeResult {
 
 request!(
     /// `initialize`: the first request of a handshake-family session.
-    Initialize, "initialize", InitializeParams, InitializeResult
+    Initialize, "initialize", InitializeParams, InitializeResult,
+    families = Handshake
 );
 
 notification!(
     /// `notifications/initialized`: the client's answer to the initialize result.
-    Initialized, "notifications/initialized", NotificationParams
+    Initialized, "notifications/initialized", NotificationParams,
+    families = Handshake
 );
 
 request!(
     /// `ping`: either side may send it at any time; the answer is `{}`.
-    Ping, "ping", EmptyParams, EmptyResult
+    Ping, "ping", EmptyParams, EmptyResult,
+    families = Handshake
 );
 
 /// The params of `notifications/cancelled`.

@@ -143,11 +143,13 @@ impl LoggingMessageParams {
 
 request!(
     /// `logging/setLevel` (server capability `logging`).
-    SetLevel, "logging/setLevel", SetLevelParams, EmptyResult
+    SetLevel, "logging/setLevel", SetLevelParams, EmptyResult,
+    families = Handshake, capability = Logging
 );
 notification!(
     /// `notifications/message`: a log message from the server.
-    LoggingMessage, "notifications/message", LoggingMessageParams
+    LoggingMessage, "notifications/message", LoggingMessageParams,
+    capability = Logging
 );
 
 #[cfg(test)]

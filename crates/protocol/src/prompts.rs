@@ -293,15 +293,18 @@ impl GetPromptResult {
 
 request!(
     /// `prompts/list`.
-    ListPrompts, "prompts/list", PaginatedParams, ListPromptsResult
+    ListPrompts, "prompts/list", PaginatedParams, ListPromptsResult,
+    capability = Prompts, cacheable = true
 );
 request!(
     /// `prompts/get`.
-    GetPrompt, "prompts/get", GetPromptParams, GetPromptResult
+    GetPrompt, "prompts/get", GetPromptParams, GetPromptResult,
+    capability = Prompts, mcp_name = Name
 );
 notification!(
     /// `notifications/prompts/list_changed`.
-    PromptListChanged, "notifications/prompts/list_changed", NotificationParams
+    PromptListChanged, "notifications/prompts/list_changed", NotificationParams,
+    capability = Prompts
 );
 
 #[cfg(test)]

@@ -448,31 +448,38 @@ impl ResourceUpdatedParams {
 
 request!(
     /// `resources/list`.
-    ListResources, "resources/list", PaginatedParams, ListResourcesResult
+    ListResources, "resources/list", PaginatedParams, ListResourcesResult,
+    capability = Resources, cacheable = true
 );
 request!(
     /// `resources/templates/list`.
-    ListResourceTemplates, "resources/templates/list", PaginatedParams, ListResourceTemplatesResult
+    ListResourceTemplates, "resources/templates/list", PaginatedParams, ListResourceTemplatesResult,
+    capability = Resources, cacheable = true
 );
 request!(
     /// `resources/read`.
-    ReadResource, "resources/read", UriParams, ReadResourceResult
+    ReadResource, "resources/read", UriParams, ReadResourceResult,
+    capability = Resources, cacheable = true, mcp_name = Uri
 );
 request!(
     /// `resources/subscribe` (server capability `resources.subscribe`; handshake family).
-    Subscribe, "resources/subscribe", UriParams, EmptyResult
+    Subscribe, "resources/subscribe", UriParams, EmptyResult,
+    families = Handshake, capability = Resources
 );
 request!(
     /// `resources/unsubscribe` (handshake family).
-    Unsubscribe, "resources/unsubscribe", UriParams, EmptyResult
+    Unsubscribe, "resources/unsubscribe", UriParams, EmptyResult,
+    families = Handshake, capability = Resources
 );
 notification!(
     /// `notifications/resources/updated`: a subscribed resource changed.
-    ResourceUpdated, "notifications/resources/updated", ResourceUpdatedParams
+    ResourceUpdated, "notifications/resources/updated", ResourceUpdatedParams,
+    capability = Resources
 );
 notification!(
     /// `notifications/resources/list_changed`.
-    ResourceListChanged, "notifications/resources/list_changed", NotificationParams
+    ResourceListChanged, "notifications/resources/list_changed", NotificationParams,
+    capability = Resources
 );
 
 #[cfg(test)]

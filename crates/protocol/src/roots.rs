@@ -68,11 +68,13 @@ impl ListRootsResult {
 
 request!(
     /// `roots/list`: server → client (client capability `roots`).
-    ListRoots, "roots/list", EmptyParams, ListRootsResult
+    ListRoots, "roots/list", EmptyParams, ListRootsResult,
+    capability = Roots
 );
 notification!(
     /// `notifications/roots/list_changed`: client → server.
-    RootsListChanged, "notifications/roots/list_changed", NotificationParams
+    RootsListChanged, "notifications/roots/list_changed", NotificationParams,
+    families = Handshake, capability = Roots
 );
 
 #[cfg(test)]

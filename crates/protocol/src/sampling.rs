@@ -494,7 +494,8 @@ impl CreateMessageResult {
 
 request!(
     /// `sampling/createMessage`: server → client (client capability `sampling`).
-    CreateMessage, "sampling/createMessage", CreateMessageParams, CreateMessageResult
+    CreateMessage, "sampling/createMessage", CreateMessageParams, CreateMessageResult,
+    capability = Sampling
 );
 
 #[cfg(test)]

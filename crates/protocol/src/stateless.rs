@@ -382,19 +382,81 @@ pub struct SubscriptionsAcknowledgedParams {
     pub meta: Option<Meta>,
 }
 
+/// The members of a request's params read before the method's own: `_meta`,
+/// `inputResponses`, `requestState`, and the `name` or `uri` the request is about. The
+/// HTTP transport reads it to check the headers, and the server to decide the family of a
+/// request and to serve a multi round-trip request; every other member is skipped.
+///
+/// ```
+/// use junction_protocol::method::NameParam;
+/// use junction_protocol::stateless::RequestEnvelope;
+///
+/// let params = serde_json::value::RawValue::from_string(
+///     r#"{"name":"add","arguments":{"a":1},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#.into(),
+/// ).unwrap();
+/// let envelope = RequestEnvelope::read(Some(&params)).unwrap();
+/// assert_eq!(envelope.protocol_version().and_then(|v| v.as_str()), Some("2026-07-28"));
+/// assert_eq!(envelope.target(NameParam::Name), Some("add"));
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct RequestEnvelope {
+    /// `_meta`.
+    #[serde(rename = "_meta", default)]
+    pub meta: Option<RequestMeta>,
+    /// `inputResponses`: answers to an earlier `input_required` result.
+    #[serde(rename = "inputResponses", default)]
+    pub input_responses: Option<InputResponses>,
+    /// `requestState`: the state an earlier `input_required` result carried.
+    #[serde(rename = "requestState", default)]
+    pub request_state: Option<String>,
+    /// `name` (a tool or a prompt).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// `uri` (a resource).
+    #[serde(default)]
+    pub uri: Option<String>,
+}
+
+impl RequestEnvelope {
+    /// Reads the envelope of `params` (absent params have an empty one).
+    pub fn read(params: Option<&serde_json::value::RawValue>) -> Result<Self, serde_json::Error> {
+        match params {
+            Some(raw) => serde_json::from_str(raw.get()),
+            None => Ok(RequestEnvelope::default()),
+        }
+    }
+
+    /// `_meta["io.modelcontextprotocol/protocolVersion"]`, as sent.
+    pub fn protocol_version(&self) -> Option<&Value> {
+        self.meta.as_ref()?.extra.get(META_PROTOCOL_VERSION)
+    }
+
+    /// The member `param` names: what the `Mcp-Name` header repeats.
+    pub fn target(&self, param: crate::method::NameParam) -> Option<&str> {
+        match param {
+            crate::method::NameParam::Absent => None,
+            crate::method::NameParam::Name => self.name.as_deref(),
+            crate::method::NameParam::Uri => self.uri.as_deref(),
+        }
+    }
+}
+
 request!(
     /// `server/discover` (2026-07-28): versions, capabilities and identity of a server.
-    Discover, "server/discover", DiscoverParams, DiscoverResult
+    Discover, "server/discover", DiscoverParams, DiscoverResult,
+    families = Stateless, cacheable = true
 );
 request!(
     /// `subscriptions/listen` (2026-07-28): a long-lived notification stream. The result
     /// (empty but for `_meta` with the subscription id) comes only when the server ends it.
-    SubscriptionsListen, "subscriptions/listen", SubscriptionsListenParams, EmptyResult
+    SubscriptionsListen, "subscriptions/listen", SubscriptionsListenParams, EmptyResult,
+    families = Stateless
 );
 notification!(
     /// `notifications/subscriptions/acknowledged` (2026-07-28): the first message of a
     /// subscription stream.
-    SubscriptionsAcknowledged, "notifications/subscriptions/acknowledged", SubscriptionsAcknowledgedParams
+    SubscriptionsAcknowledged, "notifications/subscriptions/acknowledged", SubscriptionsAcknowledgedParams,
+    families = Stateless
 );
 
 #[cfg(test)]

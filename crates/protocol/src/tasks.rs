@@ -305,23 +305,28 @@ impl From<Task> for TaskStatusParams {
 
 request!(
     /// `tasks/get`: the task's current state.
-    GetTask, "tasks/get", TaskIdParams, TaskResult
+    GetTask, "tasks/get", TaskIdParams, TaskResult,
+    capability = Tasks
 );
 request!(
     /// `tasks/result`: waits until the task is terminal, then gives the underlying result.
-    GetTaskPayload, "tasks/result", TaskIdParams, GetTaskPayloadResult
+    GetTaskPayload, "tasks/result", TaskIdParams, GetTaskPayloadResult,
+    capability = Tasks
 );
 request!(
     /// `tasks/cancel` (capability `tasks.cancel`).
-    CancelTask, "tasks/cancel", TaskIdParams, TaskResult
+    CancelTask, "tasks/cancel", TaskIdParams, TaskResult,
+    capability = Tasks
 );
 request!(
     /// `tasks/list` (capability `tasks.list`).
-    ListTasks, "tasks/list", PaginatedParams, ListTasksResult
+    ListTasks, "tasks/list", PaginatedParams, ListTasksResult,
+    capability = Tasks
 );
 notification!(
     /// `notifications/tasks/status`: optional; requestors must not rely on it.
-    TaskStatusChanged, "notifications/tasks/status", TaskStatusParams
+    TaskStatusChanged, "notifications/tasks/status", TaskStatusParams,
+    capability = Tasks
 );
 
 #[cfg(test)]

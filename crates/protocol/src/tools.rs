@@ -423,17 +423,20 @@ impl CallToolResult {
 
 request!(
     /// `tools/list`.
-    ListTools, "tools/list", PaginatedParams, ListToolsResult
+    ListTools, "tools/list", PaginatedParams, ListToolsResult,
+    capability = Tools, cacheable = true
 );
 
 request!(
     /// `tools/call`.
-    CallTool, "tools/call", CallToolParams, CallToolResult
+    CallTool, "tools/call", CallToolParams, CallToolResult,
+    capability = Tools, mcp_name = Name
 );
 
 notification!(
     /// `notifications/tools/list_changed`.
-    ToolListChanged, "notifications/tools/list_changed", NotificationParams
+    ToolListChanged, "notifications/tools/list_changed", NotificationParams,
+    capability = Tools
 );
 
 #[cfg(test)]

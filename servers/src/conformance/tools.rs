@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use junction::server::{tool, Context, ToolDef};
-use junction::transport::http::server::SessionControl;
 use junction_protocol::content::ContentBlock;
 use junction_protocol::elicitation::{ElicitResult, ElicitValue, FormParams, RequestedSchema};
 use junction_protocol::resources::ResourceContents;
@@ -62,9 +61,8 @@ struct ElicitationArguments {
     message: String,
 }
 
-/// Every conformance tool, in the reference's order. With `control` (an HTTP session),
-/// `test_reconnection` closes its own stream before answering.
-pub fn all(control: Option<SessionControl>) -> Vec<ToolDef> {
+/// Every conformance tool, in the reference's order.
+pub fn all() -> Vec<ToolDef> {
     let none = object(json!({"type": "object", "properties": {}}));
     let bare =
         |def: ToolDef, description: &str| def.description(description).input_schema(none.clone());
@@ -102,10 +100,7 @@ pub fn all(control: Option<SessionControl>) -> Vec<ToolDef> {
             "Tests tool that reports progress notifications",
         ),
         bare(
-            tool(
-                "test_reconnection",
-                move |context: Context, _: NoArguments| reconnection(context, control.clone()),
-            ),
+            tool("test_reconnection", reconnection),
             "Tests SSE stream disconnection and client reconnection (SEP-1699). Server will \
              close the stream mid-call and send the result after client reconnects.",
         ),
@@ -228,8 +223,8 @@ async fn with_progress(context: Context, _: NoArguments) -> String {
 /// Over HTTP, closes the call's stream first (SSE polling, SEP-1699): the result is kept
 /// and reaches the client when it resumes with `Last-Event-ID`. Elsewhere, or when the
 /// stream cannot be closed (stateless mode, a client before 2025-11-25), it simply answers.
-async fn reconnection(context: Context, control: Option<SessionControl>) -> &'static str {
-    if let Some(control) = control {
+async fn reconnection(context: Context, _: NoArguments) -> &'static str {
+    if let Some(control) = context.http() {
         let closed = control.close_stream(context.request().id());
         tracing::debug!(closed, "test_reconnection closed its stream");
     }

@@ -195,9 +195,11 @@ async fn call(args: CallArgs) -> anyhow::Result<Outcome> {
 fn client_options(args: &CallArgs) -> anyhow::Result<ClientOptions> {
     let mut options = ClientOptions::new("junction", env!("CARGO_PKG_VERSION"));
     if let Some(version) = &args.protocol_version {
-        options.version = version
-            .parse()
-            .map_err(|e| anyhow!("--protocol-version: {e}"))?;
+        options = options.version(
+            version
+                .parse()
+                .map_err(|e| anyhow!("--protocol-version: {e}"))?,
+        );
     }
     options.session.request_timeout = args.timeout;
     Ok(options)

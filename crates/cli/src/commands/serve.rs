@@ -17,7 +17,7 @@ use clap::builder::{PossibleValue, PossibleValuesParser};
 use junction::server::Server;
 use junction::transport::http::server::{HttpServer, ResponseMode};
 use junction::transport::{stdio, tap, Connection, Limits};
-use tokio::io::{AsyncWrite, Stdout};
+use tokio::io::AsyncWrite;
 use tokio::sync::oneshot;
 
 /// How long queued messages may take to reach stdout once the session has ended.
@@ -36,8 +36,9 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ADDR", value_parser = parse_addr)]
     http: Option<SocketAddr>,
     /// With --http: no sessions; each POST is served on its own (no server→client requests).
-    #[arg(long, requires = "http")]
-    stateless: bool,
+    /// `--stateless` is its former name.
+    #[arg(long, requires = "http", alias = "stateless")]
+    sessionless: bool,
     /// With --http: answer every request with an event stream, never a plain JSON body.
     #[arg(long, requires = "http")]
     sse_always: bool,
@@ -154,8 +155,9 @@ async fn serve_stdio(
     server: Server,
     log: Option<WireLog>,
 ) -> ExitCode {
-    let (stdout, flushed) = SignalOnDrop::new(tokio::io::stdout());
-    let connection = stdio::connect(tokio::io::stdin(), stdout, Limits::default());
+    let (stdin, stdout) = stdio::stdin_stdout();
+    let (stdout, flushed) = SignalOnDrop::new(stdout);
+    let connection = stdio::connect(stdin, stdout, Limits::default());
     let connection = WireLog::tap(log.as_ref(), connection);
     tracing::info!(server = entry.name, "serving over stdio");
     let peer = server.serve(connection);
@@ -175,22 +177,11 @@ async fn serve_http(
     args: &ServeArgs,
     log: Option<WireLog>,
 ) -> ExitCode {
-    let mut http = match entry.build_for_http_session {
-        // A server that steers its streams gets a new instance, with its control, per session.
-        Some(build) => HttpServer::with_control(move |connection, control| match build(control) {
-            Ok(server) => {
-                server.serve(WireLog::tap(log.as_ref(), connection));
-            }
-            Err(e) => {
-                tracing::error!(server = entry.name, error = %e, "could not build a session's server")
-            }
-        }),
-        None => HttpServer::new(move |connection| {
-            server.serve(WireLog::tap(log.as_ref(), connection));
-        }),
-    };
-    if args.stateless {
-        http = http.stateless();
+    let mut http = HttpServer::new(move |connection| {
+        server.serve(WireLog::tap(log.as_ref(), connection));
+    });
+    if args.sessionless {
+        http = http.sessionless();
     }
     if args.sse_always {
         http = http.response_mode(ResponseMode::AlwaysSse);
@@ -230,12 +221,12 @@ async fn shutdown_signal() -> io::Result<&'static str> {
 
 /// Stdout that tells, by being dropped, that the transport's writer is done with it.
 struct SignalOnDrop {
-    inner: Stdout,
+    inner: stdio::Stdout,
     _done: oneshot::Sender<()>,
 }
 
 impl SignalOnDrop {
-    fn new(inner: Stdout) -> (Self, oneshot::Receiver<()>) {
+    fn new(inner: stdio::Stdout) -> (Self, oneshot::Receiver<()>) {
         let (done, rx) = oneshot::channel();
         (SignalOnDrop { inner, _done: done }, rx)
     }

@@ -86,7 +86,7 @@ use junction_protocol::lifecycle::{
 };
 use junction_protocol::logging::{LoggingLevel, SetLevel, SetLevelParams};
 use junction_protocol::meta::{NotificationParams, PaginatedParams};
-use junction_protocol::method::Request;
+use junction_protocol::method::{Notification as _, Request};
 use junction_protocol::prompts::{
     GetPrompt, GetPromptParams, GetPromptResult, ListPrompts, Prompt,
 };
@@ -95,7 +95,9 @@ use junction_protocol::resources::{
     ResourceTemplate, Subscribe, Unsubscribe, UriParams,
 };
 use junction_protocol::roots::RootsListChanged;
-use junction_protocol::stateless::{server_info, StatelessMeta, SubscriptionFilter};
+use junction_protocol::stateless::{
+    server_info, StatelessMeta, SubscriptionFilter, SubscriptionsListen,
+};
 use junction_protocol::tools::{CallTool, CallToolParams, CallToolResult, ListTools, Tool};
 use junction_protocol::version::Family;
 use junction_protocol::ErrorCode;
@@ -147,12 +149,8 @@ pub enum ConnectError {
 pub struct ClientOptions {
     /// Who this client is.
     pub info: Implementation,
-    /// The revision to offer; the newest handshake revision by default. With
-    /// [`ProtocolVersion::V2026_07_28`] the client speaks only the stateless family.
-    pub version: ProtocolVersion,
-    /// Probe `server/discover` first and speak 2026-07-28 when the server lists it, else fall
-    /// back to `initialize` with the newest handshake revision (see [`ClientOptions::auto`]).
-    pub auto: bool,
+    /// Which revision to speak: exactly the newest handshake revision by default.
+    pub negotiation: Negotiation,
     /// The most `input_required` rounds one request may take (2026-07-28).
     pub max_input_rounds: usize,
     /// The log level asked of the server on every request (2026-07-28 only, where it
@@ -170,8 +168,7 @@ impl ClientOptions {
     pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
         ClientOptions {
             info: Implementation::new(name, version),
-            version: ProtocolVersion::LATEST_HANDSHAKE,
-            auto: false,
+            negotiation: Negotiation::Exactly(ProtocolVersion::LATEST_HANDSHAKE),
             max_input_rounds: DEFAULT_INPUT_ROUNDS,
             log_level: None,
             session: SessionOptions {
@@ -188,8 +185,7 @@ impl ClientOptions {
     /// [`ProtocolVersion::V2026_07_28`] uses `server/discover` and per-request `_meta`, and
     /// fails to connect to a server that does not list it.
     pub fn version(mut self, version: ProtocolVersion) -> Self {
-        self.version = version;
-        self.auto = false;
+        self.negotiation = Negotiation::Exactly(version);
         self
     }
 
@@ -199,7 +195,7 @@ impl ClientOptions {
     /// `initialize` handshake with the newest handshake revision instead. Not the default,
     /// because an older server sees one extra failed request before `initialize`.
     pub fn auto(mut self) -> Self {
-        self.auto = true;
+        self.negotiation = Negotiation::Auto;
         self
     }
 
@@ -261,19 +257,88 @@ impl ClientOptions {
     }
 }
 
+/// Which revision a client speaks ([`ClientOptions::negotiation`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Negotiation {
+    /// Exactly this revision (see [`ClientOptions::version`]).
+    Exactly(ProtocolVersion),
+    /// The newest the server has (see [`ClientOptions::auto`]).
+    Auto,
+}
+
+/// How a connected client speaks: one handshake session, or 2026-07-28 request by request.
+/// Everything that differs between the two families is decided here, once per call.
+#[derive(Debug)]
+enum Dialect {
+    /// A handshake revision, negotiated with `initialize`.
+    Handshake(ProtocolVersion),
+    /// 2026-07-28: `_meta` on every request and the `input_required` rounds.
+    Stateless(Box<Stateless>),
+}
+
+impl Dialect {
+    fn version(&self) -> ProtocolVersion {
+        match self {
+            Dialect::Handshake(version) => *version,
+            Dialect::Stateless(_) => ProtocolVersion::V2026_07_28,
+        }
+    }
+
+    fn stateless(&self) -> Option<&Stateless> {
+        match self {
+            Dialect::Handshake(_) => None,
+            Dialect::Stateless(stateless) => Some(stateless),
+        }
+    }
+
+    /// Sends `R`: as is in the handshake family; with `_meta` and the `input_required` retry
+    /// loop in 2026-07-28.
+    async fn send<R: Request>(
+        &self,
+        peer: &Peer,
+        params: &R::Params,
+        options: RequestOptions,
+    ) -> Result<R::Result, RequestError> {
+        match self {
+            Dialect::Handshake(_) => peer.request::<R>(params, options).await,
+            Dialect::Stateless(stateless) => stateless.request::<R>(peer, params, options).await,
+        }
+    }
+
+    /// Refuses, locally, a request this family does not have.
+    fn has<R: Request>(&self) -> Result<(), RequestError> {
+        let family = self.version().family();
+        if R::INFO.families.serves(family) {
+            Ok(())
+        } else {
+            Err(not_in(family, R::METHOD))
+        }
+    }
+}
+
+/// The local refusal of `method`, which `family` does not have.
+fn not_in(family: Family, method: &str) -> RequestError {
+    let reason = match family {
+        Family::Stateless => "protocol version 2026-07-28 has no such request",
+        Family::Handshake => "only protocol version 2026-07-28 has it; the handshake family sends notifications without asking",
+    };
+    RequestError::NotSupported {
+        method: method.to_owned(),
+        reason: reason.to_owned(),
+    }
+}
+
 /// A connected, initialized client.
 #[derive(Debug)]
 pub struct Client {
     peer: Peer,
     /// What the server declared; replaced when the transport starts a new session.
     init: Arc<Mutex<InitializeResult>>,
-    version: ProtocolVersion,
+    dialect: Dialect,
     notifications: Mutex<Option<mpsc::UnboundedReceiver<ServerNotification>>>,
     output_schemas: OutputSchemas,
     /// Whether `roots.listChanged` was declared.
     roots_list_changed: bool,
-    /// Set when speaking 2026-07-28.
-    stateless: Option<Stateless>,
     /// The resources subscribed to in 2026-07-28, and the listen stream that carries them.
     resource_listen: tokio::sync::Mutex<(BTreeSet<String>, Option<Subscription>)>,
 }
@@ -311,15 +376,19 @@ impl Client {
         let mut client = Client {
             peer,
             init,
-            version: options.version,
+            dialect: Dialect::Handshake(ProtocolVersion::LATEST_HANDSHAKE),
             notifications: Mutex::new(Some(rx)),
             output_schemas: OutputSchemas::default(),
             roots_list_changed: capabilities.supports_roots_list_changed(),
-            stateless: None,
             resource_listen: tokio::sync::Mutex::new((BTreeSet::new(), None)),
         };
+        let auto = options.negotiation == Negotiation::Auto;
+        let asked = match options.negotiation {
+            Negotiation::Exactly(version) => version,
+            Negotiation::Auto => ProtocolVersion::V2026_07_28,
+        };
         let mut fallback = None;
-        if options.auto || options.version.family() == Family::Stateless {
+        if asked.family() == Family::Stateless {
             let mut meta =
                 StatelessMeta::new(ProtocolVersion::V2026_07_28.as_str(), capabilities.clone());
             meta.client_info = Some(options.info.clone());
@@ -330,10 +399,9 @@ impl Client {
                 handlers,
                 acks: tokio::sync::Mutex::new(ack_rx),
             };
-            match client.discover(&stateless, options.auto).await {
+            match client.discover(&stateless, auto).await {
                 Ok(None) => {
-                    client.stateless = Some(stateless);
-                    client.version = ProtocolVersion::V2026_07_28;
+                    client.dialect = Dialect::Stateless(Box::new(stateless));
                     return Ok(client);
                 }
                 Ok(Some(listed)) => fallback = listed,
@@ -343,8 +411,8 @@ impl Client {
                 }
             }
         }
-        let offered = match (options.version.family(), fallback) {
-            (Family::Handshake, None) => options.version,
+        let offered = match (asked.family(), fallback) {
+            (Family::Handshake, None) => asked,
             (_, Some(listed)) => listed,
             (Family::Stateless, None) => ProtocolVersion::LATEST_HANDSHAKE,
         };
@@ -361,8 +429,8 @@ impl Client {
                 return Err(e.into());
             }
         };
-        client.version = match init.version() {
-            Ok(v) if ProtocolVersion::HANDSHAKE.contains(&v) => v,
+        client.dialect = match init.version() {
+            Ok(v) if ProtocolVersion::HANDSHAKE.contains(&v) => Dialect::Handshake(v),
             _ => {
                 client.peer.close();
                 return Err(ConnectError::UnsupportedVersion {
@@ -440,28 +508,12 @@ impl Client {
         Ok(None)
     }
 
-    /// Sends `R`: as is in the handshake family; with `_meta` and the `input_required` retry
-    /// loop in 2026-07-28.
     async fn send<R: Request>(
         &self,
         params: &R::Params,
         options: RequestOptions,
     ) -> Result<R::Result, RequestError> {
-        match &self.stateless {
-            Some(stateless) => stateless.request::<R>(&self.peer, params, options).await,
-            None => self.peer.request::<R>(params, options).await,
-        }
-    }
-
-    /// Refuses `R` locally when speaking 2026-07-28, which removed it.
-    fn handshake_only<R: Request>(&self) -> Result<(), RequestError> {
-        match self.stateless {
-            Some(_) => Err(RequestError::NotSupported {
-                method: R::METHOD.to_owned(),
-                reason: "protocol version 2026-07-28 has no such request".to_owned(),
-            }),
-            None => Ok(()),
-        }
+        self.dialect.send::<R>(&self.peer, params, options).await
     }
 
     /// Opens a `subscriptions/listen` stream for `filter` (2026-07-28) and waits for the
@@ -469,11 +521,8 @@ impl Client {
     /// [`Client::take_notifications`]. Types the server did not declare are left out of the
     /// filter (list changes need `listChanged`, resource updates need `resources.subscribe`).
     pub async fn listen(&self, filter: SubscriptionFilter) -> Result<Subscription, RequestError> {
-        let Some(stateless) = &self.stateless else {
-            return Err(RequestError::NotSupported {
-                method: "subscriptions/listen".to_owned(),
-                reason: "only protocol version 2026-07-28 has it; the handshake family sends notifications without asking".to_owned(),
-            });
+        let Some(stateless) = self.dialect.stateless() else {
+            return Err(not_in(Family::Handshake, SubscriptionsListen::METHOD));
         };
         let caps = self.server_capabilities();
         let keep = |asked: Option<bool>, declared: bool| asked.filter(|_| declared);
@@ -525,7 +574,7 @@ impl Client {
 
     /// The negotiated revision.
     pub fn protocol_version(&self) -> ProtocolVersion {
-        self.version
+        self.dialect.version()
     }
 
     /// What the server declared (in the current session: a transport that starts a new
@@ -559,15 +608,18 @@ impl Client {
     /// Sends `notifications/roots/list_changed`: call it whenever the roots change. Refused
     /// locally unless the options declared roots with `listChanged`.
     pub fn notify_roots_changed(&self) -> Result<(), RequestError> {
-        if self.stateless.is_some() {
+        if !RootsListChanged::INFO
+            .families
+            .serves(self.protocol_version().family())
+        {
             return Err(RequestError::NotSupported {
-                method: "notifications/roots/list_changed".to_owned(),
+                method: RootsListChanged::METHOD.to_owned(),
                 reason: "protocol version 2026-07-28 removed it (servers ask for roots in inputRequests)".to_owned(),
             });
         }
         if !self.roots_list_changed {
             return Err(RequestError::NotSupported {
-                method: "notifications/roots/list_changed".to_owned(),
+                method: RootsListChanged::METHOD.to_owned(),
                 reason: "this client did not declare `roots.listChanged`".to_owned(),
             });
         }
@@ -593,7 +645,7 @@ impl Client {
 
     /// `ping`.
     pub async fn ping(&self) -> Result<(), RequestError> {
-        self.handshake_only::<Ping>()?;
+        self.dialect.has::<Ping>()?;
         self.peer
             .request::<Ping>(&Default::default(), RequestOptions::default())
             .await
@@ -625,7 +677,7 @@ impl Client {
     ) -> Result<CallToolResult, RequestError> {
         self.require::<CallTool>(lock(&self.init).capabilities.tools.is_some(), "tools")?;
         let result = self.send::<CallTool>(&params, options).await?;
-        if self.version.has_structured_output() {
+        if self.protocol_version().has_structured_output() {
             self.output_schemas
                 .check(&params.name, &result)
                 .map_err(|reason| RequestError::Invalid {
@@ -674,7 +726,7 @@ impl Client {
                 .supports_resource_subscriptions(),
             "resources.subscribe",
         )?;
-        if self.stateless.is_some() {
+        if self.dialect.stateless().is_some() {
             let mut slot = self.resource_listen.lock().await;
             if slot.0.insert(uri.to_owned()) {
                 if let Err(e) = self.relisten(&mut slot).await {
@@ -698,7 +750,7 @@ impl Client {
                 .supports_resource_subscriptions(),
             "resources.subscribe",
         )?;
-        if self.stateless.is_some() {
+        if self.dialect.stateless().is_some() {
             let mut slot = self.resource_listen.lock().await;
             if slot.0.remove(uri) {
                 self.relisten(&mut slot).await?;
@@ -740,7 +792,7 @@ impl Client {
 
     /// Sets the level of the server's log messages.
     pub async fn set_level(&self, level: LoggingLevel) -> Result<(), RequestError> {
-        self.handshake_only::<SetLevel>()?;
+        self.dialect.has::<SetLevel>()?;
         self.require::<SetLevel>(lock(&self.init).capabilities.logging.is_some(), "logging")?;
         self.peer
             .request::<SetLevel>(

@@ -25,7 +25,7 @@ use tokio::sync::mpsc;
 use super::handlers::{Elicitation, HandlerError, Roots, Sampling};
 use crate::session::{BoxFuture, IncomingRequest, Peer, RequestContext, Service};
 use crate::sync::lock;
-use crate::transport::http::client::REINITIALIZED;
+use crate::transport::TransportEvent;
 
 /// Answers `ping`, the requests of the features the host set handlers for, and -32601 for
 /// the rest.
@@ -124,6 +124,12 @@ impl Service for ClientService {
         })
     }
 
+    fn transport_event(&self, event: TransportEvent) {
+        if let TransportEvent::Reinitialized(result) = event {
+            self.replace_init(*result);
+        }
+    }
+
     fn notification<'a>(&'a self, n: Notification, _: &'a Peer) -> BoxFuture<'a, ()> {
         if n.method == SubscriptionsAcknowledged::METHOD {
             match decode_params::<SubscriptionsAcknowledgedParams>(n.params.as_deref()) {
@@ -134,10 +140,6 @@ impl Service for ClientService {
                     tracing::warn!(error = %e, "a subscription acknowledgement has malformed params; ignored")
                 }
             }
-            return Box::pin(async {});
-        }
-        if n.method == REINITIALIZED {
-            self.replace_init(n.params.as_deref());
             return Box::pin(async {});
         }
         let typed = ServerNotification::from_parts(&n.method, n.params.as_deref()).unwrap_or_else(
@@ -163,20 +165,7 @@ impl ClientService {
     /// Takes the initialize result of a session the transport started in place of an expired
     /// one; kept only when it is of the revision this client negotiated, which the rest of
     /// the client relies on.
-    fn replace_init(&self, params: Option<&RawValue>) {
-        let new = match params.map(|p| serde_json::from_str::<InitializeResult>(p.get())) {
-            Some(Ok(new)) => new,
-            Some(Err(e)) => {
-                tracing::warn!(error = %e, "the new session's initialize result is malformed; keeping the previous one");
-                return;
-            }
-            None => {
-                tracing::warn!(
-                    "the new session's initialize result is missing; keeping the previous one"
-                );
-                return;
-            }
-        };
+    fn replace_init(&self, new: InitializeResult) {
         let mut init = lock(&self.init);
         if new.protocol_version != init.protocol_version {
             tracing::warn!(

@@ -41,6 +41,13 @@ where
     Arc::new(move |request| Box::pin(completer(request)))
 }
 
+impl CompleteRequest {
+    /// A clone of the server's state of type `S` (see [`super::State`]).
+    pub fn state<S: Clone + Send + Sync + 'static>(&self) -> Option<S> {
+        self.context.state()
+    }
+}
+
 /// A completer offering the values of `choices` that start with what was typed,
 /// case-insensitively, in the given order.
 pub fn choices<I, S>(

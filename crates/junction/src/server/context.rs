@@ -31,7 +31,7 @@ use crate::session::{RequestContext, RequestOptions};
 #[derive(Clone)]
 pub struct Context {
     request: RequestContext,
-    client: Option<Negotiated>,
+    client: Option<Arc<Negotiated>>,
     session: Arc<SessionState>,
     server: ServerHandle,
     /// Set for a 2026-07-28 request: its client, log level and input rounds.
@@ -55,7 +55,7 @@ impl Context {
     ) -> Self {
         Context {
             request,
-            client: session.lifecycle.negotiated(),
+            client: session.lifecycle.client(),
             session,
             server,
             call: None,
@@ -95,7 +95,20 @@ impl Context {
 
     /// The client: negotiated revision, capabilities and identity.
     pub fn client(&self) -> Option<&Negotiated> {
-        self.client.as_ref()
+        self.client.as_deref()
+    }
+
+    /// A clone of the state of type `S` given to
+    /// [`ServerBuilder::state`](super::ServerBuilder::state), if any.
+    pub fn state<S: Clone + Send + Sync + 'static>(&self) -> Option<S> {
+        self.server.registry.states.get::<S>()
+    }
+
+    /// The HTTP transport's controls over this connection's streams (to close a stream for
+    /// the client to resume it, SEP-1699), when the connection is a Streamable HTTP session;
+    /// `None` over other transports.
+    pub fn http(&self) -> Option<&crate::transport::http::server::SessionControl> {
+        self.session.http.get()
     }
 
     /// The server this request is served by, to change its tools, resources or prompts.
@@ -216,11 +229,11 @@ impl Context {
     }
 
     fn capabilities(&self) -> Option<&ClientCapabilities> {
-        self.client.as_ref().map(|c| &c.capabilities)
+        self.client().map(|c| &c.capabilities)
     }
 
     fn version(&self) -> Option<ProtocolVersion> {
-        self.client.as_ref().map(|c| c.version)
+        self.client().map(|c| c.version)
     }
 
     async fn send<R: Request>(

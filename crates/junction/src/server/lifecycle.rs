@@ -22,12 +22,13 @@
 //! assert!(lifecycle.admit("tools/list").is_ok());
 //! ```
 
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::sync::lock;
 
 use junction_protocol::capabilities::ClientCapabilities;
-use junction_protocol::lifecycle::{Implementation, InitializeParams};
+use junction_protocol::lifecycle::{Implementation, Initialize, InitializeParams, Ping};
+use junction_protocol::method::Request;
 use junction_protocol::{ErrorObject, ProtocolVersion};
 
 /// Where a session stands in the handshake.
@@ -36,9 +37,9 @@ pub enum Phase {
     /// No `initialize` yet.
     New,
     /// `initialize` answered; waiting for `notifications/initialized`.
-    Initializing(Negotiated),
+    Initializing(Arc<Negotiated>),
     /// Operating.
-    Ready(Negotiated),
+    Ready(Arc<Negotiated>),
 }
 
 /// What the client said about itself in `initialize`.
@@ -78,15 +79,16 @@ impl Lifecycle {
 
     /// Whether a request for `method` may be served now; the error to answer otherwise.
     pub fn admit(&self, method: &str) -> Result<(), ErrorObject> {
-        if method == "ping" {
+        if method == Ping::METHOD {
             return Ok(());
         }
-        match (&*self.phase(), method) {
-            (Phase::New, "initialize") => Ok(()),
-            (Phase::New, _) => Err(ErrorObject::invalid_request(format!(
+        let initialize = method == Initialize::METHOD;
+        match (&*self.phase(), initialize) {
+            (Phase::New, true) => Ok(()),
+            (Phase::New, false) => Err(ErrorObject::invalid_request(format!(
                 "Invalid request: `{method}` was sent before `initialize`; initialize the session first"
             ))),
-            (_, "initialize") => Err(ErrorObject::invalid_request(
+            (_, true) => Err(ErrorObject::invalid_request(
                 "Invalid request: the session is already initialized; `initialize` is sent once",
             )),
             (Phase::Initializing(_), _) => Err(ErrorObject::invalid_request(format!(
@@ -105,11 +107,11 @@ impl Lifecycle {
             ));
         }
         let version = ProtocolVersion::negotiate(&params.protocol_version);
-        *phase = Phase::Initializing(Negotiated {
+        *phase = Phase::Initializing(Arc::new(Negotiated {
             version,
             capabilities: params.capabilities.clone(),
             info: params.client_info.clone(),
-        });
+        }));
         Ok(version)
     }
 
@@ -131,9 +133,22 @@ impl Lifecycle {
 
     /// The client, once `initialize` has been answered.
     pub fn negotiated(&self) -> Option<Negotiated> {
+        self.client().map(|c| (*c).clone())
+    }
+
+    /// The client, once `initialize` has been answered, shared rather than copied.
+    pub(crate) fn client(&self) -> Option<Arc<Negotiated>> {
         match &*self.phase() {
             Phase::New => None,
             Phase::Initializing(peer) | Phase::Ready(peer) => Some(peer.clone()),
+        }
+    }
+
+    /// The negotiated revision, once `initialize` has been answered.
+    pub fn version(&self) -> Option<ProtocolVersion> {
+        match &*self.phase() {
+            Phase::New => None,
+            Phase::Initializing(peer) | Phase::Ready(peer) => Some(peer.version),
         }
     }
 

@@ -66,7 +66,9 @@ mod prompt;
 mod registry;
 mod resource;
 mod revision;
+mod route;
 mod router;
+mod state;
 pub mod stateless;
 mod tool;
 
@@ -77,6 +79,7 @@ pub use registry::ServerHandle;
 pub use resource::{
     not_found, resource, template, Blob, IntoReadResult, ReadRequest, ResourceDef, TemplateDef,
 };
+pub use state::State;
 pub use tool::{tool, IntoToolResult, Json, ToolDef, ToolHandler};
 
 use std::sync::Arc;
@@ -114,6 +117,14 @@ pub enum BuildError {
         #[source]
         source: SchemaError,
     },
+    /// A tool takes a [`State`] the server was not given ([`ServerBuilder::state`]).
+    #[error("tool `{tool}` takes a State<{state}>, but the server has no such state; give it with ServerBuilder::state")]
+    MissingState {
+        /// The tool.
+        tool: String,
+        /// The state's type.
+        state: &'static str,
+    },
     /// A resource template is not valid RFC 6570.
     #[error("resource template `{template}`: {source}")]
     Template {
@@ -138,6 +149,7 @@ pub struct ServerBuilder {
     declare: Declare,
     on_roots_changed: Option<RootsHook>,
     cache: (u64, CacheScope),
+    states: state::States,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -159,6 +171,14 @@ impl ServerBuilder {
     /// Sets the display name in `serverInfo`.
     pub fn title(mut self, text: impl Into<String>) -> Self {
         self.info.title = Some(text.into());
+        self
+    }
+
+    /// Gives the handlers `state`: a tool takes it as a [`State<S>`] parameter, other
+    /// handlers ask their request for it (see [`State`]). One value per type; cloned for
+    /// each call, so share what is expensive behind an `Arc`.
+    pub fn state<S: Clone + Send + Sync + 'static>(mut self, state: S) -> Self {
+        self.states.insert(state);
         self
     }
 
@@ -229,7 +249,10 @@ impl ServerBuilder {
 
     /// Checks the definition and builds the server.
     pub fn build(self) -> Result<Server, BuildError> {
-        let mut lists = Lists::default();
+        let mut lists = Lists {
+            states: Arc::new(self.states),
+            ..Lists::default()
+        };
         for item in self.items {
             lists.add(item)?;
         }
@@ -242,10 +265,7 @@ impl ServerBuilder {
             self.on_roots_changed,
             lists,
         );
-        registry.cache = serde_json::Map::from_iter([
-            ("ttlMs".to_owned(), serde_json::json!(self.cache.0)),
-            ("cacheScope".to_owned(), serde_json::json!(self.cache.1)),
-        ]);
+        registry.cache = self.cache;
         Ok(Server {
             handle: ServerHandle {
                 registry: Arc::new(registry),
@@ -280,6 +300,7 @@ impl Server {
             declare: Declare::default(),
             on_roots_changed: None,
             cache: (0, CacheScope::Private),
+            states: state::States::default(),
         }
     }
 

@@ -27,6 +27,11 @@ pub struct PromptRequest {
 }
 
 impl PromptRequest {
+    /// A clone of the server's state of type `S` (see [`super::State`]).
+    pub fn state<S: Clone + Send + Sync + 'static>(&self) -> Option<S> {
+        self.context.state()
+    }
+
     /// An argument's value.
     pub fn arg(&self, name: &str) -> Option<&str> {
         self.arguments.get(name).map(String::as_str)

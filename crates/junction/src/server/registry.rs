@@ -16,6 +16,7 @@ use serde_json::Value;
 use super::lifecycle::Lifecycle;
 use super::prompt::PromptDef;
 use super::resource::{ResourceDef, TemplateDef};
+use super::state::States;
 use super::{BuildError, Context, ToolDef};
 use crate::schema::CompiledSchema;
 use crate::session::{BoxFuture, Peer};
@@ -51,6 +52,8 @@ impl RegisteredTool {
 /// The four lists, in the order items were added.
 #[derive(Default)]
 pub(super) struct Lists {
+    /// The states handlers may take (see [`super::state`]); the registry's.
+    pub(super) states: Arc<States>,
     pub(super) tools: Vec<Arc<RegisteredTool>>,
     pub(super) resources: Vec<ResourceDef>,
     pub(super) templates: Vec<TemplateDef>,
@@ -69,6 +72,14 @@ impl Lists {
     fn add_tool(&mut self, def: ToolDef) -> Result<(), BuildError> {
         if self.tool(&def.tool.name).is_some() {
             return Err(BuildError::DuplicateTool(def.tool.name));
+        }
+        if let Some((id, state)) = def.state {
+            if !self.states.has(id) {
+                return Err(BuildError::MissingState {
+                    tool: def.tool.name,
+                    state,
+                });
+            }
         }
         self.tools.push(Arc::new(RegisteredTool::new(def)?));
         Ok(())
@@ -165,6 +176,8 @@ pub(super) struct SessionState {
     pub(super) stateless: std::sync::atomic::AtomicBool,
     /// The open `subscriptions/listen` requests of this connection.
     pub(super) listens: Mutex<Vec<Listen>>,
+    /// The HTTP transport's controls over this connection, when it is an HTTP session.
+    pub(super) http: OnceLock<crate::transport::http::server::SessionControl>,
 }
 
 /// One open `subscriptions/listen`: its request id and what the server agreed to send.
@@ -207,6 +220,7 @@ impl SessionState {
             declared: Mutex::new(None),
             stateless: Default::default(),
             listens: Mutex::new(Vec::new()),
+            http: OnceLock::new(),
         }
     }
 
@@ -233,8 +247,12 @@ pub(super) struct Registry {
     pub(super) declare: Declare,
     pub(super) lists: Mutex<Lists>,
     pub(super) on_roots_changed: Option<super::RootsHook>,
+    /// `info` as JSON, for the `_meta` of 2026-07-28 results.
+    pub(super) server_info: serde_json::Value,
     /// `ttlMs` and `cacheScope` of cacheable 2026-07-28 results.
-    pub(super) cache: serde_json::Map<String, serde_json::Value>,
+    pub(super) cache: (u64, junction_protocol::stateless::CacheScope),
+    /// The states handlers may take (see [`super::state`]).
+    pub(super) states: Arc<States>,
     /// Tags `requestState` (see [`super::stateless`]).
     pub(super) state_key: super::stateless::StateKey,
     sessions: Mutex<Vec<Weak<SessionState>>>,
@@ -259,14 +277,16 @@ impl Registry {
         lists: Lists,
     ) -> Self {
         Registry {
+            server_info: serde_json::to_value(&info).unwrap_or_default(),
             info,
             instructions,
             page_size,
             subscriptions,
             declare,
+            states: lists.states.clone(),
             lists: Mutex::new(lists),
             on_roots_changed,
-            cache: serde_json::Map::new(),
+            cache: (0, junction_protocol::stateless::CacheScope::Private),
             state_key: super::stateless::StateKey::new(),
             sessions: Mutex::new(Vec::new()),
         }

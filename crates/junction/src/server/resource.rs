@@ -44,6 +44,11 @@ impl ReadRequest {
     pub fn var(&self, name: &str) -> Option<&str> {
         self.variables.get(name).map(String::as_str)
     }
+
+    /// A clone of the server's state of type `S` (see [`super::State`]).
+    pub fn state<S: Clone + Send + Sync + 'static>(&self) -> Option<S> {
+        self.context.state()
+    }
 }
 
 /// The JSON-RPC error for a URI no resource answers to: -32002 with `data: {"uri": ...}`.

@@ -1,41 +1,45 @@
-//! The router of one session: answers each method of the handshake family from the server's
-//! registry, within that session's state (handshake, log level, subscriptions).
-
-use std::sync::Arc;
-
-use junction_protocol::completion::CompleteParams;
-use junction_protocol::jsonrpc;
-use junction_protocol::lifecycle::{InitializeParams, InitializeResult};
-use junction_protocol::logging::SetLevelParams;
-use junction_protocol::meta::PaginatedParams;
-use junction_protocol::method::decode_params;
-use junction_protocol::prompts::{GetPromptParams, ListPromptsResult};
-use junction_protocol::resources::{ListResourceTemplatesResult, ListResourcesResult, UriParams};
-use junction_protocol::tools::{CallToolParams, CallToolResult, ListToolsResult};
-use junction_protocol::{ErrorObject, Notification, ProtocolVersion};
-use serde::de::DeserializeOwned;
-use serde::Serialize;
-use serde_json::value::RawValue;
-use serde_json::Value;
+//! The router of one session: decides the family of each request once, admits it within
+//! that session's state (handshake, log level, subscriptions), and hands it to the typed
+//! route of its method ([`super::route`]). The handlers below receive decoded params.
 
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, OnceLock};
 
+use junction_protocol::capabilities::ServerCapabilities;
+use junction_protocol::completion::{Complete, CompleteParams, CompleteResult};
+use junction_protocol::lifecycle::{
+    Implementation, Initialize, InitializeParams, InitializeResult, Initialized, Ping,
+};
+use junction_protocol::logging::{SetLevel, SetLevelParams};
+use junction_protocol::meta::{EmptyParams, EmptyResult, PaginatedParams};
+use junction_protocol::method::{Capability, MethodInfo, Notification as _, Request};
+use junction_protocol::prompts::{
+    GetPrompt, GetPromptParams, GetPromptResult, ListPrompts, ListPromptsResult,
+};
+use junction_protocol::resources::{
+    ListResourceTemplates, ListResourceTemplatesResult, ListResources, ListResourcesResult,
+    ReadResource, ReadResourceResult, Subscribe, Unsubscribe, UriParams,
+};
+use junction_protocol::roots::RootsListChanged;
 use junction_protocol::stateless::{
-    DiscoverResult, SubscriptionFilter, SubscriptionsAcknowledgedParams, SubscriptionsListenParams,
+    Discover, DiscoverParams, DiscoverResult, SubscriptionFilter, SubscriptionsAcknowledged,
+    SubscriptionsAcknowledgedParams, SubscriptionsListen, SubscriptionsListenParams,
     META_SUBSCRIPTION_ID,
 };
-use serde_json::json;
+use junction_protocol::tools::{
+    CallTool, CallToolParams, CallToolResult, ListTools, ListToolsResult,
+};
+use junction_protocol::version::Family;
+use junction_protocol::{ErrorObject, Notification, ProtocolVersion};
+use serde_json::value::RawValue;
+use serde_json::{json, Value};
 
 use super::registry::{Listen, SessionState};
-use super::{completion, resource, revision, stateless, Context, ServerHandle};
-use crate::session::{BoxFuture, IncomingRequest, Peer, RequestContext, Service};
+use super::route::{Routes, Served};
+use super::{completion, resource, revision, stateless, ServerHandle};
+use crate::session::{BoxFuture, IncomingRequest, Peer, Service};
 use crate::sync::lock;
-
-/// What one request is served as: its revision and, on 2026-07-28, its own client.
-pub(super) struct Req {
-    version: ProtocolVersion,
-    call: Option<Arc<stateless::Call>>,
-}
+use crate::transport::TransportEvent;
 
 /// Removes a listen from its session when the listen request ends, however it ends.
 struct ListenGuard {
@@ -49,42 +53,47 @@ impl Drop for ListenGuard {
     }
 }
 
-/// Whether a tool result says it failed.
-fn is_error_result(raw: &RawValue) -> bool {
-    serde_json::from_str::<Value>(raw.get())
-        .ok()
-        .and_then(|v| v.get("isError").and_then(Value::as_bool))
-        .unwrap_or(false)
-}
-
 /// Whether `caps` offer the feature `method` belongs to.
-fn offered(caps: &junction_protocol::capabilities::ServerCapabilities, method: &str) -> bool {
-    match method.split('/').next() {
-        Some("tools") => caps.tools.is_some(),
-        Some("resources") => caps.resources.is_some(),
-        Some("prompts") => caps.prompts.is_some(),
-        Some("completion") => {
+fn offered(caps: &ServerCapabilities, method: &MethodInfo) -> bool {
+    match method.capability {
+        Capability::Tools => caps.tools.is_some(),
+        Capability::Resources => caps.resources.is_some(),
+        Capability::Prompts => caps.prompts.is_some(),
+        Capability::Completions => {
             caps.completions.is_some() || caps.prompts.is_some() || caps.resources.is_some()
         }
         _ => true,
     }
 }
 
+/// The session's side of a server: what every route of this session shares.
+#[derive(Clone)]
 pub(super) struct Router {
     pub(super) server: ServerHandle,
     pub(super) session: Arc<SessionState>,
 }
 
-/// Reads a request's params; absent params read as `{}` (see `decode_params`), so a missing
-/// required member is reported by name.
-fn params<T: DeserializeOwned>(raw: Option<&RawValue>, method: &str) -> Result<T, ErrorObject> {
-    decode_params(raw)
-        .map_err(|e| ErrorObject::invalid_params(format!("Invalid params for `{method}`: {e}")))
-}
-
-fn reply<T: Serialize>(value: &T) -> Result<Box<RawValue>, ErrorObject> {
-    jsonrpc::to_raw(value)
-        .map_err(|e| ErrorObject::internal(format!("could not encode the result: {e}")))
+/// Every method the server answers, bound once.
+fn routes() -> &'static Routes {
+    static ROUTES: OnceLock<Routes> = OnceLock::new();
+    ROUTES.get_or_init(|| {
+        Routes::default()
+            .route::<Initialize>(initialize)
+            .route::<Ping>(ping)
+            .route::<SetLevel>(set_level)
+            .route::<Subscribe>(subscribe)
+            .route::<Unsubscribe>(unsubscribe)
+            .route::<ListTools>(list_tools)
+            .route::<CallTool>(call_tool)
+            .route::<ListResources>(list_resources)
+            .route::<ListResourceTemplates>(list_templates)
+            .route::<ReadResource>(read_resource)
+            .route::<ListPrompts>(list_prompts)
+            .route::<GetPrompt>(get_prompt)
+            .route::<Complete>(complete)
+            .route::<Discover>(discover)
+            .route::<SubscriptionsListen>(listen)
+    })
 }
 
 /// Cursors are page offsets, opaque to clients.
@@ -111,418 +120,346 @@ fn page_bounds(
 
 /// One page of `items`, mapped by `f`, and the cursor of the next.
 fn page<T, U>(
-    raw: Option<&RawValue>,
-    method: &str,
+    p: &PaginatedParams,
     items: &[T],
     size: usize,
     f: impl Fn(&T) -> U,
 ) -> Result<(Vec<U>, Option<String>), ErrorObject> {
-    let p: PaginatedParams = params(raw, method)?;
     let (start, end, next) = page_bounds(p.cursor.as_deref(), items.len(), size)?;
     Ok((items[start..end].iter().map(f).collect(), next))
 }
 
-impl Router {
-    fn context(&self, request: RequestContext, req: &Req) -> Context {
-        match &req.call {
-            Some(call) => Context::stateless(
-                request,
-                self.session.clone(),
-                self.server.clone(),
-                call.clone(),
-            ),
-            None => Context::new(request, self.session.clone(), self.server.clone()),
-        }
-    }
+async fn initialize(s: Served, params: InitializeParams) -> Result<InitializeResult, ErrorObject> {
+    let session = &s.router.session;
+    let version = session.lifecycle.initialize(&params)?;
+    let registry = &s.router.server.registry;
+    let capabilities = registry.capabilities();
+    *lock(&session.declared) = Some(capabilities.clone());
+    let mut result = InitializeResult {
+        protocol_version: version.as_str().to_owned(),
+        capabilities,
+        server_info: registry.info.clone(),
+        instructions: registry.instructions.clone(),
+        meta: None,
+        extra: Default::default(),
+    };
+    revision::initialize_result(version, &mut result);
+    Ok(result)
+}
 
-    fn initialize(&self, raw: Option<&RawValue>) -> Result<Box<RawValue>, ErrorObject> {
-        let params: InitializeParams = params(raw, "initialize")?;
-        let version = self.session.lifecycle.initialize(&params)?;
-        let registry = &self.server.registry;
-        let capabilities = registry.capabilities();
-        *lock(&self.session.declared) = Some(capabilities.clone());
-        let mut result = InitializeResult {
-            protocol_version: version.as_str().to_owned(),
-            capabilities,
-            server_info: registry.info.clone(),
-            instructions: registry.instructions.clone(),
-            meta: None,
-            extra: Default::default(),
-        };
-        revision::initialize_result(version, &mut result);
-        reply(&result)
-    }
+async fn ping(_: Served, _: EmptyParams) -> Result<EmptyResult, ErrorObject> {
+    Ok(EmptyResult::default())
+}
 
-    fn list_tools(&self, raw: Option<&RawValue>, req: &Req) -> Result<Box<RawValue>, ErrorObject> {
-        let v = req.version;
-        let lists = lock(&self.server.registry.lists);
-        let (tools, next_cursor) = page(raw, "tools/list", &lists.tools, self.page_size(), |t| {
-            revision::tool(v, t.tool.clone())
+async fn set_level(s: Served, p: SetLevelParams) -> Result<EmptyResult, ErrorObject> {
+    *lock(&s.router.session.log_level) = p.level;
+    Ok(EmptyResult::default())
+}
+
+/// `resources/subscribe` and `resources/unsubscribe`, served only when the server offers
+/// subscriptions.
+fn subscriptions(s: &Served, method: &str) -> Result<(), ErrorObject> {
+    if s.router.server.registry.subscriptions {
+        Ok(())
+    } else {
+        Err(ErrorObject::method_not_found(method))
+    }
+}
+
+async fn subscribe(s: Served, p: UriParams) -> Result<EmptyResult, ErrorObject> {
+    subscriptions(&s, Subscribe::METHOD)?;
+    if !lock(&s.router.server.registry.lists).knows_uri(&p.uri) {
+        return Err(resource::not_found(&p.uri));
+    }
+    lock(&s.router.session.subscriptions).insert(p.uri);
+    Ok(EmptyResult::default())
+}
+
+async fn unsubscribe(s: Served, p: UriParams) -> Result<EmptyResult, ErrorObject> {
+    subscriptions(&s, Unsubscribe::METHOD)?;
+    lock(&s.router.session.subscriptions).remove(&p.uri);
+    Ok(EmptyResult::default())
+}
+
+fn page_size(s: &Served) -> usize {
+    s.router.server.registry.page_size
+}
+
+async fn list_tools(s: Served, p: PaginatedParams) -> Result<ListToolsResult, ErrorObject> {
+    let v = s.version;
+    let lists = lock(&s.router.server.registry.lists);
+    let (tools, next_cursor) = page(&p, &lists.tools, page_size(&s), |t| {
+        revision::tool(v, t.tool.clone())
+    })?;
+    Ok(ListToolsResult {
+        tools,
+        next_cursor,
+        ..Default::default()
+    })
+}
+
+async fn call_tool(s: Served, params: CallToolParams) -> Result<CallToolResult, ErrorObject> {
+    let entry = lock(&s.router.server.registry.lists).tool(&params.name);
+    let Some(entry) = entry else {
+        return Err(ErrorObject::invalid_params(format!(
+            "Unknown tool: {}",
+            params.name
+        )));
+    };
+    let args = Value::Object(params.arguments.unwrap_or_default());
+    if let Err(problems) = entry.input.check(&args) {
+        return Ok(CallToolResult::error(format!(
+            "Invalid arguments for tool `{}`: {}.",
+            params.name,
+            problems.join("; ")
+        )));
+    }
+    let version = s.version;
+    let result = match (entry.call)(args, s.context()) {
+        Ok(future) => future.await,
+        Err(e) => CallToolResult::error(format!(
+            "Invalid arguments for tool `{}`: {e}.",
+            params.name
+        )),
+    };
+    Ok(revision::call_result(version, result))
+}
+
+async fn list_resources(s: Served, p: PaginatedParams) -> Result<ListResourcesResult, ErrorObject> {
+    let v = s.version;
+    let lists = lock(&s.router.server.registry.lists);
+    let (resources, next_cursor) = page(&p, &lists.resources, page_size(&s), |r| {
+        revision::resource(v, r.resource.clone())
+    })?;
+    Ok(ListResourcesResult {
+        resources,
+        next_cursor,
+        ..Default::default()
+    })
+}
+
+async fn list_templates(
+    s: Served,
+    p: PaginatedParams,
+) -> Result<ListResourceTemplatesResult, ErrorObject> {
+    let v = s.version;
+    let lists = lock(&s.router.server.registry.lists);
+    let (resource_templates, next_cursor) = page(&p, &lists.templates, page_size(&s), |t| {
+        revision::template(v, t.template.clone())
+    })?;
+    Ok(ListResourceTemplatesResult {
+        resource_templates,
+        next_cursor,
+        ..Default::default()
+    })
+}
+
+async fn read_resource(s: Served, params: UriParams) -> Result<ReadResourceResult, ErrorObject> {
+    let uri = params.uri;
+    let found = {
+        let lists = lock(&s.router.server.registry.lists);
+        lists
+            .resources
+            .iter()
+            .find(|r| r.resource.uri == uri)
+            .map(|r| {
+                (
+                    r.read.clone(),
+                    r.resource.mime_type.clone(),
+                    Default::default(),
+                )
+            })
+            .or_else(|| {
+                lists.templates.iter().find_map(|t| {
+                    let vars = t.parsed.as_ref().ok()?.matches(&uri)?;
+                    Some((t.read.clone(), t.template.mime_type.clone(), vars))
+                })
+            })
+    };
+    let Some((read, mime_type, variables)) = found else {
+        return Err(resource::not_found(&uri));
+    };
+    let request = resource::ReadRequest {
+        uri,
+        variables,
+        context: s.context(),
+    };
+    read(request, mime_type).await
+}
+
+async fn list_prompts(s: Served, p: PaginatedParams) -> Result<ListPromptsResult, ErrorObject> {
+    let v = s.version;
+    let lists = lock(&s.router.server.registry.lists);
+    let (prompts, next_cursor) = page(&p, &lists.prompts, page_size(&s), |p| {
+        revision::prompt(v, p.prompt.clone())
+    })?;
+    Ok(ListPromptsResult {
+        prompts,
+        next_cursor,
+        ..Default::default()
+    })
+}
+
+async fn get_prompt(s: Served, params: GetPromptParams) -> Result<GetPromptResult, ErrorObject> {
+    let arguments = params.arguments.unwrap_or_default();
+    let get = {
+        let lists = lock(&s.router.server.registry.lists);
+        let prompt = lists.prompt(&params.name).ok_or_else(|| {
+            ErrorObject::invalid_params(format!("Invalid params: unknown prompt `{}`", params.name))
         })?;
-        reply(&ListToolsResult {
-            tools,
-            next_cursor,
-            ..Default::default()
-        })
-    }
+        prompt.check(&arguments)?;
+        prompt.get.clone()
+    };
+    let version = s.version;
+    let result = get(super::PromptRequest {
+        arguments,
+        context: s.context(),
+    })
+    .await?;
+    Ok(revision::prompt_result(version, result))
+}
 
-    fn page_size(&self) -> usize {
-        self.server.registry.page_size
-    }
+async fn complete(s: Served, params: CompleteParams) -> Result<CompleteResult, ErrorObject> {
+    let completer = completion::find(&lock(&s.router.server.registry.lists), &params)?;
+    Ok(completion::complete(completer, params, s.context()).await)
+}
 
-    async fn call_tool(
-        &self,
-        raw: Option<&RawValue>,
-        request: RequestContext,
-        req: &Req,
-    ) -> Result<Box<RawValue>, ErrorObject> {
-        let params: CallToolParams = params(raw, "tools/call")?;
-        let entry = lock(&self.server.registry.lists).tool(&params.name);
-        let Some(entry) = entry else {
-            return Err(ErrorObject::invalid_params(format!(
-                "Unknown tool: {}",
-                params.name
-            )));
+/// `server/discover`: what this server speaks and offers.
+async fn discover(s: Served, _: DiscoverParams) -> Result<DiscoverResult, ErrorObject> {
+    let registry = &s.router.server.registry;
+    let versions = ProtocolVersion::ALL
+        .iter()
+        .rev()
+        .map(|v| v.as_str().to_owned())
+        .collect();
+    let mut result = DiscoverResult::new(versions, registry.capabilities());
+    result.instructions = registry.instructions.clone();
+    Ok(result)
+}
+
+/// `subscriptions/listen`: acknowledges, then holds the request open while this
+/// connection's list changes and resource updates are sent on it, until it is cancelled.
+async fn listen(s: Served, p: SubscriptionsListenParams) -> Result<EmptyResult, ErrorObject> {
+    let registry = &s.router.server.registry;
+    let caps = registry.capabilities();
+    let want = p.notifications;
+    let honoured = SubscriptionFilter {
+        tools_list_changed: want
+            .tools_list_changed
+            .filter(|&b| b && caps.tools.is_some()),
+        prompts_list_changed: want
+            .prompts_list_changed
+            .filter(|&b| b && caps.prompts.is_some()),
+        resources_list_changed: want
+            .resources_list_changed
+            .filter(|&b| b && caps.resources.is_some()),
+        resource_subscriptions: want
+            .resource_subscriptions
+            .filter(|_| registry.subscriptions),
+    };
+    let context = &s.request;
+    let id = context.id().clone();
+    let tagged = json!({ META_SUBSCRIPTION_ID: id });
+    let meta: Option<junction_protocol::Meta> = serde_json::from_value(tagged).ok();
+    {
+        // Under the lock, so that no change is sent on this stream before the ack.
+        let mut listens = lock(&s.router.session.listens);
+        let ack = SubscriptionsAcknowledgedParams {
+            notifications: honoured.clone(),
+            meta: meta.clone(),
         };
-        let args = Value::Object(params.arguments.unwrap_or_default());
-        if let Err(problems) = entry.input.check(&args) {
-            return reply(&CallToolResult::error(format!(
-                "Invalid arguments for tool `{}`: {}.",
-                params.name,
-                problems.join("; ")
-            )));
-        }
-        let result = match (entry.call)(args, self.context(request, req)) {
-            Ok(future) => future.await,
-            Err(e) => CallToolResult::error(format!(
-                "Invalid arguments for tool `{}`: {e}.",
-                params.name
-            )),
-        };
-        reply(&revision::call_result(req.version, result))
+        context
+            .peer()
+            .notify::<SubscriptionsAcknowledged>(&ack, Some(id.clone()))
+            .map_err(|e| ErrorObject::internal(format!("could not acknowledge: {e}")))?;
+        listens.push(Listen {
+            id: id.clone(),
+            filter: honoured,
+        });
     }
-
-    fn list_resources(
-        &self,
-        raw: Option<&RawValue>,
-        req: &Req,
-    ) -> Result<Box<RawValue>, ErrorObject> {
-        let v = req.version;
-        let lists = lock(&self.server.registry.lists);
-        let (resources, next_cursor) = page(
-            raw,
-            "resources/list",
-            &lists.resources,
-            self.page_size(),
-            |r| revision::resource(v, r.resource.clone()),
-        )?;
-        reply(&ListResourcesResult {
-            resources,
-            next_cursor,
-            ..Default::default()
-        })
+    let _open = ListenGuard {
+        session: s.router.session.clone(),
+        id,
+    };
+    let cancel = context.cancellation();
+    tokio::select! {
+        () = cancel.cancelled() => {}
+        () = context.peer().closed() => {}
     }
+    Ok(EmptyResult {
+        meta,
+        ..Default::default()
+    })
+}
 
-    fn list_templates(
-        &self,
-        raw: Option<&RawValue>,
-        req: &Req,
-    ) -> Result<Box<RawValue>, ErrorObject> {
-        let v = req.version;
-        let lists = lock(&self.server.registry.lists);
-        let (resource_templates, next_cursor) = page(
-            raw,
-            "resources/templates/list",
-            &lists.templates,
-            self.page_size(),
-            |t| revision::template(v, t.template.clone()),
-        )?;
-        reply(&ListResourceTemplatesResult {
-            resource_templates,
-            next_cursor,
-            ..Default::default()
-        })
-    }
-
-    async fn read_resource(
-        &self,
-        raw: Option<&RawValue>,
-        request: RequestContext,
-        req: &Req,
-    ) -> Result<Box<RawValue>, ErrorObject> {
-        let params: UriParams = params(raw, "resources/read")?;
-        let uri = params.uri;
-        let found = {
-            let lists = lock(&self.server.registry.lists);
-            lists
-                .resources
-                .iter()
-                .find(|r| r.resource.uri == uri)
-                .map(|r| {
-                    (
-                        r.read.clone(),
-                        r.resource.mime_type.clone(),
-                        Default::default(),
-                    )
-                })
-                .or_else(|| {
-                    lists.templates.iter().find_map(|t| {
-                        let vars = t.parsed.as_ref().ok()?.matches(&uri)?;
-                        Some((t.read.clone(), t.template.mime_type.clone(), vars))
-                    })
-                })
-        };
-        let Some((read, mime_type, variables)) = found else {
-            return Err(resource::not_found(&uri));
-        };
-        let request = resource::ReadRequest {
-            uri,
-            variables,
-            context: self.context(request, req),
-        };
-        reply(&read(request, mime_type).await?)
-    }
-
-    fn subscription(
-        &self,
-        raw: Option<&RawValue>,
-        method: &str,
-    ) -> Result<Box<RawValue>, ErrorObject> {
-        if !self.server.registry.subscriptions {
-            return Err(ErrorObject::method_not_found(method));
-        }
-        let UriParams { uri, .. } = params(raw, method)?;
-        if method == "resources/subscribe" {
-            if !lock(&self.server.registry.lists).knows_uri(&uri) {
-                return Err(resource::not_found(&uri));
-            }
-            lock(&self.session.subscriptions).insert(uri);
-        } else {
-            lock(&self.session.subscriptions).remove(&uri);
-        }
-        Ok(jsonrpc::empty_object())
-    }
-
-    fn list_prompts(
-        &self,
-        raw: Option<&RawValue>,
-        req: &Req,
-    ) -> Result<Box<RawValue>, ErrorObject> {
-        let v = req.version;
-        let lists = lock(&self.server.registry.lists);
-        let (prompts, next_cursor) =
-            page(raw, "prompts/list", &lists.prompts, self.page_size(), |p| {
-                revision::prompt(v, p.prompt.clone())
-            })?;
-        reply(&ListPromptsResult {
-            prompts,
-            next_cursor,
-            ..Default::default()
-        })
-    }
-
-    async fn get_prompt(
-        &self,
-        raw: Option<&RawValue>,
-        request: RequestContext,
-        req: &Req,
-    ) -> Result<Box<RawValue>, ErrorObject> {
-        let params: GetPromptParams = params(raw, "prompts/get")?;
-        let arguments = params.arguments.unwrap_or_default();
-        let get = {
-            let lists = lock(&self.server.registry.lists);
-            let prompt = lists.prompt(&params.name).ok_or_else(|| {
-                ErrorObject::invalid_params(format!(
-                    "Invalid params: unknown prompt `{}`",
-                    params.name
-                ))
-            })?;
-            prompt.check(&arguments)?;
-            prompt.get.clone()
-        };
-        let result = get(super::PromptRequest {
-            arguments,
-            context: self.context(request, req),
-        })
-        .await?;
-        reply(&revision::prompt_result(req.version, result))
-    }
-
-    async fn complete(
-        &self,
-        raw: Option<&RawValue>,
-        request: RequestContext,
-        req: &Req,
-    ) -> Result<Box<RawValue>, ErrorObject> {
-        let params: CompleteParams = params(raw, "completion/complete")?;
-        let completer = completion::find(&lock(&self.server.registry.lists), &params)?;
-        reply(&completion::complete(completer, params, self.context(request, req)).await)
-    }
-
+impl Router {
     /// Refuses (-32601) a method of a feature this session was not told about in
     /// `initialize`, so a session sees one consistent server.
-    fn declared(&self, method: &str) -> Result<(), ErrorObject> {
+    fn declared(&self, method: &str, info: Option<&MethodInfo>) -> Result<(), ErrorObject> {
         let declared = lock(&self.session.declared);
-        let Some(caps) = declared.as_ref() else {
-            return Ok(());
-        };
-        if offered(caps, method) {
-            Ok(())
-        } else {
-            Err(ErrorObject::method_not_found(method))
-        }
-    }
-
-    /// The methods both families serve.
-    async fn dispatch(
-        &self,
-        method: &str,
-        raw: Option<&RawValue>,
-        context: RequestContext,
-        req: &Req,
-    ) -> Result<Box<RawValue>, ErrorObject> {
-        match method {
-            "tools/list" => self.list_tools(raw, req),
-            "tools/call" => self.call_tool(raw, context, req).await,
-            "resources/list" => self.list_resources(raw, req),
-            "resources/templates/list" => self.list_templates(raw, req),
-            "resources/read" => self.read_resource(raw, context, req).await,
-            "prompts/list" => self.list_prompts(raw, req),
-            "prompts/get" => self.get_prompt(raw, context, req).await,
-            "completion/complete" => self.complete(raw, context, req).await,
-            other => Err(ErrorObject::method_not_found(other)),
-        }
-    }
-
-    /// One 2026-07-28 request: served with its own client, its handler run until it ends or
-    /// asks for input that the request does not carry (see [`stateless`]).
-    async fn serve_stateless(
-        &self,
-        method: &str,
-        raw: Option<&RawValue>,
-        context: RequestContext,
-        call: Arc<stateless::Call>,
-    ) -> Result<Box<RawValue>, ErrorObject> {
-        let registry = &self.server.registry;
-        if stateless::REMOVED.contains(&method) || !offered(&registry.capabilities(), method) {
-            return Err(ErrorObject::method_not_found(method));
-        }
-        if method == "subscriptions/listen" {
-            let result = self.listen(raw, context).await?;
-            return stateless::decorate(&result, method, &registry.info, &registry.cache);
-        }
-        let req = Req {
-            version: ProtocolVersion::V2026_07_28,
-            call: Some(call.clone()),
-        };
-        let outcome = tokio::select! {
-            result = self.dispatch(method, raw, context, &req) => Some(result),
-            () = call.rounds.needed() => None,
-        };
-        let missing = call.rounds.missing();
-        match outcome {
-            None => {
-                let result = call.rounds.input_required(&registry.state_key);
-                let mut value = match serde_json::to_value(&result) {
-                    Ok(Value::Object(map)) => map,
-                    _ => return Err(ErrorObject::internal("could not encode the result")),
-                };
-                stateless::with_server_info(&mut value, &registry.info);
-                reply(&value)
+        match (declared.as_ref(), info) {
+            (Some(caps), Some(info)) if !offered(caps, info) => {
+                Err(ErrorObject::method_not_found(method))
             }
-            Some(Ok(result)) => match missing {
-                Some(required) if is_error_result(&result) => {
-                    Err(stateless::missing_capability(&required))
-                }
-                _ => stateless::decorate(&result, method, &registry.info, &registry.cache),
-            },
-            Some(Err(e)) => Err(match missing {
-                Some(required) => stateless::missing_capability(&required),
-                None => stateless::error(e),
-            }),
+            _ => Ok(()),
         }
     }
 
-    /// `server/discover`: what this server speaks and offers.
-    fn discover(&self) -> Result<Box<RawValue>, ErrorObject> {
-        let registry = &self.server.registry;
-        let versions = ProtocolVersion::ALL
-            .iter()
-            .rev()
-            .map(|v| v.as_str().to_owned())
-            .collect();
-        let mut result = DiscoverResult::new(versions, registry.capabilities());
-        result.instructions = registry.instructions.clone();
-        stateless::decorate(
-            &reply(&result)?,
-            "server/discover",
-            &registry.info,
-            &registry.cache,
-        )
-    }
-
-    /// `subscriptions/listen`: acknowledges, then holds the request open while this
-    /// connection's list changes and resource updates are sent on it, until it is cancelled.
-    async fn listen(
+    /// Decides the family of one request, once, and admits it: the route that serves it
+    /// and how.
+    fn admit(
         &self,
-        raw: Option<&RawValue>,
-        context: RequestContext,
-    ) -> Result<Box<RawValue>, ErrorObject> {
-        let p: SubscriptionsListenParams = params(raw, "subscriptions/listen")?;
-        let caps = self.server.registry.capabilities();
-        let want = p.notifications;
-        let honoured = SubscriptionFilter {
-            tools_list_changed: want
-                .tools_list_changed
-                .filter(|&b| b && caps.tools.is_some()),
-            prompts_list_changed: want
-                .prompts_list_changed
-                .filter(|&b| b && caps.prompts.is_some()),
-            resources_list_changed: want
-                .resources_list_changed
-                .filter(|&b| b && caps.resources.is_some()),
-            resource_subscriptions: want
-                .resource_subscriptions
-                .filter(|_| self.server.registry.subscriptions),
+        request: IncomingRequest,
+    ) -> Result<(&'static super::route::Route, Served, Option<Box<RawValue>>), ErrorObject> {
+        let IncomingRequest {
+            method,
+            params,
+            context,
+        } = request;
+        let route = routes().get(&method);
+        let served = |family, version, call| Served {
+            router: self.clone(),
+            request: context,
+            version,
+            family,
+            call,
         };
-        let id = context.id().clone();
-        let tagged = json!({ META_SUBSCRIPTION_ID: id });
-        {
-            // Under the lock, so that no change is sent on this stream before the ack.
-            let mut listens = lock(&self.session.listens);
-            let ack = SubscriptionsAcknowledgedParams {
-                notifications: honoured.clone(),
-                meta: serde_json::from_value(tagged.clone()).ok(),
-            };
-            context
-                .peer()
-                .notify_raw(
-                    "notifications/subscriptions/acknowledged",
-                    Some(reply(&ack)?),
-                    Some(id.clone()),
-                )
-                .map_err(|e| ErrorObject::internal(format!("could not acknowledge: {e}")))?;
-            listens.push(Listen {
-                id: id.clone(),
-                filter: honoured,
-            });
+        if method == Discover::METHOD {
+            let route = route.ok_or_else(|| ErrorObject::method_not_found(&method))?;
+            let served = served(Family::Stateless, ProtocolVersion::V2026_07_28, None);
+            return Ok((route, served, params));
         }
-        let _open = ListenGuard {
-            session: self.session.clone(),
-            id,
-        };
-        let cancel = context.cancellation();
-        tokio::select! {
-            () = cancel.cancelled() => {}
-            () = context.peer().closed() => {}
+        let negotiated = self.session.lifecycle.version();
+        if method != Initialize::METHOD && negotiated.is_none() {
+            let registry = &self.server.registry;
+            if let Some(call) = stateless::read(params.as_deref(), &method, &registry.state_key)? {
+                self.session.stateless.store(true, Ordering::SeqCst);
+                let route = route
+                    .filter(|r| {
+                        r.info.families.serves(Family::Stateless)
+                            && offered(&registry.capabilities(), &r.info)
+                    })
+                    .ok_or_else(|| ErrorObject::method_not_found(&method))?;
+                let served = served(
+                    Family::Stateless,
+                    ProtocolVersion::V2026_07_28,
+                    Some(Arc::new(call)),
+                );
+                return Ok((route, served, params));
+            }
         }
-        reply(&json!({ "_meta": tagged }))
-    }
-
-    fn set_level(&self, raw: Option<&RawValue>) -> Result<Box<RawValue>, ErrorObject> {
-        let p: SetLevelParams = params(raw, "logging/setLevel")?;
-        *lock(&self.session.log_level) = p.level;
-        Ok(jsonrpc::empty_object())
+        if method == Initialize::METHOD && self.session.stateless.load(Ordering::SeqCst) {
+            return Err(ErrorObject::invalid_request(
+                "Invalid request: this connection serves 2026-07-28 requests, which have no `initialize`; open a new connection for the handshake",
+            ));
+        }
+        self.session.lifecycle.admit(&method)?;
+        self.declared(&method, route.map(|r| &r.info))?;
+        let route = route
+            .filter(|r| r.info.families.serves(Family::Handshake))
+            .ok_or_else(|| ErrorObject::method_not_found(&method))?;
+        let version = negotiated.unwrap_or(ProtocolVersion::LATEST_HANDSHAKE);
+        Ok((route, served(Family::Handshake, version, None), params))
     }
 }
 
@@ -531,73 +468,52 @@ impl Service for Router {
         &'a self,
         request: IncomingRequest,
     ) -> BoxFuture<'a, Result<Box<RawValue>, ErrorObject>> {
-        Box::pin(async move {
-            let IncomingRequest {
-                method,
-                params,
-                context,
-            } = request;
-            let raw = params.as_deref();
-            if method == "server/discover" {
-                return self.discover();
-            }
-            let handshake = method == "initialize" || self.session.lifecycle.negotiated().is_some();
-            let call = if handshake {
-                None
-            } else {
-                stateless::read(raw, &method, &self.server.registry.state_key)?
-            };
-            if let Some(call) = call {
-                self.session.stateless.store(true, Ordering::SeqCst);
-                return self
-                    .serve_stateless(&method, raw, context, Arc::new(call))
-                    .await;
-            }
-            if method == "initialize" && self.session.stateless.load(Ordering::SeqCst) {
-                return Err(ErrorObject::invalid_request(
-                    "Invalid request: this connection serves 2026-07-28 requests, which have no `initialize`; open a new connection for the handshake",
-                ));
-            }
-            self.session.lifecycle.admit(&method)?;
-            self.declared(&method)?;
-            let req = Req {
-                version: self
-                    .session
-                    .lifecycle
-                    .negotiated()
-                    .map_or(ProtocolVersion::LATEST_HANDSHAKE, |n| n.version),
-                call: None,
-            };
-            match method.as_str() {
-                "initialize" => self.initialize(raw),
-                "ping" => Ok(jsonrpc::empty_object()),
-                "resources/subscribe" | "resources/unsubscribe" => self.subscription(raw, &method),
-                "logging/setLevel" => self.set_level(raw),
-                _ => self.dispatch(&method, raw, context, &req).await,
-            }
-        })
+        match self.admit(request) {
+            Ok((route, served, params)) => route.serve(served, params),
+            Err(e) => Box::pin(std::future::ready(Err(e))),
+        }
     }
 
     /// `initialize` is answered before the next message is read, so that a client that writes
     /// `notifications/initialized` and its first requests without waiting is served in order.
     fn in_order(&self, method: &str) -> bool {
-        method == "initialize"
+        method == Initialize::METHOD
+    }
+
+    /// A sessionless HTTP connection stands as initialized, without the handshake's
+    /// messages.
+    /// The controls of an HTTP connection are kept for the handlers ([`super::Context::http`]).
+    fn transport_event(&self, event: TransportEvent) {
+        match event {
+            TransportEvent::Sessionless { version } => {
+                let params =
+                    InitializeParams::new(version, Implementation::new("sessionless", "0"));
+                if self.session.lifecycle.initialize(&params).is_ok() {
+                    *lock(&self.session.declared) = Some(self.server.registry.capabilities());
+                    self.session.lifecycle.initialized();
+                }
+            }
+            TransportEvent::Http(control) => {
+                let _ = self.session.http.set(control);
+            }
+            _ => {}
+        }
     }
 
     fn notification<'a>(&'a self, n: Notification, peer: &'a Peer) -> BoxFuture<'a, ()> {
         Box::pin(async move {
             let hook = &self.server.registry.on_roots_changed;
-            match (n.method.as_str(), hook) {
-                ("notifications/initialized", _) if !self.session.lifecycle.initialized() => {
+            if n.method == Initialized::METHOD {
+                if !self.session.lifecycle.initialized() {
                     tracing::debug!("ignoring notifications/initialized outside the handshake");
                 }
-                ("notifications/roots/list_changed", Some(on_change)) => {
+            } else if n.method == RootsListChanged::METHOD {
+                if let Some(on_change) = hook {
                     on_change(super::context::RootsChanged {
                         peer: peer.clone(),
                         session: self.session.clone(),
                     });
                 }
-                _ => {}
             }
         })
     }

@@ -29,64 +29,39 @@
 //! answers: a state this server did not produce for this request is refused with -32602.
 
 use std::collections::BTreeMap;
+use std::future::Future;
 use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use junction_protocol::capabilities::ClientCapabilities;
+use junction_protocol::completion::CompleteResult;
 use junction_protocol::error::ErrorCode;
-use junction_protocol::lifecycle::Implementation;
+use junction_protocol::lifecycle::{Implementation, InitializeResult};
 use junction_protocol::logging::LoggingLevel;
-use junction_protocol::meta::RequestMeta;
-use junction_protocol::stateless::{
-    InputRequest, InputRequiredResult, InputResponses, StatelessMeta, META_PROTOCOL_VERSION,
-    META_SERVER_INFO,
+use junction_protocol::meta::{EmptyResult, Meta};
+use junction_protocol::prompts::{GetPromptResult, ListPromptsResult};
+use junction_protocol::resources::{
+    ListResourceTemplatesResult, ListResourcesResult, ReadResourceResult,
 };
+use junction_protocol::stateless::{
+    CacheScope, DiscoverResult, InputRequest, InputRequiredResult, InputResponses, RequestEnvelope,
+    ResultType, StatelessMeta, META_PROTOCOL_VERSION, META_SERVER_INFO,
+};
+use junction_protocol::tools::{CallToolResult, ListToolsResult};
 use junction_protocol::{ErrorObject, ProtocolVersion};
-use serde::Deserialize;
+use serde::Serialize;
 use serde_json::value::RawValue;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use super::lifecycle::Negotiated;
+use super::route::reply;
 use crate::sync::lock;
-
-/// Methods of the handshake family that 2026-07-28 removed.
-pub(super) const REMOVED: [&str; 5] = [
-    "initialize",
-    "ping",
-    "logging/setLevel",
-    "resources/subscribe",
-    "resources/unsubscribe",
-];
-
-/// Methods whose results are cacheable (`ttlMs`, `cacheScope`).
-pub(super) const CACHEABLE: [&str; 5] = [
-    "tools/list",
-    "resources/list",
-    "resources/templates/list",
-    "prompts/list",
-    "resources/read",
-];
-
-/// The members of a request's params this module reads.
-#[derive(Deserialize, Default)]
-struct Envelope {
-    #[serde(rename = "_meta", default)]
-    meta: Option<RequestMeta>,
-    #[serde(rename = "inputResponses", default)]
-    input_responses: Option<InputResponses>,
-    #[serde(rename = "requestState", default)]
-    request_state: Option<String>,
-    #[serde(default)]
-    name: Option<String>,
-    #[serde(default)]
-    uri: Option<String>,
-}
 
 /// One stateless request: who the client is for this request, and its rounds.
 pub(super) struct Call {
     /// The client as this request describes it.
-    pub(super) client: Negotiated,
+    pub(super) client: Arc<Negotiated>,
     /// The log level asked for (none: no log messages).
     pub(super) log_level: Option<LoggingLevel>,
     /// The input rounds of this request.
@@ -116,16 +91,9 @@ pub(super) fn read(
     method: &str,
     key: &StateKey,
 ) -> Result<Option<Call>, ErrorObject> {
-    let envelope: Envelope = match raw {
-        Some(raw) => serde_json::from_str(raw.get()).map_err(|e| {
-            ErrorObject::invalid_params(format!("Invalid params for `{method}`: {e}"))
-        })?,
-        None => Envelope::default(),
-    };
-    let Some(meta) = envelope.meta else {
-        return Ok(None);
-    };
-    let Some(version) = meta.extra.get(META_PROTOCOL_VERSION) else {
+    let envelope = RequestEnvelope::read(raw)
+        .map_err(|e| ErrorObject::invalid_params(format!("Invalid params for `{method}`: {e}")))?;
+    let Some(version) = envelope.protocol_version() else {
         return Ok(None);
     };
     let Some(version) = version.as_str() else {
@@ -134,7 +102,10 @@ pub(super) fn read(
     if version.parse::<ProtocolVersion>() != Ok(ProtocolVersion::V2026_07_28) {
         return Err(unsupported_version(version));
     }
-    let keys = StatelessMeta::from_meta(&meta).map_err(|e| {
+    let Some(meta) = &envelope.meta else {
+        return Ok(None);
+    };
+    let keys = StatelessMeta::from_meta(meta).map_err(|e| {
         ErrorObject::invalid_params(format!(
             "Invalid params for `{method}`: the `io.modelcontextprotocol/*` keys of `_meta` are malformed: {e}"
         ))
@@ -154,13 +125,13 @@ pub(super) fn read(
     };
     answers.extend(envelope.input_responses.unwrap_or_default());
     Ok(Some(Call {
-        client: Negotiated {
+        client: Arc::new(Negotiated {
             version: ProtocolVersion::V2026_07_28,
             capabilities: keys.client_capabilities,
             info: keys
                 .client_info
                 .unwrap_or_else(|| Implementation::new("unknown", "")),
-        },
+        }),
         log_level: keys.log_level,
         rounds: Rounds {
             method: method.to_owned(),
@@ -269,36 +240,122 @@ impl StateKey {
     }
 }
 
-/// Adds `resultType: "complete"`, the server's identity and (for cacheable results) the
-/// cache members to a result of 2026-07-28.
-pub(super) fn decorate(
-    raw: &RawValue,
-    method: &str,
-    info: &Implementation,
-    cache: &Map<String, Value>,
-) -> Result<Box<RawValue>, ErrorObject> {
-    let mut value: Map<String, Value> = serde_json::from_str(raw.get())
-        .map_err(|e| ErrorObject::internal(format!("could not encode the result: {e}")))?;
-    value
-        .entry("resultType")
-        .or_insert_with(|| json!("complete"));
-    with_server_info(&mut value, info);
-    if CACHEABLE.contains(&method) || method == "server/discover" {
-        for (k, v) in cache {
-            value.insert(k.clone(), v.clone());
-        }
+/// A result of a method the server serves on 2026-07-28: it gets `resultType: "complete"`
+/// (unless its handler chose one), the server's identity in `_meta`, and, for the methods the
+/// method table marks cacheable, `ttlMs` and `cacheScope`: set on the typed result before it
+/// is encoded, once.
+pub(super) trait Answer: Serialize + Send + 'static {
+    /// Stamps the members above; `cache` is `Some` for a cacheable method.
+    fn stamp(&mut self, server_info: &Value, cache: Option<(u64, CacheScope)>);
+
+    /// Whether the result reports a failure (a tool's `isError`).
+    fn failed(&self) -> bool {
+        false
     }
-    junction_protocol::jsonrpc::to_raw(&value)
-        .map_err(|e| ErrorObject::internal(format!("could not encode the result: {e}")))
+}
+
+fn complete(result_type: &mut Option<String>) {
+    result_type.get_or_insert_with(|| ResultType::Complete.as_str().to_owned());
 }
 
 /// Puts `io.modelcontextprotocol/serverInfo` in a result's `_meta`.
-pub(super) fn with_server_info(value: &mut Map<String, Value>, info: &Implementation) {
-    let meta = value
-        .entry("_meta")
-        .or_insert_with(|| Value::Object(Map::new()));
-    if let Value::Object(meta) = meta {
-        meta.insert(META_SERVER_INFO.to_owned(), json!(info));
+pub(super) fn with_server_info(meta: &mut Option<Meta>, server_info: &Value) {
+    meta.get_or_insert_with(Meta::new)
+        .insert(META_SERVER_INFO.to_owned(), server_info.clone());
+}
+
+/// Implements [`Answer`] for results with `_meta` and `resultType`, and with optional
+/// `ttlMs` / `cacheScope` for those after `cached:`.
+macro_rules! answer {
+    ($($t:ty),* ; cached: $($c:ty),*) => {
+        $(impl Answer for $t {
+            fn stamp(&mut self, server_info: &Value, _: Option<(u64, CacheScope)>) {
+                complete(&mut self.result_type);
+                with_server_info(&mut self.meta, server_info);
+            }
+        })*
+        $(impl Answer for $c {
+            fn stamp(&mut self, server_info: &Value, cache: Option<(u64, CacheScope)>) {
+                complete(&mut self.result_type);
+                with_server_info(&mut self.meta, server_info);
+                if let Some((ttl, scope)) = cache {
+                    self.ttl_ms = Some(ttl);
+                    self.cache_scope = Some(scope);
+                }
+            }
+        })*
+    };
+}
+
+answer!(EmptyResult, GetPromptResult, CompleteResult, InputRequiredResult;
+    cached: ListToolsResult, ListResourcesResult, ListResourceTemplatesResult, ReadResourceResult, ListPromptsResult);
+
+impl Answer for CallToolResult {
+    fn stamp(&mut self, server_info: &Value, _: Option<(u64, CacheScope)>) {
+        complete(&mut self.result_type);
+        with_server_info(&mut self.meta, server_info);
+    }
+
+    fn failed(&self) -> bool {
+        self.is_error == Some(true)
+    }
+}
+
+impl Answer for DiscoverResult {
+    fn stamp(&mut self, server_info: &Value, cache: Option<(u64, CacheScope)>) {
+        complete(&mut self.result_type);
+        with_server_info(&mut self.meta, server_info);
+        if let Some((ttl, scope)) = cache {
+            self.ttl_ms = ttl;
+            self.cache_scope = scope;
+        }
+    }
+}
+
+/// `initialize` is not a 2026-07-28 method; its result carries only the server's identity.
+impl Answer for InitializeResult {
+    fn stamp(&mut self, server_info: &Value, _: Option<(u64, CacheScope)>) {
+        with_server_info(&mut self.meta, server_info);
+    }
+}
+
+/// Runs the handler of one 2026-07-28 request until it ends, or until it asks for input
+/// the request does not carry (the answer is then `input_required`), and stamps its result
+/// (see [`Answer`]). Without a `call` (`server/discover`) the handler just runs.
+pub(super) async fn finish<T: Answer>(
+    run: impl Future<Output = Result<T, ErrorObject>>,
+    call: Option<Arc<Call>>,
+    server_info: &Value,
+    cache: Option<(u64, CacheScope)>,
+    key: &StateKey,
+) -> Result<Box<RawValue>, ErrorObject> {
+    let Some(call) = call else {
+        let mut result = run.await?;
+        result.stamp(server_info, cache);
+        return reply(&result);
+    };
+    let outcome = tokio::select! {
+        result = run => Some(result),
+        () = call.rounds.needed() => None,
+    };
+    let missing = call.rounds.missing();
+    match outcome {
+        None => {
+            let mut result = call.rounds.input_required(key);
+            with_server_info(&mut result.meta, server_info);
+            reply(&result)
+        }
+        Some(Ok(mut result)) => match missing {
+            Some(required) if result.failed() => Err(missing_capability(&required)),
+            _ => {
+                result.stamp(server_info, cache);
+                reply(&result)
+            }
+        },
+        Some(Err(e)) => Err(match missing {
+            Some(required) => missing_capability(&required),
+            None => error(e),
+        }),
     }
 }
 

@@ -216,3 +216,98 @@ fn duplicate_tool_names_are_refused() {
         .unwrap_err();
     assert!(err.to_string().contains("two tools are named `a`"));
 }
+
+/// What the handlers of `shared_server` share.
+#[derive(Clone)]
+struct Shelf {
+    label: std::sync::Arc<str>,
+}
+
+fn shared_server() -> Server {
+    Server::builder("shared", "1")
+        .state(Shelf {
+            label: "shelf A".into(),
+        })
+        .tool(tool(
+            "where",
+            |State(shelf): State<Shelf>, a: CheckoutArgs| async move {
+                format!("{} is on {}", a.title, shelf.label)
+            },
+        ))
+        .tool(tool(
+            "where_logged",
+            |State(shelf): State<Shelf>, ctx: Context, a: CheckoutArgs| async move {
+                format!("{} is on {} ({})", a.title, shelf.label, ctx.request().id())
+            },
+        ))
+        .resource(resource("shelf://label", "label", |r| async move {
+            r.state::<Shelf>()
+                .map(|s| s.label.to_string())
+                .ok_or_else(|| not_found(&r.uri))
+        }))
+        .prompt(prompt("shelve", |p| async move {
+            let shelf: Option<Shelf> = p.state();
+            format!("Put it on {}", shelf.map_or("nothing".into(), |s| s.label))
+        }))
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn tools_resources_and_prompts_share_the_servers_state() {
+    let (a, b) = memory::pair(Default::default());
+    shared_server().serve(b);
+    let client = Client::connect(a, ClientOptions::new("c", "1"))
+        .await
+        .unwrap();
+    let args = json!({"title": "Dune"}).as_object().unwrap().clone();
+    let result = client
+        .call_tool(
+            junction_protocol::tools::CallToolParams::new("where").arguments(args.clone()),
+            RequestOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(result.content[0].as_text(), Some("Dune is on shelf A"));
+    let result = client
+        .call_tool(
+            junction_protocol::tools::CallToolParams::new("where_logged").arguments(args),
+            RequestOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert!(result.content[0]
+        .as_text()
+        .unwrap()
+        .starts_with("Dune is on shelf A ("));
+    let read = client.read_resource("shelf://label").await.unwrap();
+    assert_eq!(
+        serde_json::to_value(&read.contents[0]).unwrap()["text"],
+        "shelf A"
+    );
+    let prompt = client
+        .get_prompt(junction_protocol::prompts::GetPromptParams::new("shelve"))
+        .await
+        .unwrap();
+    assert_eq!(
+        serde_json::to_value(&prompt.messages[0].content).unwrap()["text"],
+        "Put it on shelf A"
+    );
+}
+
+#[test]
+fn a_tool_that_takes_a_state_the_server_lacks_is_refused_when_added() {
+    let error = Server::builder("shared", "1")
+        .tool(tool(
+            "where",
+            |State(shelf): State<Shelf>, a: CheckoutArgs| async move {
+                format!("{} is on {}", a.title, shelf.label)
+            },
+        ))
+        .build()
+        .unwrap_err();
+    assert!(
+        matches!(&error, BuildError::MissingState { tool, state } if tool == "where" && state.ends_with("Shelf")),
+        "{error}"
+    );
+}

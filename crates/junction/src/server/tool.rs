@@ -6,6 +6,7 @@
 //! [`Json`] advertises an `outputSchema` and sends `structuredContent` plus the same JSON as
 //! text. Returning `Err(e)` sends a tool execution error (`isError: true`) with `e`'s text.
 
+use std::any::TypeId;
 use std::fmt::Display;
 use std::future::Future;
 use std::sync::Arc;
@@ -17,7 +18,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::Context;
+use super::{Context, State};
 use crate::schema::{CompiledSchema, SchemaError};
 use crate::session::BoxFuture;
 
@@ -100,13 +101,18 @@ impl<T: Serialize + JsonSchema> IntoToolResult for Json<T> {
     }
 }
 
-/// An async function usable as a tool. Implemented for `Fn(Args) -> impl Future` and
-/// `Fn(Context, Args) -> impl Future`; `M` only tells the two apart.
+/// An async function usable as a tool. Implemented for `Fn(Args) -> impl Future`,
+/// `Fn(Context, Args)`, `Fn(State<S>, Args)` and `Fn(State<S>, Context, Args)`; `M` only
+/// tells them apart.
 pub trait ToolHandler<M>: Send + Sync + 'static {
     /// The function's result type.
     type Output: IntoToolResult + Send + 'static;
     /// The schema of the arguments.
     fn input_schema() -> Result<CompiledSchema, SchemaError>;
+    /// The state the function takes, if any: its type and name.
+    fn state() -> Option<(TypeId, &'static str)> {
+        None
+    }
     /// Decodes the (already validated) arguments and runs the function.
     fn call(
         &self,
@@ -149,6 +155,58 @@ where
     }
 }
 
+impl<F, Fut, S, A, R> ToolHandler<(State<S>, A)> for F
+where
+    F: Fn(State<S>, A) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = R> + Send + 'static,
+    S: Clone + Send + Sync + 'static,
+    A: DeserializeOwned + JsonSchema,
+    R: IntoToolResult + Send + 'static,
+{
+    type Output = R;
+    fn input_schema() -> Result<CompiledSchema, SchemaError> {
+        CompiledSchema::of::<A>()
+    }
+    fn state() -> Option<(TypeId, &'static str)> {
+        Some((TypeId::of::<S>(), std::any::type_name::<S>()))
+    }
+    fn call(&self, args: Value, context: Context) -> Result<BoxFuture<'static, R>, String> {
+        let args: A = serde_json::from_value(args).map_err(|e| e.to_string())?;
+        let state = context.state::<S>().ok_or_else(missing_state::<S>)?;
+        Ok(Box::pin(self(State(state), args)))
+    }
+}
+
+impl<F, Fut, S, A, R> ToolHandler<(State<S>, Context, A)> for F
+where
+    F: Fn(State<S>, Context, A) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = R> + Send + 'static,
+    S: Clone + Send + Sync + 'static,
+    A: DeserializeOwned + JsonSchema,
+    R: IntoToolResult + Send + 'static,
+{
+    type Output = R;
+    fn input_schema() -> Result<CompiledSchema, SchemaError> {
+        CompiledSchema::of::<A>()
+    }
+    fn state() -> Option<(TypeId, &'static str)> {
+        Some((TypeId::of::<S>(), std::any::type_name::<S>()))
+    }
+    fn call(&self, args: Value, context: Context) -> Result<BoxFuture<'static, R>, String> {
+        let args: A = serde_json::from_value(args).map_err(|e| e.to_string())?;
+        let state = context.state::<S>().ok_or_else(missing_state::<S>)?;
+        Ok(Box::pin(self(State(state), context, args)))
+    }
+}
+
+/// Unreachable once the tool is registered (see [`super::BuildError::MissingState`]).
+fn missing_state<S>() -> String {
+    format!(
+        "the server has no state of type {}",
+        std::any::type_name::<S>()
+    )
+}
+
 type ErasedCall =
     dyn Fn(Value, Context) -> Result<BoxFuture<'static, CallToolResult>, String> + Send + Sync;
 
@@ -157,6 +215,7 @@ pub struct ToolDef {
     pub(crate) tool: Tool,
     pub(crate) input: Result<Arc<CompiledSchema>, SchemaError>,
     pub(crate) output_error: Option<SchemaError>,
+    pub(crate) state: Option<(TypeId, &'static str)>,
     pub(crate) call: Arc<ErasedCall>,
 }
 
@@ -194,6 +253,7 @@ pub fn tool<M, H: ToolHandler<M>>(name: impl Into<String>, handler: H) -> ToolDe
         tool,
         input,
         output_error,
+        state: H::state(),
         call,
     }
 }

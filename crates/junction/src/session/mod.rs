@@ -62,7 +62,7 @@ use junction_protocol::{ErrorObject, RequestId};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::transport::{Connection, FrameError, Inbound};
+use crate::transport::{Connection, FrameError, Inbound, TransportEvent};
 
 /// A boxed, sendable future (what [`Service`] methods return).
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -86,6 +86,12 @@ pub trait Service: Send + Sync + 'static {
         let _ = method;
         false
     }
+
+    /// Takes an event of the transport ([`TransportEvent`]), in order with the messages
+    /// around it. Default: ignored.
+    fn transport_event(&self, event: TransportEvent) {
+        let _ = event;
+    }
 }
 
 impl<S: Service> Service for Arc<S> {
@@ -100,6 +106,9 @@ impl<S: Service> Service for Arc<S> {
     }
     fn in_order(&self, method: &str) -> bool {
         (**self).in_order(method)
+    }
+    fn transport_event(&self, event: TransportEvent) {
+        (**self).transport_event(event)
     }
 }
 
@@ -193,6 +202,7 @@ async fn run(
                 ));
                 peer.send_response(Response::err(None, error), None);
             }
+            Inbound::Event(event) => service.transport_event(event),
         }
     }
     peer.input_ended();

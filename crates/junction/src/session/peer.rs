@@ -103,7 +103,9 @@ struct Inner {
     pending: Mutex<HashMap<RequestId, Pending>>,
     progress: Mutex<HashMap<ProgressToken, (ProgressSink, RequestId)>>,
     incoming: Mutex<HashMap<RequestId, CancellationToken>>,
-    /// Fires when the session ends; every incoming request's token is a child of it.
+    /// Fires when the session ends, after every incoming request's token in `incoming`
+    /// (tokens of their own rather than children of this one, whose creation and drop would
+    /// lock it once per request).
     closed: CancellationToken,
     /// Fires when [`Peer::close`] asks the read loop to stop.
     shutdown: CancellationToken,
@@ -380,6 +382,9 @@ impl Peer {
     /// `Closed`), plus running handlers cancelled and the write side closed.
     pub(super) fn finish(&self) {
         self.input_ended();
+        for token in lock(&self.inner.incoming).values() {
+            token.cancel();
+        }
         self.inner.closed.cancel();
         lock(&self.inner.outgoing).take();
     }
@@ -470,7 +475,7 @@ impl Peer {
         if incoming.contains_key(id) {
             return None;
         }
-        let token = self.inner.closed.child_token();
+        let token = CancellationToken::new();
         incoming.insert(id.clone(), token.clone());
         drop(incoming);
         Some(RequestContext::new(
@@ -507,7 +512,12 @@ fn progress_token_of(params: Option<&RawValue>) -> Option<ProgressToken> {
         #[serde(rename = "progressToken")]
         token: Option<ProgressToken>,
     }
-    let peek: Peek = serde_json::from_str(params?.get()).ok()?;
+    let params = params?.get();
+    // Most requests carry no token: a scan is cheaper than a parse.
+    if !params.contains("progressToken") {
+        return None;
+    }
+    let peek: Peek = serde_json::from_str(params).ok()?;
     peek.meta?.token
 }
 

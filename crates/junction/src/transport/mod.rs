@@ -15,10 +15,12 @@
 pub mod child;
 pub mod http;
 pub mod memory;
+mod pipe;
 pub mod stdio;
 pub mod tap;
 
-use junction_protocol::{Message, RequestId};
+use junction_protocol::lifecycle::InitializeResult;
+use junction_protocol::{Message, ProtocolVersion, RequestId};
 use tokio::sync::mpsc;
 
 /// The default largest frame a transport accepts: 4 MiB.
@@ -44,6 +46,31 @@ pub enum Inbound {
     Frame(Vec<u8>),
     /// A frame the transport refused before decoding it.
     Refused(FrameError),
+    /// Something the transport itself did, for the service of the session (see
+    /// [`crate::session::Service::transport_event`]); never on the wire.
+    Event(TransportEvent),
+}
+
+/// What a transport tells the session above it, besides the messages it carries.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum TransportEvent {
+    /// The HTTP client transport started a new session after the server ended the old one
+    /// (`404`): the new session's initialize result, so that the
+    /// [`Client`](crate::client::Client) reports what the new session declared.
+    Reinitialized(Box<InitializeResult>),
+    /// The HTTP server serves this connection without a session
+    /// ([`http::server::HttpServer::sessionless`]), for one request: it stands as if the
+    /// client had sent `initialize` offering `version` with no capabilities, then
+    /// `notifications/initialized`.
+    Sessionless {
+        /// The revision of the request (its `MCP-Protocol-Version` header).
+        version: ProtocolVersion,
+    },
+    /// The HTTP server's controls over this connection's streams, sent before anything
+    /// else; a server's handlers reach them through
+    /// [`Context::http`](crate::server::Context::http).
+    Http(http::server::SessionControl),
 }
 
 /// Why a transport refused a frame.

@@ -15,11 +15,15 @@
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
+pub use super::pipe::{stdin_stdout, Stdin, Stdout};
 use super::{Connection, FrameError, Inbound, Limits, Outbound, INBOUND_QUEUE};
 
-/// A connection over this process's stdin and stdout.
+/// A connection over this process's stdin and stdout. When both are pipes or sockets (as
+/// when a client spawns the server) they are read and written without blocking, through the
+/// runtime's reactor; otherwise (files, a terminal) through Tokio's blocking handles.
 pub fn stdio(limits: Limits) -> Connection {
-    connect(tokio::io::stdin(), tokio::io::stdout(), limits)
+    let (input, output) = stdin_stdout();
+    connect(input, output, limits)
 }
 
 /// A connection over any reader and writer; spawns one task for each direction.
@@ -149,6 +153,7 @@ mod tests {
             out.push(match item {
                 Inbound::Frame(f) => Ok(String::from_utf8(f).unwrap()),
                 Inbound::Refused(e) => Err(e),
+                Inbound::Event(e) => unreachable!("stdio reports no transport events: {e:?}"),
             });
         }
         out

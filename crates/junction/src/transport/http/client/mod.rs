@@ -26,8 +26,9 @@
 //!   the standalone stream and sends the message again, once. Concurrent messages that hit
 //!   the same expired session share one re-initialization. The new session must negotiate
 //!   the revision the [`Client`](crate::client::Client) already holds, else the message fails.
-//!   The new session's initialize result reaches the session as a [`REINITIALIZED`]
-//!   notification, so that the `Client` reports what the new session declared.
+//!   The new session's initialize result reaches the session as a
+//!   [`TransportEvent::Reinitialized`](crate::transport::TransportEvent::Reinitialized), so
+//!   that the `Client` reports what the new session declared.
 //! - With [`HttpClient::legacy`] (or when the initialize POST is answered `400`, `404` or
 //!   `405`) speaks the 2024-11-05 transport instead.
 //!
@@ -71,7 +72,6 @@ mod session;
 mod stateless;
 mod stream;
 
-pub use self::session::REINITIALIZED;
 use self::stateless::stateless_version;
 use super::{PROTOCOL_VERSION_HEADER, SESSION_ID_HEADER};
 use crate::sync::lock;

@@ -10,13 +10,7 @@ use super::super::sse::{Event, Parser};
 use super::super::{PROTOCOL_VERSION_HEADER, SESSION_ID_HEADER};
 use super::Driver;
 use crate::sync::lock;
-use crate::transport::Inbound;
-
-/// The method of the notification the transport hands its session after starting a new
-/// session: its params are the new session's `InitializeResult`, so that the
-/// [`Client`](crate::client::Client) reports what the new session declared. It never goes
-/// on the wire; a server sending it only restates what it declares about itself.
-pub const REINITIALIZED: &str = "junction/transport/reinitialized";
+use crate::transport::{Inbound, TransportEvent};
 
 impl Driver {
     /// Starts a new session in place of `expired`: replays the recorded `initialize` without
@@ -96,23 +90,18 @@ impl Driver {
         Ok(())
     }
 
-    /// Hands the session the new session's initialize result (see [`REINITIALIZED`]).
+    /// Hands the session the new session's initialize result
+    /// ([`TransportEvent::Reinitialized`]).
     async fn report_new_session(&self, result: serde_json::Value) {
-        let params = match serde_json::value::to_raw_value(&result) {
-            Ok(params) => params,
+        let result = match serde_json::from_value(result) {
+            Ok(result) => result,
             Err(e) => {
-                tracing::warn!(error = %e, "the new session's initialize result is not reported");
+                tracing::warn!(error = %e, "the new session's initialize result is malformed; not reported");
                 return;
             }
         };
-        let notification = Message::Notification(junction_protocol::Notification {
-            method: REINITIALIZED.to_owned(),
-            params: Some(params),
-        });
-        let _ = self
-            .incoming
-            .send(Inbound::Frame(notification.encode()))
-            .await;
+        let event = TransportEvent::Reinitialized(Box::new(result));
+        let _ = self.incoming.send(Inbound::Event(event)).await;
     }
 
     /// Ends the session on the server.

@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+use junction_protocol::method::{self, NameParam};
+use junction_protocol::stateless::RequestEnvelope;
 use junction_protocol::{ErrorCode, ErrorObject, Message};
 use reqwest::header::{HeaderMap, HeaderValue, CONTENT_TYPE};
 use tokio_util::sync::CancellationToken;
@@ -69,11 +71,11 @@ impl Driver {
 
 /// The protocol version a 2026-07-28 request carries in its `_meta`, if it is one.
 pub(super) fn stateless_version(request: &junction_protocol::Request) -> Option<String> {
-    let params: serde_json::Value = serde_json::from_str(request.params.as_deref()?.get()).ok()?;
-    let version = params
-        .get("_meta")?
-        .get(junction_protocol::stateless::META_PROTOCOL_VERSION)?
-        .as_str()?;
+    version_of(&RequestEnvelope::read(request.params.as_deref()).ok()?)
+}
+
+fn version_of(envelope: &RequestEnvelope) -> Option<String> {
+    let version = envelope.protocol_version()?.as_str()?;
     match version.parse::<junction_protocol::ProtocolVersion>() {
         Ok(v) if v.family() == junction_protocol::version::Family::Handshake => None,
         _ => Some(version.to_owned()),
@@ -81,12 +83,13 @@ pub(super) fn stateless_version(request: &junction_protocol::Request) -> Option<
 }
 
 /// The headers of a 2026-07-28 POST: the custom ones, the version, `Mcp-Method` and, where
-/// the method names something, `Mcp-Name`.
+/// the method names something (see [`NameParam`]), `Mcp-Name`.
 fn stateless_headers(
     custom: &HeaderMap,
     request: &junction_protocol::Request,
 ) -> Result<HeaderMap, String> {
-    let version = stateless_version(request).unwrap_or_default();
+    let envelope = RequestEnvelope::read(request.params.as_deref()).unwrap_or_default();
+    let version = version_of(&envelope).unwrap_or_default();
     let mut headers = custom.clone();
     let value = |v: &str| {
         HeaderValue::from_str(v)
@@ -94,18 +97,9 @@ fn stateless_headers(
     };
     headers.insert(PROTOCOL_VERSION_HEADER, value(&version)?);
     headers.insert(METHOD_HEADER, value(&request.method)?);
-    let member = match request.method.as_str() {
-        "tools/call" | "prompts/get" => Some("name"),
-        "resources/read" => Some("uri"),
-        _ => None,
-    };
-    if let Some(member) = member {
-        let params: serde_json::Value = request
-            .params
-            .as_deref()
-            .and_then(|p| serde_json::from_str(p.get()).ok())
-            .unwrap_or_default();
-        let name = params.get(member).and_then(|n| n.as_str()).ok_or_else(|| {
+    let param = method::request(&request.method).map_or(NameParam::Absent, |m| m.mcp_name);
+    if let Some(member) = param.member() {
+        let name = envelope.target(param).ok_or_else(|| {
             format!(
                 "`{}` needs a string `{member}` in its params",
                 request.method

@@ -8,12 +8,15 @@ use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
+use junction_protocol::lifecycle::Initialize;
+use junction_protocol::method::Request as _;
 use junction_protocol::{ErrorCode, Message, ProtocolVersion, RequestId};
 
 use super::guard::{self, refuse, Refusal, TRANSPORT_ERROR};
 use super::session::{HttpSession, NoReply, OpenError, Reply, SessionSettings, SseBody};
 use super::{new_session_id, EventId, ResponseMode, Shared};
 use crate::transport::http::{LAST_EVENT_ID_HEADER, PROTOCOL_VERSION_HEADER, SESSION_ID_HEADER};
+use crate::transport::TransportEvent;
 
 /// An SSE response over `rx`.
 pub(super) fn sse_response(rx: tokio::sync::mpsc::UnboundedReceiver<Bytes>) -> Response {
@@ -89,11 +92,15 @@ async fn post_inner(
     let message = Message::decode(&frame)
         .map_err(|e| Refusal::with_id(StatusCode::BAD_REQUEST, e.id, e.error))?;
     if let Message::Request(request) = &message {
-        if session_header(headers).is_none() && super::stateless::is_stateless(request) {
+        let envelope = session_header(headers)
+            .is_none()
+            .then(|| super::stateless::envelope(request))
+            .flatten();
+        if let Some(envelope) = envelope {
             let Message::Request(request) = message else {
                 unreachable!("matched as a request above")
             };
-            return super::stateless::serve(shared, headers, request, frame).await;
+            return super::stateless::serve(shared, headers, request, envelope, frame).await;
         }
     } else if session_header(headers).is_none()
         && headers
@@ -104,8 +111,8 @@ async fn post_inner(
         // 2026-07-28 has no session to deliver to; a client cancels by closing its stream.
         return Ok(empty(StatusCode::ACCEPTED));
     }
-    if shared.config.stateless {
-        return stateless(shared, headers, message, frame).await;
+    if shared.config.sessionless {
+        return sessionless(shared, headers, message, frame).await;
     }
     let request = match &message {
         Message::Request(r) => Some((r.id.clone(), r.method == "initialize")),
@@ -166,7 +173,7 @@ async fn answer(
         .request(id.clone(), is_initialize, frame, always_sse)
         .await;
     match reply_or_refusal(reply, &id)? {
-        Reply::Json(body) => Ok(guard::json_response(StatusCode::OK, body)),
+        Reply::Json(body, _) => Ok(guard::json_response(StatusCode::OK, body)),
         Reply::Sse(rx) => Ok(sse_response(rx)),
     }
 }
@@ -198,40 +205,43 @@ fn reply_or_refusal(reply: Result<Reply, NoReply>, id: &RequestId) -> Result<Rep
                 "Request cancelled by the client",
             );
             let body = serde_json::json!({ "jsonrpc": "2.0", "id": id, "error": error });
-            Ok(Reply::Json(body.to_string().into()))
+            Ok(Reply::Json(body.to_string().into(), Some(error.code)))
         }
     }
 }
 
-/// Stateless mode: a one-shot session per POST, initialized on the fly.
-async fn stateless(
+/// Sessionless mode: a one-shot session per POST, standing as initialized with the
+/// `MCP-Protocol-Version` header's revision (2025-03-26 without one, as the specification
+/// says to assume) and no client capabilities ([`TransportEvent::Sessionless`]).
+async fn sessionless(
     shared: &Arc<Shared>,
     headers: &HeaderMap,
     message: Message,
     frame: Bytes,
 ) -> Result<Response, Refusal> {
     let Message::Request(request) = message else {
-        tracing::debug!("stateless mode: a notification or response has no session to go to; accepted and dropped");
+        tracing::debug!("sessionless mode: a notification or response has no session to go to; accepted and dropped");
         return Ok(empty(StatusCode::ACCEPTED));
     };
-    let session_id = new_session_id().map_err(|e| {
-        refuse(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            ErrorCode::INTERNAL_ERROR,
-            format!("Internal error: no random id available: {e}"),
-        )
-    })?;
     let session = HttpSession::start(
-        session_id,
+        one_shot_id(),
         settings(shared, false),
         shared.store.clone(),
         &*shared.serve,
     );
-    let is_initialize = request.method == "initialize";
+    let is_initialize = request.method == Initialize::METHOD;
     if !is_initialize {
-        if let Err(refusal) = initialize_on_the_fly(&session, headers).await {
+        let version = headers
+            .get(PROTOCOL_VERSION_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .map_or(ProtocolVersion::V2025_03_26, ProtocolVersion::negotiate);
+        if !session.event(TransportEvent::Sessionless { version }).await {
             session.close();
-            return Err(refusal);
+            return Err(refuse(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                ErrorCode::INTERNAL_ERROR,
+                "Internal error: the sessionless session ended before its request",
+            ));
         }
     }
     let answered = answer(
@@ -246,43 +256,12 @@ async fn stateless(
     answered
 }
 
-/// Runs the handshake inside a one-shot session, offering the header's revision.
-async fn initialize_on_the_fly(session: &HttpSession, headers: &HeaderMap) -> Result<(), Refusal> {
-    let version = headers
-        .get(PROTOCOL_VERSION_HEADER)
-        .and_then(|v| v.to_str().ok())
-        // The specification's assumption when the header is absent.
-        .unwrap_or(ProtocolVersion::V2025_03_26.as_str());
-    let id = RequestId::from("junction-stateless-initialize");
-    let init = serde_json::json!({
-        "jsonrpc": "2.0", "id": id, "method": "initialize",
-        "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "stateless", "version": "0"}}
-    });
-    let failed = |what: &str| {
-        refuse(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            ErrorCode::INTERNAL_ERROR,
-            format!("Internal error: the stateless session could not be initialized: {what}"),
-        )
-    };
-    match session
-        .request(id, true, Bytes::from(init.to_string()), false)
-        .await
-    {
-        Ok(Reply::Json(body)) => match Message::decode(&body) {
-            Ok(Message::Response(r)) if r.outcome.is_ok() => {}
-            _ => return Err(failed(&String::from_utf8_lossy(&body))),
-        },
-        _ => return Err(failed("the server sent no initialize result")),
-    }
-    let initialized =
-        Bytes::from_static(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-    let message = Message::decode(&initialized).map_err(|e| failed(&e.to_string()))?;
-    if session.deliver(&message, initialized).await {
-        Ok(())
-    } else {
-        Err(failed("the session ended"))
-    }
+/// The id of a session that serves one request: never sent to the client nor looked up, so
+/// a counter (for logs and [`super::SessionControl::session_id`]) rather than a random id.
+pub(super) fn one_shot_id() -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("one-shot-{n}")
 }
 
 /// `GET`: the standalone stream, or a resumption with `Last-Event-ID`.
@@ -290,9 +269,9 @@ pub(super) async fn get(State(shared): State<Arc<Shared>>, headers: HeaderMap) -
     let result = (|| -> Result<Response, Refusal> {
         guard::check_get_accept(&headers)?;
         guard::check_version(&headers)?;
-        if shared.config.stateless {
+        if shared.config.sessionless {
             return Err(method_not_allowed_response(
-                "GET is not offered in stateless mode",
+                "GET is not offered in sessionless mode",
             ));
         }
         let session = find_session(&shared, &headers)?;
@@ -330,8 +309,8 @@ pub(super) async fn get(State(shared): State<Arc<Shared>>, headers: HeaderMap) -
 
 /// `DELETE`: the client ends its session.
 pub(super) async fn delete(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
-    if shared.config.stateless {
-        return method_not_allowed_response("DELETE is not offered in stateless mode")
+    if shared.config.sessionless {
+        return method_not_allowed_response("DELETE is not offered in sessionless mode")
             .into_response();
     }
     let Some(id) = session_header(&headers) else {

@@ -25,11 +25,13 @@
 //! - Sessions: a random `MCP-Session-Id` (128 bits from the OS's CSPRNG) comes with the
 //!   initialize result; a later request without one gets `400`, with an unknown or ended one
 //!   `404`. Sessions idle longer than [`HttpServer::idle_timeout`] are ended and freed.
-//! - [`HttpServer::stateless`]: no session ids. Each POST gets a fresh session that lives
-//!   until it has answered; a request other than `initialize` is preceded, inside that
-//!   session, by an `initialize` (offering the `MCP-Protocol-Version` header's revision, or
-//!   2025-03-26 without one, as the specification says to assume; no client capabilities;
-//!   client name `stateless`) and `notifications/initialized`.
+//! - [`HttpServer::sessionless`]: no session ids (the handshake family without sessions;
+//!   not to be confused with the stateless revision 2026-07-28, served in any mode). Each POST gets a fresh session that lives
+//!   until it has answered; for a request other than `initialize` that session stands as
+//!   initialized ([`TransportEvent::Sessionless`](crate::transport::TransportEvent)) with the
+//!   `MCP-Protocol-Version` header's revision (or 2025-03-26 without one, as the
+//!   specification says to assume), no client capabilities and the client name
+//!   `sessionless`.
 //!   Consequently server→client requests cannot be answered and `GET`/`DELETE` get `405`,
 //!   as in the TypeScript SDK's stateless mode.
 //! - Every request first passes the `Host`/`Origin` allow-list (`403`), then the `Accept`
@@ -123,7 +125,7 @@ struct Config {
     sse_path: String,
     message_path: String,
     legacy: bool,
-    stateless: bool,
+    sessionless: bool,
     mode: ResponseMode,
     allow: AllowList,
     idle_timeout: Duration,
@@ -151,7 +153,7 @@ impl HttpServer {
                 sse_path: "/sse".to_owned(),
                 message_path: "/message".to_owned(),
                 legacy: true,
-                stateless: false,
+                sessionless: false,
                 mode: ResponseMode::default(),
                 allow: AllowList::default(),
                 idle_timeout: Duration::from_secs(30 * 60),
@@ -186,9 +188,15 @@ impl HttpServer {
     }
 
     /// Serves without sessions (see the module documentation for what that implies).
-    pub fn stateless(mut self) -> Self {
-        self.config.stateless = true;
+    pub fn sessionless(mut self) -> Self {
+        self.config.sessionless = true;
         self
+    }
+
+    /// The former name of [`HttpServer::sessionless`].
+    #[deprecated(note = "renamed `sessionless`: \"stateless\" names the 2026-07-28 revision")]
+    pub fn stateless(self) -> Self {
+        self.sessionless()
     }
 
     /// When to answer with an event stream.

@@ -28,7 +28,7 @@ use tokio_util::sync::CancellationToken;
 use super::event_store::{EventId, EventStore};
 use crate::sync::lock;
 use crate::transport::http::sse::Event;
-use crate::transport::{Connection, Inbound, Outbound, INBOUND_QUEUE};
+use crate::transport::{Connection, Inbound, Outbound, TransportEvent, INBOUND_QUEUE};
 
 /// The stream that carries messages related to no request.
 const STANDALONE: u64 = 0;
@@ -114,8 +114,8 @@ impl SessionControl {
 
 /// How a POSTed request is answered.
 pub(super) enum Reply {
-    /// One JSON body: the response was the only message.
-    Json(Bytes),
+    /// One JSON body: the response was the only message; with its error code, if an error.
+    Json(Bytes, Option<junction_protocol::ErrorCode>),
     /// An event stream.
     Sse(mpsc::UnboundedReceiver<Bytes>),
 }
@@ -212,14 +212,19 @@ impl HttpSession {
             settings,
             closed: CancellationToken::new(),
         });
+        let control = SessionControl {
+            session: Arc::downgrade(&session),
+        };
+        if let Some(tx) = lock(&session.inbound).as_ref() {
+            // The queue is empty: this is the first thing the served session reads.
+            let _ = tx.try_send(Inbound::Event(TransportEvent::Http(control.clone())));
+        }
         serve(
             Connection {
                 outgoing: out_tx,
                 incoming: in_rx,
             },
-            SessionControl {
-                session: Arc::downgrade(&session),
-            },
+            control,
         );
         tokio::spawn(route(session.clone(), out_rx));
         session
@@ -266,6 +271,14 @@ impl HttpSession {
             }
         }
         self.forward(frame).await
+    }
+
+    /// Hands an event of this transport to the served session.
+    pub(super) async fn event(&self, event: TransportEvent) -> bool {
+        let Some(tx) = lock(&self.inbound).clone() else {
+            return false;
+        };
+        tx.send(Inbound::Event(event)).await.is_ok()
     }
 
     async fn forward(&self, frame: Bytes) -> bool {
@@ -503,7 +516,11 @@ impl HttpSession {
                 ..
             }) = state.streams.remove(&stream)
             {
-                let _ = reply.send(Reply::Json(data));
+                let code = match &message {
+                    Message::Response(r) => r.outcome.as_ref().err().map(|e| e.code),
+                    _ => None,
+                };
+                let _ = reply.send(Reply::Json(data, code));
             }
         } else {
             self.open_sse(&mut state, stream);

@@ -13,14 +13,15 @@ use std::sync::Arc;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use bytes::Bytes;
-use junction_protocol::stateless::META_PROTOCOL_VERSION;
+use junction_protocol::method::{self, NameParam, Request as _};
+use junction_protocol::stateless::{Discover, RequestEnvelope};
 use junction_protocol::{ErrorCode, ErrorObject, Message, Request, RequestId};
 use serde_json::Value;
 
 use super::endpoint::{answer_reply, settings};
 use super::guard::{self, Refusal};
 use super::session::{HttpSession, Reply};
-use super::{new_session_id, Shared};
+use super::Shared;
 use crate::transport::http::PROTOCOL_VERSION_HEADER;
 
 /// The header that repeats the JSON-RPC method.
@@ -28,15 +29,14 @@ pub const METHOD_HEADER: &str = "mcp-method";
 /// The header that repeats the tool or prompt name, or the resource URI.
 pub const NAME_HEADER: &str = "mcp-name";
 
-/// The `_meta` protocol version of a request, when it has one.
-fn meta_version(request: &Request) -> Option<Value> {
-    let params: Value = serde_json::from_str(request.params.as_deref()?.get()).ok()?;
-    params.get("_meta")?.get(META_PROTOCOL_VERSION).cloned()
-}
-
-/// Whether `request` (sent without a session id) belongs to 2026-07-28.
-pub(super) fn is_stateless(request: &Request) -> bool {
-    request.method == "server/discover" || meta_version(request).is_some()
+/// The envelope of `request` (sent without a session id) when it belongs to 2026-07-28: it
+/// is `server/discover` or carries a protocol version in `_meta`.
+pub(super) fn envelope(request: &Request) -> Option<RequestEnvelope> {
+    let envelope = RequestEnvelope::read(request.params.as_deref()).ok();
+    if request.method == Discover::METHOD {
+        return Some(envelope.unwrap_or_default());
+    }
+    envelope.filter(|e| e.protocol_version().is_some())
 }
 
 fn mismatch(id: &RequestId, message: String) -> Refusal {
@@ -52,7 +52,11 @@ fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
 }
 
 /// Checks `Mcp-Method`, `Mcp-Name` and `MCP-Protocol-Version` against the body.
-fn check_headers(headers: &HeaderMap, request: &Request) -> Result<(), Refusal> {
+fn check_headers(
+    headers: &HeaderMap,
+    request: &Request,
+    envelope: &RequestEnvelope,
+) -> Result<(), Refusal> {
     let id = &request.id;
     match header(headers, METHOD_HEADER) {
         None => {
@@ -75,18 +79,9 @@ fn check_headers(headers: &HeaderMap, request: &Request) -> Result<(), Refusal> 
         }
         Some(_) => {}
     }
-    let params: Value = request
-        .params
-        .as_deref()
-        .and_then(|p| serde_json::from_str(p.get()).ok())
-        .unwrap_or(Value::Null);
-    let member = match request.method.as_str() {
-        "tools/call" | "prompts/get" => Some("name"),
-        "resources/read" => Some("uri"),
-        _ => None,
-    };
-    if let Some(member) = member {
-        let body = params.get(member).and_then(Value::as_str).unwrap_or("");
+    let name = method::request(&request.method).map_or(NameParam::Absent, |m| m.mcp_name);
+    if name != NameParam::Absent {
+        let body = envelope.target(name).unwrap_or("");
         match header(headers, NAME_HEADER) {
             None => {
                 return Err(mismatch(
@@ -103,10 +98,7 @@ fn check_headers(headers: &HeaderMap, request: &Request) -> Result<(), Refusal> 
             Some(_) => {}
         }
     }
-    let meta = params
-        .get("_meta")
-        .and_then(|m| m.get(META_PROTOCOL_VERSION))
-        .and_then(Value::as_str);
+    let meta = envelope.protocol_version().and_then(Value::as_str);
     if let (Some(h), Some(meta)) = (header(headers, PROTOCOL_VERSION_HEADER), meta) {
         if h != meta {
             return Err(mismatch(
@@ -119,11 +111,8 @@ fn check_headers(headers: &HeaderMap, request: &Request) -> Result<(), Refusal> 
 }
 
 /// Errors the 2026-07-28 transport answers with `400` rather than `200`.
-fn is_refusal(body: &[u8]) -> bool {
-    let code = serde_json::from_slice::<Value>(body)
-        .ok()
-        .and_then(|v| v.get("error")?.get("code")?.as_i64());
-    matches!(code, Some(-32022..=-32020))
+fn is_refusal(code: Option<ErrorCode>) -> bool {
+    matches!(code, Some(ErrorCode(-32022..=-32020)))
 }
 
 /// Serves one 2026-07-28 request in a session of its own.
@@ -131,18 +120,12 @@ pub(super) async fn serve(
     shared: &Arc<Shared>,
     headers: &HeaderMap,
     request: Request,
+    envelope: RequestEnvelope,
     frame: Bytes,
 ) -> Result<Response, Refusal> {
-    check_headers(headers, &request)?;
-    let session_id = new_session_id().map_err(|e| {
-        guard::refuse(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            ErrorCode::INTERNAL_ERROR,
-            format!("Internal error: no random id available: {e}"),
-        )
-    })?;
+    check_headers(headers, &request, &envelope)?;
     let session = HttpSession::start(
-        session_id,
+        super::endpoint::one_shot_id(),
         settings(shared, false),
         shared.store.clone(),
         &*shared.serve,
@@ -151,8 +134,8 @@ pub(super) async fn serve(
     let reply = answer_reply(&session, id.clone(), frame, shared.config.mode).await;
     session.close_when_answered();
     match reply? {
-        Reply::Json(body) => {
-            let status = if is_refusal(&body) {
+        Reply::Json(body, error) => {
+            let status = if is_refusal(error) {
                 StatusCode::BAD_REQUEST
             } else {
                 StatusCode::OK

@@ -1,0 +1,175 @@
+//! Typed routes: each method the server answers is bound once, by its marker type, to a
+//! handler that receives its decoded params and returns its typed result.
+//!
+//! ```text
+//! Routes::default()
+//!     .route::<CallTool>(call_tool)      // async fn call_tool(Served, CallToolParams)
+//!     .route::<ListTools>(list_tools)    //     -> Result<CallToolResult, ErrorObject>
+//! ```
+//!
+//! A route decodes the params (a bad one is -32602 naming the method), runs the handler and
+//! encodes its result. On 2026-07-28 it also runs the handler against its input rounds (see
+//! [`super::stateless`]) and stamps the typed result ([`Answer`]) before encoding it, so a
+//! result is encoded once and never read back. Each call costs one boxed future.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::Arc;
+
+use junction_protocol::jsonrpc;
+use junction_protocol::method::{decode_params, MethodInfo, Request};
+use junction_protocol::version::Family;
+use junction_protocol::{ErrorObject, ProtocolVersion};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+use super::router::Router;
+use super::stateless::{self, Answer, Call};
+use super::Context;
+use crate::session::{BoxFuture, RequestContext};
+
+type Outcome = Result<Box<RawValue>, ErrorObject>;
+
+/// One request as its handler gets it: the session's router, the request, the revision it
+/// is served as and, on 2026-07-28, its own client and input rounds.
+pub(super) struct Served {
+    pub(super) router: Router,
+    pub(super) request: RequestContext,
+    pub(super) version: ProtocolVersion,
+    pub(super) family: Family,
+    pub(super) call: Option<Arc<Call>>,
+}
+
+impl Served {
+    /// The handler's [`Context`].
+    pub(super) fn context(self) -> Context {
+        let Served {
+            router,
+            request,
+            call,
+            ..
+        } = self;
+        match call {
+            Some(call) => Context::stateless(request, router.session, router.server, call),
+            None => Context::new(request, router.session, router.server),
+        }
+    }
+}
+
+type Serve = dyn Fn(Served, Option<Box<RawValue>>) -> BoxFuture<'static, Outcome> + Send + Sync;
+
+/// What serves a method: an async function of the request and its decoded params.
+pub(super) trait Handler<P, T>: Send + Sync + 'static {
+    /// Serves one request.
+    fn call(
+        &self,
+        served: Served,
+        params: P,
+    ) -> impl Future<Output = Result<T, ErrorObject>> + Send + 'static;
+}
+
+impl<P, T, F, Fut> Handler<P, T> for F
+where
+    F: Fn(Served, P) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<T, ErrorObject>> + Send + 'static,
+{
+    fn call(
+        &self,
+        served: Served,
+        params: P,
+    ) -> impl Future<Output = Result<T, ErrorObject>> + Send + 'static {
+        self(served, params)
+    }
+}
+
+/// A method bound to its handler.
+pub(super) struct Route {
+    /// What the protocol says about the method.
+    pub(super) info: MethodInfo,
+    serve: Box<Serve>,
+}
+
+impl Route {
+    /// Serves one request.
+    pub(super) fn serve(
+        &self,
+        served: Served,
+        params: Option<Box<RawValue>>,
+    ) -> BoxFuture<'static, Outcome> {
+        (self.serve)(served, params)
+    }
+}
+
+/// The routes of the server, by method name.
+#[derive(Default)]
+pub(super) struct Routes {
+    by_name: HashMap<&'static str, Route>,
+}
+
+impl Routes {
+    /// Binds `R` to `handler`.
+    pub(super) fn route<R>(mut self, handler: impl Handler<R::Params, R::Result>) -> Self
+    where
+        R: Request,
+        R::Result: Answer,
+    {
+        let serve = move |served: Served,
+                          raw: Option<Box<RawValue>>|
+              -> BoxFuture<'static, Outcome> {
+            let params = match params::<R::Params>(raw.as_deref(), R::METHOD) {
+                Ok(params) => params,
+                Err(e) => return Box::pin(std::future::ready(Err(e))),
+            };
+            let stamp = (served.family == Family::Stateless).then(|| served.router.server.clone());
+            let call = served.call.clone();
+            let run = handler.call(served, params);
+            Box::pin(async move {
+                match stamp {
+                    None => reply(&run.await?),
+                    Some(server) => {
+                        let registry = &server.registry;
+                        let cache = R::INFO.cacheable.then_some(registry.cache);
+                        stateless::finish(
+                            run,
+                            call,
+                            &registry.server_info,
+                            cache,
+                            &registry.state_key,
+                        )
+                        .await
+                    }
+                }
+            })
+        };
+        self.by_name.insert(
+            R::METHOD,
+            Route {
+                info: R::INFO,
+                serve: Box::new(serve),
+            },
+        );
+        self
+    }
+
+    /// The route of `method`.
+    pub(super) fn get(&self, method: &str) -> Option<&Route> {
+        self.by_name.get(method)
+    }
+}
+
+/// Reads a request's params; absent params read as `{}` (see `decode_params`), so a missing
+/// required member is reported by name.
+pub(super) fn params<T: DeserializeOwned>(
+    raw: Option<&RawValue>,
+    method: &str,
+) -> Result<T, ErrorObject> {
+    decode_params(raw)
+        .map_err(|e| ErrorObject::invalid_params(format!("Invalid params for `{method}`: {e}")))
+}
+
+/// Encodes a result.
+pub(super) fn reply<T: Serialize>(value: &T) -> Outcome {
+    jsonrpc::to_raw(value)
+        .map_err(|e| ErrorObject::internal(format!("could not encode the result: {e}")))
+}
