@@ -15,8 +15,8 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio::sync::mpsc;
 
-use super::stdio::{read_frames, write_frames};
-use super::{Connection, Limits, INBOUND_QUEUE};
+use super::stdio::{read_frames, write_frames, WriteEnd};
+use super::{outbound_queue, Connection, Limits, INBOUND_QUEUE};
 
 /// How many stderr lines are kept for [`ChildProcess::stderr_tail`].
 const STDERR_TAIL: usize = 40;
@@ -127,14 +127,19 @@ pub fn spawn(spec: &CommandSpec, limits: Limits) -> Result<(Connection, ChildPro
     let stdout = child.stdout.take().ok_or_else(missing)?;
     let stderr = child.stderr.take().ok_or_else(missing)?;
 
-    let (out_tx, out_rx) = mpsc::unbounded_channel();
+    let (out_tx, out_rx) = outbound_queue(limits.max_queued);
     let (in_tx, in_rx) = mpsc::channel(INBOUND_QUEUE);
     let (close_tx, close_rx) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(read_frames(BufReader::new(stdout), in_tx, limits.max_frame));
+    let reading = tokio::spawn(read_frames(BufReader::new(stdout), in_tx, limits.max_frame));
     tokio::spawn(async move {
         // The writer owns stdin; closing it is how a client says goodbye on stdio.
         tokio::select! {
-            _ = write_frames(stdin, out_rx) => {}
+            end = write_frames(stdin, out_rx) => {
+                if end == WriteEnd::Overflowed {
+                    // A server that does not read is disconnected both ways.
+                    reading.abort();
+                }
+            }
             _ = close_rx => {}
         }
     });

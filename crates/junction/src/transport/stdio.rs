@@ -15,7 +15,10 @@
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
-use super::{Connection, FrameError, Inbound, Limits, Outbound, INBOUND_QUEUE};
+use super::{
+    outbound_queue, Connection, FrameError, Inbound, Limits, Outbound, OutboundReceiver,
+    INBOUND_QUEUE,
+};
 
 /// A connection over this process's stdin and stdout.
 pub fn stdio(limits: Limits) -> Connection {
@@ -28,10 +31,15 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let (out_tx, out_rx) = mpsc::unbounded_channel();
+    let (out_tx, out_rx) = outbound_queue(limits.max_queued);
     let (in_tx, in_rx) = mpsc::channel(INBOUND_QUEUE);
-    tokio::spawn(read_frames(BufReader::new(reader), in_tx, limits.max_frame));
-    tokio::spawn(write_frames(writer, out_rx));
+    let reading = tokio::spawn(read_frames(BufReader::new(reader), in_tx, limits.max_frame));
+    tokio::spawn(async move {
+        if write_frames(writer, out_rx).await == WriteEnd::Overflowed {
+            // A peer that does not read is disconnected both ways.
+            reading.abort();
+        }
+    });
     Connection {
         outgoing: out_tx,
         incoming: in_rx,
@@ -103,13 +111,25 @@ pub(crate) async fn read_frames<R: AsyncBufRead + Unpin>(
     }
 }
 
+/// Why [`write_frames`] stopped.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum WriteEnd {
+    /// Every sender went, or writing failed.
+    Closed,
+    /// The peer stopped reading and the outgoing queue overflowed.
+    Overflowed,
+}
+
 /// Writes each outbound message as one line; flushes when the queue is momentarily empty.
 pub(crate) async fn write_frames<W: AsyncWrite + Unpin>(
     mut writer: W,
-    mut rx: mpsc::UnboundedReceiver<Outbound>,
-) {
+    mut rx: OutboundReceiver,
+) -> WriteEnd {
     let mut buf = Vec::with_capacity(8 * 1024);
-    while let Some(first) = rx.recv().await {
+    loop {
+        let Some(first) = rx.recv().await else {
+            break;
+        };
         buf.clear();
         push_line(&mut buf, &first);
         while let Ok(next) = rx.try_recv() {
@@ -120,14 +140,21 @@ pub(crate) async fn write_frames<W: AsyncWrite + Unpin>(
         }
         if let Err(e) = writer.write_all(&buf).await {
             tracing::debug!(error = %e, "stdio write failed; closing");
-            return;
+            return WriteEnd::Closed;
         }
         if let Err(e) = writer.flush().await {
             tracing::debug!(error = %e, "stdio flush failed; closing");
-            return;
+            return WriteEnd::Closed;
         }
     }
+    let end = if rx.overflowed() {
+        tracing::warn!("disconnecting the peer: it stopped reading and the messages waiting for it passed the outgoing queue's limit");
+        WriteEnd::Overflowed
+    } else {
+        WriteEnd::Closed
+    };
     let _ = writer.shutdown().await;
+    end
 }
 
 fn push_line(buf: &mut Vec<u8>, out: &Outbound) {
