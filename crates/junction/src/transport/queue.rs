@@ -273,6 +273,18 @@ impl<T: Weigh> Receiver<T> {
     pub fn overflowed(&self) -> bool {
         lock(&self.shared.state).overflowed
     }
+
+    /// Waits until the queue overflows: a writer blocked on a peer that does not read uses
+    /// it to give up instead of waiting for ever.
+    pub async fn overflow(&self) {
+        loop {
+            let notified = self.shared.closed.notified();
+            if self.overflowed() {
+                return;
+            }
+            notified.await;
+        }
+    }
 }
 
 impl<T> Drop for Receiver<T> {

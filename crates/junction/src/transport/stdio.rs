@@ -138,23 +138,25 @@ pub(crate) async fn write_frames<W: AsyncWrite + Unpin>(
                 break;
             }
         }
-        if let Err(e) = writer.write_all(&buf).await {
+        let written = tokio::select! {
+            written = async {
+                writer.write_all(&buf).await?;
+                writer.flush().await
+            } => written,
+            // The write is stuck on a peer that does not read, and the queue filled meanwhile.
+            () = rx.overflow() => break,
+        };
+        if let Err(e) = written {
             tracing::debug!(error = %e, "stdio write failed; closing");
             return WriteEnd::Closed;
         }
-        if let Err(e) = writer.flush().await {
-            tracing::debug!(error = %e, "stdio flush failed; closing");
-            return WriteEnd::Closed;
-        }
     }
-    let end = if rx.overflowed() {
+    if rx.overflowed() {
         tracing::warn!("disconnecting the peer: it stopped reading and the messages waiting for it passed the outgoing queue's limit");
-        WriteEnd::Overflowed
-    } else {
-        WriteEnd::Closed
-    };
+        return WriteEnd::Overflowed;
+    }
     let _ = writer.shutdown().await;
-    end
+    WriteEnd::Closed
 }
 
 fn push_line(buf: &mut Vec<u8>, out: &Outbound) {

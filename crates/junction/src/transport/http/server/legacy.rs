@@ -49,7 +49,9 @@ pub(super) async fn open(State(shared): State<Arc<Shared>>) -> Response {
         ..Event::default()
     };
     let _ = sse_tx.send(Bytes::from(endpoint.encode()));
-    let (out_tx, out_rx) = outbound_queue(shared.config.max_queued);
+    // Unbounded for the reason the Streamable HTTP session's is: `forward` drains it into
+    // the stream's bounded queue without waiting.
+    let (out_tx, out_rx) = outbound_queue(usize::MAX);
     let (in_tx, in_rx) = mpsc::channel(INBOUND_QUEUE);
     lock(&shared.legacy).insert(id.clone(), LegacySession { inbound: in_tx });
     (shared.serve)(

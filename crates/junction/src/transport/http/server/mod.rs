@@ -68,7 +68,10 @@ mod listener;
 mod session;
 mod stateless;
 
-pub use event_store::{BadEventId, EventId, EventStore, InMemoryEventStore};
+pub use event_store::{
+    BadEventId, EventId, EventStore, InMemoryEventStore, DEFAULT_SESSION_EVENT_BYTES,
+    DEFAULT_TOTAL_EVENT_BYTES,
+};
 pub use session::SessionControl;
 pub use stateless::{METHOD_HEADER, NAME_HEADER};
 

@@ -205,9 +205,10 @@ impl HttpSession {
         store: Arc<dyn EventStore>,
         serve: &(dyn Fn(Connection, SessionControl) + Send + Sync),
     ) -> Arc<HttpSession> {
-        // The routing task drains this at once (routing never waits), so the bound only
-        // matters if routing itself stalls.
-        let (out_tx, out_rx) = outbound_queue(settings.max_queued);
+        // Unbounded: the routing task drains it into the streams' bounded queues without
+        // waiting, so only this server's own handlers (never the client) decide how much
+        // it holds, and a burst from them must not end the session.
+        let (out_tx, out_rx) = outbound_queue(usize::MAX);
         let (in_tx, in_rx) = mpsc::channel(INBOUND_QUEUE);
         let mut streams = HashMap::new();
         streams.insert(STANDALONE, Stream::new(Sink::Detached));
