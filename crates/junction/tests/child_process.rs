@@ -165,3 +165,26 @@ async fn stderr_with_invalid_utf8_and_a_huge_line_neither_kills_the_child_nor_gr
     assert!(child.try_status().is_none());
     child.shutdown(short()).await.unwrap();
 }
+
+/// The attack: an answer over the 4 MiB frame limit used to be dropped, leaving its request
+/// to time out 60 s later; it fails at once, saying why.
+#[tokio::test]
+async fn an_answer_over_the_frame_limit_fails_its_request_at_once() {
+    let script = r#"read line; id=$(printf '%s' "$line" | sed 's/.*"id":\([0-9]*\).*/\1/'); printf '{"jsonrpc":"2.0","id":%s,"result":{"x":"' "$id"; head -c 5000000 /dev/zero | tr '\0' a; printf '"}}\n'; exec cat >/dev/null"#;
+    let (conn, mut child) = spawn(
+        &CommandSpec::new("sh").args(["-c", script]),
+        Default::default(),
+    )
+    .unwrap();
+    let peer = Session::start(conn, Mirror, SessionOptions::default());
+    // Shorter than the request timeout: only the early failure can end it in time.
+    let answered = tokio::time::timeout(
+        Duration::from_secs(45),
+        peer.request_raw("tools/list", None, Default::default()),
+    )
+    .await
+    .expect("the request failed before its timeout");
+    let error = answered.unwrap_err().to_string();
+    assert!(error.contains("the answer was larger than 4 MiB"), "{error}");
+    child.shutdown(short()).await.unwrap();
+}

@@ -164,6 +164,50 @@ impl Response {
     }
 }
 
+/// The id of the response that `prefix`, the start of a message too large to read whole,
+/// begins: its top-level members are read in order until `result` or `error` starts, which
+/// works whenever `id` comes before them (as Junction, the TypeScript and the Python SDKs
+/// write it). `None` when the prefix shows a request or notification, or no id in time.
+///
+/// ```
+/// use junction_protocol::jsonrpc::{peek_response_id, RequestId};
+///
+/// let start = br#"{"jsonrpc":"2.0","id":7,"result":{"tools":[{"name":"a"#;
+/// assert_eq!(peek_response_id(start), Some(RequestId::Number(7)));
+/// assert_eq!(peek_response_id(br#"{"jsonrpc":"2.0","id":7,"method":"x","params":{"#), None);
+/// ```
+pub fn peek_response_id(prefix: &[u8]) -> Option<RequestId> {
+    struct Peek<'a>(&'a mut Option<RequestId>);
+    impl<'de> Visitor<'de> for Peek<'_> {
+        type Value = ();
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a JSON-RPC message object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            let mut id = None;
+            while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                match key.as_ref() {
+                    "id" => id = Some(map.next_value::<RequestId>()?),
+                    "result" | "error" => {
+                        *self.0 = id;
+                        return Ok(());
+                    }
+                    "method" => return Ok(()),
+                    _ => {
+                        map.next_value::<de::IgnoredAny>()?;
+                    }
+                }
+            }
+            Ok(())
+        }
+    }
+    let mut found = None;
+    let mut deserializer = serde_json::Deserializer::from_slice(prefix);
+    // The prefix is cut short, so the parse itself fails; what it saw on the way counts.
+    let _ = deserializer.deserialize_map(Peek(&mut found));
+    found
+}
+
 /// Serializes a value to raw JSON text, for `params` or `result`.
 pub fn to_raw<T: Serialize + ?Sized>(value: &T) -> Result<Box<RawValue>, serde_json::Error> {
     serde_json::value::to_raw_value(value)
@@ -519,6 +563,16 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn the_id_of_a_cut_response_is_read_from_its_start() {
+        let cut = br#"{"jsonrpc":"2.0","id":"a-1","error":{"code":1,"message":"xxxx"#;
+        assert_eq!(peek_response_id(cut), Some(RequestId::from("a-1")));
+        assert_eq!(peek_response_id(br#"{"result":{"x":1},"id":3"#), None);
+        assert_eq!(peek_response_id(br#"{"jsonrpc":"2.0","id":3"#), None);
+        assert_eq!(peek_response_id(b"\xff\xfe"), None);
+        assert_eq!(peek_response_id(br#"[{"id":1,"result":"#), None);
     }
 
     #[test]

@@ -83,6 +83,10 @@ async fn pump(mut from: OutboundReceiver, to: mpsc::Sender<Inbound>, limits: Lim
             Inbound::Refused(FrameError::TooLarge {
                 size: bytes.len(),
                 limit: limits.max_frame,
+                response_to: match &out.message {
+                    junction_protocol::Message::Response(r) => r.id.clone(),
+                    _ => None,
+                },
             })
         } else {
             Inbound::Frame(bytes)

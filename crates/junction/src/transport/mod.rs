@@ -73,6 +73,9 @@ pub enum FrameError {
         size: usize,
         /// The limit.
         limit: usize,
+        /// The request it answered, when its start showed a response
+        /// ([`junction_protocol::jsonrpc::peek_response_id`]): that request fails at once.
+        response_to: Option<RequestId>,
     },
 }
 
@@ -104,6 +107,18 @@ impl Default for Limits {
             max_frame: DEFAULT_MAX_FRAME,
             max_queued: DEFAULT_MAX_QUEUED,
         }
+    }
+}
+
+/// `bytes` as people write limits: `4 MiB`, `64 KiB`, or `1000 bytes`.
+pub(crate) fn human_bytes(bytes: usize) -> String {
+    const KIB: usize = 1024;
+    const MIB: usize = 1024 * KIB;
+    match bytes {
+        0 => "0 bytes".to_owned(),
+        b if b % MIB == 0 => format!("{} MiB", b / MIB),
+        b if b % KIB == 0 => format!("{} KiB", b / KIB),
+        b => format!("{b} bytes"),
     }
 }
 

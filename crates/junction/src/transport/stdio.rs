@@ -12,6 +12,7 @@
 //! # }
 //! ```
 
+use junction_protocol::jsonrpc::peek_response_id;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
@@ -54,6 +55,7 @@ pub(crate) async fn read_frames<R: AsyncBufRead + Unpin>(
 ) {
     let mut line = Vec::new();
     let mut discarded: Option<usize> = None;
+    let mut response_to = None;
     loop {
         let buf = match reader.fill_buf().await {
             Ok(buf) => buf,
@@ -78,6 +80,8 @@ pub(crate) async fn read_frames<R: AsyncBufRead + Unpin>(
             Some(size) => *size += chunk.len(),
             None if line.len() + chunk.len() > max_frame => {
                 discarded = Some(line.len() + chunk.len());
+                line.extend_from_slice(&chunk[..max_frame.saturating_sub(line.len()).min(chunk.len())]);
+                response_to = peek_response_id(&line);
                 line.clear();
                 line.shrink_to(0);
             }
@@ -89,6 +93,7 @@ pub(crate) async fn read_frames<R: AsyncBufRead + Unpin>(
                 Some(size) => Some(Inbound::Refused(FrameError::TooLarge {
                     size,
                     limit: max_frame,
+                    response_to: response_to.take(),
                 })),
                 None => {
                     if line.last() == Some(&b'\r') {
@@ -204,7 +209,8 @@ mod tests {
             vec![
                 Err(FrameError::TooLarge {
                     size: 16,
-                    limit: 10
+                    limit: 10,
+                    response_to: None,
                 }),
                 Ok("{\"ok\":1}".into())
             ]
