@@ -142,7 +142,10 @@ async fn post_inner(
             shared.store.clone(),
             &*shared.serve,
         );
-        shared.insert_session(session.clone());
+        if let Err(refusal) = shared.insert_session(session.clone()) {
+            session.close();
+            return Err(refusal);
+        }
         session
     } else {
         find_session(shared, headers)?

@@ -14,7 +14,9 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use axum::http::header::{ACCEPT, ALLOW, CONTENT_LENGTH, CONTENT_TYPE, HOST, ORIGIN};
+use axum::http::header::{
+    ACCEPT, ALLOW, CONTENT_LENGTH, CONTENT_TYPE, HOST, ORIGIN, RETRY_AFTER,
+};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
@@ -31,6 +33,7 @@ pub(super) struct Refusal {
     status: StatusCode,
     body: serde_json::Value,
     allow: Option<&'static str>,
+    retry_after: Option<u32>,
 }
 
 impl Refusal {
@@ -40,7 +43,14 @@ impl Refusal {
             status,
             body: serde_json::json!({ "jsonrpc": "2.0", "id": id, "error": error }),
             allow: None,
+            retry_after: None,
         }
+    }
+
+    /// Adds a `Retry-After` header, in seconds (a 503).
+    pub(super) fn retry_after(mut self, seconds: u32) -> Self {
+        self.retry_after = Some(seconds);
+        self
     }
 
     /// Adds the `Allow` header of a 405.
@@ -57,6 +67,11 @@ impl IntoResponse for Refusal {
             response
                 .headers_mut()
                 .insert(ALLOW, axum::http::HeaderValue::from_static(methods));
+        }
+        if let Some(seconds) = self.retry_after {
+            response
+                .headers_mut()
+                .insert(RETRY_AFTER, axum::http::HeaderValue::from(seconds));
         }
         response
     }

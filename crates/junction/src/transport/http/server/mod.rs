@@ -103,6 +103,9 @@ pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a request's body may take to arrive by default.
 pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How many sessions live at once by default.
+pub const DEFAULT_MAX_SESSIONS: usize = 1024;
+
 /// When a request's answer is an event stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ResponseMode {
@@ -147,6 +150,7 @@ struct Config {
     keep_alive: Duration,
     body_timeout: Duration,
     max_queued: usize,
+    max_sessions: usize,
     connections: listener::ConnectionLimits,
 }
 
@@ -178,6 +182,7 @@ impl HttpServer {
                 keep_alive: Duration::from_secs(15),
                 body_timeout: DEFAULT_BODY_TIMEOUT,
                 max_queued: DEFAULT_MAX_QUEUED,
+                max_sessions: DEFAULT_MAX_SESSIONS,
                 connections: listener::ConnectionLimits {
                     max_connections: DEFAULT_MAX_CONNECTIONS,
                     header_timeout: DEFAULT_HEADER_TIMEOUT,
@@ -278,6 +283,20 @@ impl HttpServer {
     /// [`DEFAULT_HEADER_TIMEOUT`]).
     pub fn header_timeout(mut self, timeout: Duration) -> Self {
         self.config.connections.header_timeout = timeout;
+        self
+    }
+
+    /// How many sessions (Streamable HTTP; legacy SSE sessions hold a connection each and are
+    /// bounded by [`HttpServer::max_connections`]) live at once ([`DEFAULT_MAX_SESSIONS`]).
+    ///
+    /// A new session beyond the cap ends the session idle the longest: its client gets
+    /// `404` at its next request and, as the specification requires, starts a new session.
+    /// When every session is busy (a request in flight or a stream open), the new
+    /// `initialize` is refused with `503` and `Retry-After` instead. Evicting rather than
+    /// refusing means that a client opening sessions in a loop cannot lock everyone else out
+    /// for the idle timeout (30 minutes): the cost falls on idle sessions, which recover.
+    pub fn max_sessions(mut self, sessions: usize) -> Self {
+        self.config.max_sessions = sessions.max(1);
         self
     }
 
@@ -417,12 +436,41 @@ impl Drop for Shared {
 }
 
 impl Shared {
-    fn insert_session(self: &Arc<Self>, session: Arc<HttpSession>) {
-        lock(&self.sessions).insert(session.id.clone(), session);
+    /// Adds a session, first making room under [`HttpServer::max_sessions`] by ending the
+    /// one idle the longest; `503` when every session is busy.
+    fn insert_session(self: &Arc<Self>, session: Arc<HttpSession>) -> Result<(), guard::Refusal> {
+        let evicted = {
+            let mut sessions = lock(&self.sessions);
+            sessions.retain(|_, s| !s.is_closed());
+            let evicted = if sessions.len() >= self.config.max_sessions {
+                let oldest = sessions
+                    .iter()
+                    .filter_map(|(id, s)| s.idle_since().map(|since| (since, id.clone())))
+                    .min();
+                let Some((_, id)) = oldest else {
+                    return Err(guard::refuse(
+                        axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                        guard::TRANSPORT_ERROR,
+                        "Service Unavailable: the server has as many sessions as it allows, all busy; retry later",
+                    )
+                    .retry_after(1));
+                };
+                sessions.remove(&id)
+            } else {
+                None
+            };
+            sessions.insert(session.id.clone(), session);
+            evicted
+        };
+        if let Some(evicted) = evicted {
+            tracing::info!(session = %evicted.id, limit = self.config.max_sessions, "ending the session idle the longest to make room for a new one");
+            evicted.close();
+        }
         let mut reaper = lock(&self.reaper);
         if reaper.is_none() {
             *reaper = Some(tokio::spawn(reap(Arc::downgrade(self))));
         }
+        Ok(())
     }
 
     fn session(&self, id: &str) -> Option<Arc<HttpSession>> {

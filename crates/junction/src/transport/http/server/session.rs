@@ -251,13 +251,19 @@ impl HttpSession {
 
     /// Whether nothing has happened for `idle`: no request in flight, no stream open.
     pub(super) fn idle_for(&self, idle: Duration) -> bool {
+        self.idle_since().is_some_and(|since| since.elapsed() >= idle)
+    }
+
+    /// When the session was last active, if it is idle now (no request in flight, no
+    /// stream open).
+    pub(super) fn idle_since(&self) -> Option<Instant> {
         let state = lock(&self.state);
         let live = state.streams.values().any(|s| match &s.sink {
             Sink::Live(tx) => !tx.is_closed(),
             Sink::Undecided(tx) => !tx.is_closed(),
             Sink::Detached => false,
         });
-        !live && state.requests.is_empty() && state.last_seen.elapsed() >= idle
+        (!live && state.requests.is_empty()).then_some(state.last_seen)
     }
 
     /// Ends the session as soon as no request is in flight (stateless mode).
