@@ -48,7 +48,7 @@ async fn main() -> anyhow::Result<()> {
                 server.serve(connection);
             });
             if flag("--sessionless") {
-                http = http.stateless();
+                http = http.sessionless();
             }
             if flag("--sse") {
                 http = http.response_mode(ResponseMode::AlwaysSse);

@@ -129,3 +129,62 @@ async fn the_session_ends_when_the_child_exits() {
         "{err:?}"
     );
 }
+
+/// The attack: one byte of invalid UTF-8 on stderr used to stop the reading, close the pipe
+/// and kill the server with SIGPIPE at its next write; a long line was kept whole.
+#[tokio::test]
+async fn stderr_with_invalid_utf8_and_a_huge_line_neither_kills_the_child_nor_grows() {
+    let script = r"printf 'bad \377 byte\n' >&2; sleep 0.2; head -c 100000 /dev/zero | tr '\0' x >&2; echo >&2; echo after >&2; exec cat";
+    let (conn, mut child) = spawn(
+        &CommandSpec::new("sh").args(["-c", script]),
+        Default::default(),
+    )
+    .unwrap();
+    let peer = Session::start(conn, Mirror, SessionOptions::default());
+    let seen = tokio::time::timeout(Duration::from_secs(60), async {
+        loop {
+            let tail = child.stderr_tail();
+            if tail.iter().any(|l| l == "after") {
+                return tail;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the child's later stderr lines arrive");
+    assert_eq!(seen[0], "bad \u{fffd} byte");
+    let long = &seen[1];
+    assert!(long.ends_with('…') && long.len() <= junction::transport::child::STDERR_LINE + 3);
+    // Still alive: `cat` answers through the same pipes.
+    let params = jsonrpc::to_raw(&serde_json::json!({"alive": true})).unwrap();
+    let result = peer
+        .request_raw("echo", Some(params), Default::default())
+        .await
+        .unwrap();
+    assert_eq!(result.get(), r#"{"alive":true}"#);
+    assert!(child.try_status().is_none());
+    child.shutdown(short()).await.unwrap();
+}
+
+/// The attack: an answer over the 4 MiB frame limit used to be dropped, leaving its request
+/// to time out 60 s later; it fails at once, saying why.
+#[tokio::test]
+async fn an_answer_over_the_frame_limit_fails_its_request_at_once() {
+    let script = r#"read line; id=$(printf '%s' "$line" | sed 's/.*"id":\([0-9]*\).*/\1/'); printf '{"jsonrpc":"2.0","id":%s,"result":{"x":"' "$id"; head -c 5000000 /dev/zero | tr '\0' a; printf '"}}\n'; exec cat >/dev/null"#;
+    let (conn, mut child) = spawn(
+        &CommandSpec::new("sh").args(["-c", script]),
+        Default::default(),
+    )
+    .unwrap();
+    let peer = Session::start(conn, Mirror, SessionOptions::default());
+    // Shorter than the request timeout: only the early failure can end it in time.
+    let answered = tokio::time::timeout(
+        Duration::from_secs(45),
+        peer.request_raw("tools/list", None, Default::default()),
+    )
+    .await
+    .expect("the request failed before its timeout");
+    let error = answered.unwrap_err().to_string();
+    assert!(error.contains("the answer was larger than 4 MiB"), "{error}");
+    child.shutdown(short()).await.unwrap();
+}

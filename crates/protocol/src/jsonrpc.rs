@@ -6,8 +6,10 @@
 //!
 //! [`Message::decode`] classifies a frame the way the specification asks:
 //! invalid JSON is a parse error (-32700); valid JSON that is not a request, notification or
-//! response (wrong `jsonrpc`, no `method`, an array batch, a `null` id) is an invalid request
-//! (-32600), reported with the request id whenever that id could be read.
+//! response (wrong `jsonrpc`, no `method`, an array batch, a `null` or `-0` id) is an invalid
+//! request (-32600), reported with the request id whenever that id could be read. The one
+//! message with a `null` id that is valid is an error response: a peer's answer to a message
+//! it could not read, which must not be answered in turn.
 
 use std::fmt;
 
@@ -162,6 +164,50 @@ impl Response {
     }
 }
 
+/// The id of the response that `prefix`, the start of a message too large to read whole,
+/// begins: its top-level members are read in order until `result` or `error` starts, which
+/// works whenever `id` comes before them (as Junction, the TypeScript and the Python SDKs
+/// write it). `None` when the prefix shows a request or notification, or no id in time.
+///
+/// ```
+/// use junction_protocol::jsonrpc::{peek_response_id, RequestId};
+///
+/// let start = br#"{"jsonrpc":"2.0","id":7,"result":{"tools":[{"name":"a"#;
+/// assert_eq!(peek_response_id(start), Some(RequestId::Number(7)));
+/// assert_eq!(peek_response_id(br#"{"jsonrpc":"2.0","id":7,"method":"x","params":{"#), None);
+/// ```
+pub fn peek_response_id(prefix: &[u8]) -> Option<RequestId> {
+    struct Peek<'a>(&'a mut Option<RequestId>);
+    impl<'de> Visitor<'de> for Peek<'_> {
+        type Value = ();
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a JSON-RPC message object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            let mut id = None;
+            while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                match key.as_ref() {
+                    "id" => id = Some(map.next_value::<RequestId>()?),
+                    "result" | "error" => {
+                        *self.0 = id;
+                        return Ok(());
+                    }
+                    "method" => return Ok(()),
+                    _ => {
+                        map.next_value::<de::IgnoredAny>()?;
+                    }
+                }
+            }
+            Ok(())
+        }
+    }
+    let mut found = None;
+    let mut deserializer = serde_json::Deserializer::from_slice(prefix);
+    // The prefix is cut short, so the parse itself fails; what it saw on the way counts.
+    let _ = deserializer.deserialize_map(Peek(&mut found));
+    found
+}
+
 /// Serializes a value to raw JSON text, for `params` or `result`.
 pub fn to_raw<T: Serialize + ?Sized>(value: &T) -> Result<Box<RawValue>, serde_json::Error> {
     serde_json::value::to_raw_value(value)
@@ -182,8 +228,20 @@ fn classify_serde_error(text: &str, err: serde_json::Error) -> DecodeError {
             error: ErrorObject::new(ErrorCode::PARSE_ERROR, format!("Parse error: {err}")),
         },
         Category::Data => {
+            // The envelope can fail on its shape before serde has read the whole text, so a
+            // frame that is not JSON at all (`[1,`, `{"method":3,`) lands here too: it is a
+            // parse error, not an invalid request.
+            let Ok(value) = serde_json::from_str::<Value>(text) else {
+                return DecodeError {
+                    id: None,
+                    error: ErrorObject::new(
+                        ErrorCode::PARSE_ERROR,
+                        "Parse error: the message is not valid JSON",
+                    ),
+                };
+            };
+            let value = Some(value);
             // Valid JSON of the wrong shape: read what id we can so the error reaches the sender.
-            let value: Option<Value> = serde_json::from_str(text).ok();
             let id = value
                 .as_ref()
                 .and_then(|v| v.get("id"))
@@ -208,8 +266,7 @@ fn classify_serde_error(text: &str, err: serde_json::Error) -> DecodeError {
 struct Envelope {
     /// Whether `jsonrpc` was the string `"2.0"` (`None`: absent).
     jsonrpc: Option<bool>,
-    id: Option<Value>,
-    has_id: bool,
+    id: Option<Box<RawValue>>,
     method: Option<String>,
     params: Option<Box<RawValue>>,
     result: Option<Box<RawValue>>,
@@ -228,7 +285,6 @@ impl<'de> Deserialize<'de> for Envelope {
                 let mut env = Envelope {
                     jsonrpc: None,
                     id: None,
-                    has_id: false,
                     method: None,
                     params: None,
                     result: None,
@@ -237,10 +293,7 @@ impl<'de> Deserialize<'de> for Envelope {
                 while let Some(key) = map.next_key::<Key>()? {
                     match key {
                         Key::Jsonrpc => env.jsonrpc = Some(map.next_value::<IsVersion>()?.0),
-                        Key::Id => {
-                            env.has_id = true;
-                            env.id = Some(map.next_value()?);
-                        }
+                        Key::Id => env.id = Some(map.next_value()?),
                         Key::Method => match map.next_value::<Value>()? {
                             Value::String(s) => env.method = Some(s),
                             other => {
@@ -346,17 +399,15 @@ impl<'de> Deserialize<'de> for IsVersion {
 
 impl Envelope {
     fn into_message(self) -> Result<Message, DecodeError> {
-        let id = match self.id {
+        let null_id = self.id.as_ref().is_some_and(|raw| raw.get() == "null");
+        let id = match &self.id {
             None => None,
-            Some(v) => match serde_json::from_value::<RequestId>(v) {
-                Ok(id) => Some(id),
-                Err(_) => {
-                    return Err(invalid(
-                        None,
-                        "`id` must be a string or an integer (and never null)",
-                    ))
-                }
-            },
+            // A peer that could not read our message answers with an error whose id is null;
+            // that is a response (answering it would start an endless exchange of errors).
+            Some(_) if null_id && self.error.is_some() && self.method.is_none() => None,
+            Some(raw) => Some(request_id(raw).ok_or_else(|| {
+                invalid(None, "`id` must be a string or an integer (and never null)")
+            })?),
         };
         if self.jsonrpc != Some(true) {
             return Err(invalid(id, "`jsonrpc` must be \"2.0\""));
@@ -373,7 +424,7 @@ impl Envelope {
                     method,
                     params: self.params,
                 })),
-                None if self.has_id => Err(invalid(None, "`id` must not be null")),
+                None if null_id => Err(invalid(None, "`id` must not be null")),
                 None => Ok(Message::Notification(Notification {
                     method,
                     params: self.params,
@@ -401,6 +452,15 @@ impl Envelope {
             )),
         }
     }
+}
+
+/// A request id from its JSON text: a string, or an integer written as one. `-0` is refused:
+/// it is no integer distinct from `0`, and an answer carrying `0` would not match its text.
+fn request_id(raw: &RawValue) -> Option<RequestId> {
+    if raw.get() == "-0" {
+        return None;
+    }
+    serde_json::from_str(raw.get()).ok()
 }
 
 fn invalid(id: Option<RequestId>, why: &str) -> DecodeError {
@@ -528,6 +588,72 @@ mod tests {
             Message::decode(&invalid_utf8).unwrap_err().error.code.0,
             -32700
         );
+    }
+
+    #[test]
+    fn text_that_is_not_json_is_a_parse_error_whatever_its_start() {
+        for frame in [
+            "[1,",
+            "[{\"jsonrpc\":\"2.0\",\"id\":1,",
+            "\"unterminated",
+            "tru",
+            r#"{"jsonrpc":"2.0","id":7,"method":3,"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping"} trailing"#,
+        ] {
+            assert_eq!(code(frame), (None, -32700), "{frame}");
+        }
+    }
+
+    #[test]
+    fn an_error_response_with_a_null_id_is_a_response_not_an_invalid_request() {
+        let m = Message::decode(
+            br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#,
+        )
+        .unwrap();
+        assert!(matches!(
+            m,
+            Message::Response(Response {
+                id: None,
+                outcome: Err(ErrorObject {
+                    code: ErrorCode::PARSE_ERROR,
+                    ..
+                }),
+            })
+        ));
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":null,"result":{}}"#),
+            (None, -32600)
+        );
+    }
+
+    #[test]
+    fn minus_zero_is_not_an_integer_id() {
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":-0,"method":"ping"}"#).1,
+            -32600
+        );
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#),
+            (None, -32600)
+        );
+        let m = Message::decode(br#"{"jsonrpc":"2.0","id":-3,"method":"ping"}"#).unwrap();
+        assert!(matches!(
+            m,
+            Message::Request(Request {
+                id: RequestId::Number(-3),
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn the_id_of_a_cut_response_is_read_from_its_start() {
+        let cut = br#"{"jsonrpc":"2.0","id":"a-1","error":{"code":1,"message":"xxxx"#;
+        assert_eq!(peek_response_id(cut), Some(RequestId::from("a-1")));
+        assert_eq!(peek_response_id(br#"{"result":{"x":1},"id":3"#), None);
+        assert_eq!(peek_response_id(br#"{"jsonrpc":"2.0","id":3"#), None);
+        assert_eq!(peek_response_id(b"\xff\xfe"), None);
+        assert_eq!(peek_response_id(br#"[{"id":1,"result":"#), None);
     }
 
     #[test]

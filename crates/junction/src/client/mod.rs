@@ -114,6 +114,14 @@ use crate::transport::Connection;
 
 /// The most pages a list method follows before it decides the server is looping.
 const MAX_PAGES: usize = 10_000;
+
+/// The most items a `list_*` call gathers over all its pages; a server that offers more
+/// fails the call with [`RequestError::Invalid`].
+pub const MAX_LIST_ITEMS: usize = 100_000;
+
+/// The most bytes (as JSON) a `list_*` call gathers over all its pages: 64 MiB. An endless
+/// or bloated listing fails the call with [`RequestError::Invalid`] instead of growing.
+pub const MAX_LIST_BYTES: usize = 64 * 1024 * 1024;
 /// How many `input_required` rounds one request may take by default.
 const DEFAULT_INPUT_ROUNDS: usize = 8;
 
@@ -809,16 +817,35 @@ impl Client {
     ) -> Result<Vec<T>, RequestError>
     where
         R: Request<Params = PaginatedParams>,
+        T: serde::Serialize,
     {
         let mut all = Vec::new();
+        let mut bytes = 0usize;
         let mut cursor: Option<String> = None;
-        for _ in 0..MAX_PAGES {
+        for page in 1..=MAX_PAGES {
             let params = PaginatedParams {
                 cursor: cursor.clone(),
                 meta: None,
             };
             let (items, next) = split(self.send::<R>(&params, RequestOptions::default()).await?);
+            bytes = bytes.saturating_add(encoded_len(&items));
             all.extend(items);
+            let too_much = if all.len() > MAX_LIST_ITEMS {
+                Some(format!("more than {MAX_LIST_ITEMS} items"))
+            } else if bytes > MAX_LIST_BYTES {
+                Some(format!(
+                    "more than {} of items",
+                    crate::transport::human_bytes(MAX_LIST_BYTES)
+                ))
+            } else {
+                None
+            };
+            if let Some(what) = too_much {
+                return Err(RequestError::Invalid {
+                    method: R::METHOD.to_owned(),
+                    reason: format!("the server offered {what} (stopped after {page} pages)"),
+                });
+            }
             match next {
                 None => return Ok(all),
                 Some(next) if Some(&next) == cursor.as_ref() => {
@@ -835,4 +862,22 @@ impl Client {
             reason: format!("more than {MAX_PAGES} pages"),
         })
     }
+}
+
+/// How many bytes `value` takes as JSON, counted without keeping them.
+fn encoded_len<T: serde::Serialize>(value: &T) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Values that were just deserialized serialize again; a failure only undercounts.
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
 }

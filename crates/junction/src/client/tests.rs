@@ -149,6 +149,41 @@ async fn lists_follow_cursors_and_calls_return_results() {
     server.await.unwrap();
 }
 
+/// The attack: an endless `tools/list` (a fresh cursor on every page) used to be gathered
+/// until memory ran out (4.7 GB seen).
+#[tokio::test]
+async fn an_endless_listing_stops_at_the_byte_cap_with_a_clear_error() {
+    let (client, mut raw) = connected(json!({"tools": {}})).await;
+    let description = "d".repeat(10_000);
+    tokio::spawn(async move {
+        let mut page = 0;
+        while let Some(req) = raw.recv().await {
+            page += 1;
+            let tools: Vec<Value> = (0..100)
+                .map(|i| json!({"name": format!("t{page}-{i}"), "description": description, "inputSchema": {"type": "object"}}))
+                .collect();
+            answer(&raw, &req["id"], json!({"tools": tools, "nextCursor": format!("c{page}")})).await;
+        }
+    });
+    let err = client.list_tools().await.unwrap_err().to_string();
+    assert!(err.contains("more than 64 MiB of items"), "{err}");
+}
+
+#[tokio::test]
+async fn an_endless_listing_stops_at_the_item_cap() {
+    let (client, mut raw) = connected(json!({"prompts": {}})).await;
+    tokio::spawn(async move {
+        let mut page = 0;
+        while let Some(req) = raw.recv().await {
+            page += 1;
+            let prompts: Vec<Value> = (0..1000).map(|i| json!({"name": format!("p{i}")})).collect();
+            answer(&raw, &req["id"], json!({"prompts": prompts, "nextCursor": format!("c{page}")})).await;
+        }
+    });
+    let err = client.list_prompts().await.unwrap_err().to_string();
+    assert!(err.contains(&format!("more than {MAX_LIST_ITEMS} items")), "{err}");
+}
+
 #[tokio::test]
 async fn a_repeated_cursor_is_an_error_not_a_loop() {
     let (client, mut raw) = connected(json!({"prompts": {}})).await;

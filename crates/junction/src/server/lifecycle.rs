@@ -42,7 +42,55 @@ pub enum Phase {
     Ready(Arc<Negotiated>),
 }
 
-/// What the client said about itself in `initialize`.
+/// The most bytes of a client's free-form capability members (`experimental`,
+/// `extensions`, unknown members) a session keeps; larger ones are dropped whole.
+pub const KEPT_CAPABILITY_BYTES: usize = 4 * 1024;
+
+/// The longest client name, title, version, description or website a session keeps, in
+/// bytes; longer ones are cut.
+pub const KEPT_INFO_CHARS: usize = 256;
+
+fn small<T: serde::Serialize>(value: &T) -> bool {
+    serde_json::to_vec(value).is_ok_and(|v| v.len() <= KEPT_CAPABILITY_BYTES)
+}
+
+fn kept_capabilities(offered: &ClientCapabilities) -> ClientCapabilities {
+    let mut kept = offered.clone();
+    if !small(&kept.experimental) {
+        kept.experimental = None;
+    }
+    if !small(&kept.extensions) {
+        kept.extensions = None;
+    }
+    if !small(&kept.extra) {
+        kept.extra.clear();
+    }
+    kept
+}
+
+fn cut(text: &str) -> String {
+    let mut end = text.len().min(KEPT_INFO_CHARS);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text[..end].to_owned()
+}
+
+fn kept_info(offered: &Implementation) -> Implementation {
+    Implementation {
+        name: cut(&offered.name),
+        title: offered.title.as_deref().map(cut),
+        version: cut(&offered.version),
+        description: offered.description.as_deref().map(cut),
+        website_url: offered.website_url.as_deref().map(cut),
+        // Icons are for showing a server to a person; a server has no use for a client's.
+        icons: None,
+    }
+}
+
+/// What the client said about itself in `initialize`, as far as a session keeps it: the
+/// capabilities (free-form members only up to [`KEPT_CAPABILITY_BYTES`]) and the client's
+/// identity (strings cut at [`KEPT_INFO_CHARS`], no icons).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Negotiated {
     /// The negotiated revision.
@@ -99,6 +147,10 @@ impl Lifecycle {
     }
 
     /// Answers `initialize`: records the client and returns the revision to answer with.
+    ///
+    /// A session lives long and its `initialize` may be megabytes, so only what serving needs
+    /// is kept ([`Negotiated`] documents what): a client cannot make an idle session cost
+    /// more than a few KiB.
     pub fn initialize(&self, params: &InitializeParams) -> Result<ProtocolVersion, ErrorObject> {
         let mut phase = self.phase();
         if *phase != Phase::New {
@@ -109,8 +161,8 @@ impl Lifecycle {
         let version = ProtocolVersion::negotiate(&params.protocol_version);
         *phase = Phase::Initializing(Arc::new(Negotiated {
             version,
-            capabilities: params.capabilities.clone(),
-            info: params.client_info.clone(),
+            capabilities: kept_capabilities(&params.capabilities),
+            info: kept_info(&params.client_info),
         }));
         Ok(version)
     }
@@ -161,6 +213,25 @@ impl Lifecycle {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The attack: an `initialize` of 4 MiB was kept whole for the session's 30 idle minutes.
+    #[test]
+    fn a_bloated_initialize_is_kept_small() {
+        let junk = serde_json::Value::String("j".repeat(1024 * 1024));
+        let mut offered = offer("2025-11-25");
+        offered.capabilities.extra.insert("junk".into(), junk.clone());
+        offered.capabilities.experimental = Some([("junk".to_owned(), junk.clone())].into_iter().collect());
+        offered.capabilities.extra.insert("small".into(), serde_json::json!(1));
+        offered.client_info.name = "n".repeat(100_000);
+        offered.client_info.description = Some("é".repeat(100_000));
+        let kept_caps = kept_capabilities(&offered.capabilities);
+        let kept = kept_info(&offered.client_info);
+        let size = serde_json::to_vec(&(kept_caps, kept)).unwrap().len();
+        assert!(size < 2 * 1024, "kept {size} bytes");
+        let small = offer("2025-11-25");
+        assert_eq!(kept_capabilities(&small.capabilities), small.capabilities);
+        assert_eq!(kept_info(&small.client_info), small.client_info);
+    }
 
     fn offer(version: &str) -> InitializeParams {
         let mut p = InitializeParams::new(

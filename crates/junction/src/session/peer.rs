@@ -11,7 +11,7 @@ use junction_protocol::{ErrorObject, ProgressToken, RequestId};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -19,7 +19,7 @@ use super::context::RequestContext;
 use super::SessionOptions;
 use crate::error::RequestError;
 use crate::sync::lock;
-use crate::transport::Outbound;
+use crate::transport::{Outbound, OutboundSender};
 
 /// One `notifications/progress` update for a request this side sent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -98,7 +98,7 @@ struct Pending {
 }
 
 struct Inner {
-    outgoing: Mutex<Option<mpsc::UnboundedSender<Outbound>>>,
+    outgoing: Mutex<Option<OutboundSender>>,
     next_id: AtomicI64,
     pending: Mutex<HashMap<RequestId, Pending>>,
     progress: Mutex<HashMap<ProgressToken, (ProgressSink, RequestId)>>,
@@ -149,7 +149,7 @@ impl Drop for PendingGuard<'_> {
 }
 
 impl Peer {
-    pub(super) fn new(outgoing: mpsc::UnboundedSender<Outbound>, options: SessionOptions) -> Peer {
+    pub(super) fn new(outgoing: OutboundSender, options: SessionOptions) -> Peer {
         Peer {
             inner: Arc::new(Inner {
                 outgoing: Mutex::new(Some(outgoing)),

@@ -369,6 +369,7 @@ async fn malformed_input_table_each_answered_while_the_session_keeps_serving() {
         .send(Inbound::Refused(FrameError::TooLarge {
             size: 5_000_000,
             limit: 4_194_304,
+            response_to: None,
         }))
         .await
         .unwrap();

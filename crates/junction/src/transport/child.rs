@@ -2,7 +2,9 @@
 //!
 //! The child's stderr is read line by line into the log (`tracing`, target
 //! `junction::child`) and the last lines are kept, so a host can show why a server failed
-//! to start. [`ChildProcess::shutdown`] follows the specification: close stdin, wait, send
+//! to start. It is read as bytes, whatever they are (invalid UTF-8 is shown replaced, and
+//! never stops the reading: a pipe nobody reads would block the child, or kill it with
+//! SIGPIPE once closed); a line is cut at [`STDERR_LINE`] bytes, the rest of it skipped. [`ChildProcess::shutdown`] follows the specification: close stdin, wait, send
 //! SIGTERM, wait, then SIGKILL.
 
 use std::collections::{BTreeMap, VecDeque};
@@ -11,15 +13,18 @@ use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio::sync::mpsc;
 
-use super::stdio::{read_frames, write_frames};
-use super::{Connection, Limits, INBOUND_QUEUE};
+use super::stdio::{read_frames, write_frames, WriteEnd};
+use super::{outbound_queue, Connection, Limits, INBOUND_QUEUE};
 
 /// How many stderr lines are kept for [`ChildProcess::stderr_tail`].
 const STDERR_TAIL: usize = 40;
+
+/// The longest stderr line kept or logged, in bytes; longer ones are cut.
+pub const STDERR_LINE: usize = 4 * 1024;
 
 /// What to run.
 #[derive(Debug, Clone, Default)]
@@ -127,14 +132,19 @@ pub fn spawn(spec: &CommandSpec, limits: Limits) -> Result<(Connection, ChildPro
     let stdout = child.stdout.take().ok_or_else(missing)?;
     let stderr = child.stderr.take().ok_or_else(missing)?;
 
-    let (out_tx, out_rx) = mpsc::unbounded_channel();
+    let (out_tx, out_rx) = outbound_queue(limits.max_queued);
     let (in_tx, in_rx) = mpsc::channel(INBOUND_QUEUE);
     let (close_tx, close_rx) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(read_frames(BufReader::new(stdout), in_tx, limits.max_frame));
+    let reading = tokio::spawn(read_frames(BufReader::new(stdout), in_tx, limits.max_frame));
     tokio::spawn(async move {
         // The writer owns stdin; closing it is how a client says goodbye on stdio.
         tokio::select! {
-            _ = write_frames(stdin, out_rx) => {}
+            end = write_frames(stdin, out_rx) => {
+                if end == WriteEnd::Overflowed {
+                    // A server that does not read is disconnected both ways.
+                    reading.abort();
+                }
+            }
             _ = close_rx => {}
         }
     });
@@ -160,8 +170,8 @@ async fn read_stderr(
     tail: Arc<Mutex<VecDeque<String>>>,
     program: String,
 ) {
-    let mut lines = BufReader::new(stderr).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
+    let mut reader = BufReader::new(stderr);
+    while let Some(line) = next_line(&mut reader, STDERR_LINE).await {
         tracing::info!(target: "junction::child", program = %program, "{line}");
         if let Ok(mut tail) = tail.lock() {
             if tail.len() == STDERR_TAIL {
@@ -170,6 +180,38 @@ async fn read_stderr(
             tail.push_back(line);
         }
     }
+}
+
+/// The next line of `reader`, at most `max` bytes of it (a cut line ends with `…`), decoded
+/// lossily; `None` at the end.
+async fn next_line<R: AsyncBufRead + Unpin>(reader: &mut R, max: usize) -> Option<String> {
+    let mut line = Vec::new();
+    let mut cut = false;
+    loop {
+        let buf = match reader.fill_buf().await {
+            Ok(buf) if !buf.is_empty() => buf,
+            _ if line.is_empty() && !cut => return None,
+            _ => break,
+        };
+        let newline = buf.iter().position(|&b| b == b'\n');
+        let chunk = &buf[..newline.unwrap_or(buf.len())];
+        let room = max.saturating_sub(line.len());
+        line.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        cut |= chunk.len() > room;
+        let used = newline.map_or(buf.len(), |i| i + 1);
+        reader.consume(used);
+        if newline.is_some() {
+            break;
+        }
+    }
+    if line.last() == Some(&b'\r') {
+        line.pop();
+    }
+    let mut text = String::from_utf8_lossy(&line).into_owned();
+    if cut {
+        text.push('…');
+    }
+    Some(text)
 }
 
 impl ChildProcess {
@@ -218,5 +260,25 @@ impl ChildProcess {
         tracing::warn!(program = %self.program, "child ignored SIGTERM; killing it");
         self.child.kill().await?;
         self.child.wait().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn lines(input: &'static [u8], max: usize) -> Vec<String> {
+        let mut reader = BufReader::with_capacity(4, input);
+        let mut out = Vec::new();
+        while let Some(line) = next_line(&mut reader, max).await {
+            out.push(line);
+        }
+        out
+    }
+
+    #[tokio::test]
+    async fn stderr_lines_are_bytes_cut_at_the_limit() {
+        let got = lines(b"ok\r\nbad \xff byte\n0123456789abcdef\nlast", 10).await;
+        assert_eq!(got, vec!["ok", "bad \u{fffd} byt…", "0123456789…", "last"]);
     }
 }

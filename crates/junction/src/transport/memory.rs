@@ -17,7 +17,10 @@
 
 use tokio::sync::mpsc;
 
-use super::{Connection, FrameError, Inbound, Limits, Outbound, INBOUND_QUEUE};
+use super::{
+    outbound_queue, Connection, FrameError, Inbound, Limits, OutboundReceiver,
+    DEFAULT_MAX_QUEUED, INBOUND_QUEUE,
+};
 
 /// The test side of [`raw`]: sends frames as bytes, receives what the connection sends.
 #[derive(Debug)]
@@ -25,7 +28,7 @@ pub struct RawPeer {
     /// Frames delivered to the connection's `incoming`.
     pub frames: mpsc::Sender<Inbound>,
     /// What the connection sent.
-    pub sent: mpsc::UnboundedReceiver<Outbound>,
+    pub sent: OutboundReceiver,
 }
 
 impl RawPeer {
@@ -41,9 +44,14 @@ impl RawPeer {
     }
 }
 
-/// A connection whose other end is driven by hand.
+/// A connection whose other end is driven by hand; its outgoing queue holds the default
+/// [`DEFAULT_MAX_QUEUED`] bytes.
 pub fn raw() -> (Connection, RawPeer) {
-    let (out_tx, out_rx) = mpsc::unbounded_channel();
+    raw_with(DEFAULT_MAX_QUEUED)
+}
+
+fn raw_with(max_queued: usize) -> (Connection, RawPeer) {
+    let (out_tx, out_rx) = outbound_queue(max_queued);
     let (in_tx, in_rx) = mpsc::channel(INBOUND_QUEUE);
     (
         Connection {
@@ -59,24 +67,26 @@ pub fn raw() -> (Connection, RawPeer) {
 
 /// Two connected ends.
 pub fn pair(limits: Limits) -> (Connection, Connection) {
-    let (a, a_raw) = raw();
-    let (b, b_raw) = raw();
+    let (a, a_raw) = raw_with(limits.max_queued);
+    let (b, b_raw) = raw_with(limits.max_queued);
     tokio::spawn(pump(a_raw.sent, b_raw.frames, limits));
     tokio::spawn(pump(b_raw.sent, a_raw.frames, limits));
     (a, b)
 }
 
-async fn pump(
-    mut from: mpsc::UnboundedReceiver<Outbound>,
-    to: mpsc::Sender<Inbound>,
-    limits: Limits,
-) {
+/// Carries one direction; an end that stops reading overflows the other's queue, which
+/// ends this pump and so disconnects it.
+async fn pump(mut from: OutboundReceiver, to: mpsc::Sender<Inbound>, limits: Limits) {
     while let Some(out) = from.recv().await {
         let bytes = out.message.encode();
         let item = if bytes.len() > limits.max_frame {
             Inbound::Refused(FrameError::TooLarge {
                 size: bytes.len(),
                 limit: limits.max_frame,
+                response_to: match &out.message {
+                    junction_protocol::Message::Response(r) => r.id.clone(),
+                    _ => None,
+                },
             })
         } else {
             Inbound::Frame(bytes)
@@ -84,5 +94,8 @@ async fn pump(
         if to.send(item).await.is_err() {
             return;
         }
+    }
+    if from.overflowed() {
+        tracing::warn!("disconnecting an in-memory peer: it stopped reading and the messages waiting for it passed the outgoing queue's limit");
     }
 }

@@ -11,11 +11,14 @@
 //! - [`memory`]: two connected ends in one process, for tests and embedding.
 //! - [`http`]: Streamable HTTP, server and client, with the legacy HTTP+SSE transport.
 //! - [`tap`]: wraps any connection to log every frame it receives (a wire log).
+//! - [`queue`]: the byte-bounded queue every transport's outgoing side waits in, so a peer
+//!   that stops reading costs at most [`Limits::max_queued`].
 
 pub mod child;
 pub mod http;
 pub mod memory;
 mod pipe;
+pub mod queue;
 pub mod stdio;
 pub mod tap;
 
@@ -25,6 +28,20 @@ use tokio::sync::mpsc;
 
 /// The default largest frame a transport accepts: 4 MiB.
 pub const DEFAULT_MAX_FRAME: usize = 4 * 1024 * 1024;
+
+/// The default most bytes that wait to be written to one peer: 16 MiB.
+pub const DEFAULT_MAX_QUEUED: usize = 16 * 1024 * 1024;
+
+/// The sending half of a connection's outgoing queue.
+pub type OutboundSender = queue::Sender<Outbound>;
+
+/// The receiving half of a connection's outgoing queue.
+pub type OutboundReceiver = queue::Receiver<Outbound>;
+
+/// A new outgoing queue of at most `max_bytes`.
+pub fn outbound_queue(max_bytes: usize) -> (OutboundSender, OutboundReceiver) {
+    queue::queue(max_bytes)
+}
 
 /// A message on its way out, with the request it belongs to.
 ///
@@ -83,6 +100,9 @@ pub enum FrameError {
         size: usize,
         /// The limit.
         limit: usize,
+        /// The request it answered, when its start showed a response
+        /// ([`junction_protocol::jsonrpc::peek_response_id`]): that request fails at once.
+        response_to: Option<RequestId>,
     },
 }
 
@@ -93,7 +113,7 @@ pub enum FrameError {
 #[derive(Debug)]
 pub struct Connection {
     /// Messages to send.
-    pub outgoing: mpsc::UnboundedSender<Outbound>,
+    pub outgoing: OutboundSender,
     /// Frames received.
     pub incoming: mpsc::Receiver<Inbound>,
 }
@@ -103,13 +123,29 @@ pub struct Connection {
 pub struct Limits {
     /// The largest frame accepted, in bytes.
     pub max_frame: usize,
+    /// The most bytes of outgoing messages that may wait for a peer that does not read;
+    /// beyond that the peer is disconnected (see [`queue`]).
+    pub max_queued: usize,
 }
 
 impl Default for Limits {
     fn default() -> Self {
         Limits {
             max_frame: DEFAULT_MAX_FRAME,
+            max_queued: DEFAULT_MAX_QUEUED,
         }
+    }
+}
+
+/// `bytes` as people write limits: `4 MiB`, `64 KiB`, or `1000 bytes`.
+pub(crate) fn human_bytes(bytes: usize) -> String {
+    const KIB: usize = 1024;
+    const MIB: usize = 1024 * KIB;
+    match bytes {
+        0 => "0 bytes".to_owned(),
+        b if b % MIB == 0 => format!("{} MiB", b / MIB),
+        b if b % KIB == 0 => format!("{} KiB", b / KIB),
+        b => format!("{b} bytes"),
     }
 }
 

@@ -12,11 +12,15 @@
 //! # }
 //! ```
 
+use junction_protocol::jsonrpc::peek_response_id;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
 pub use super::pipe::{stdin_stdout, Stdin, Stdout};
-use super::{Connection, FrameError, Inbound, Limits, Outbound, INBOUND_QUEUE};
+use super::{
+    outbound_queue, Connection, FrameError, Inbound, Limits, Outbound, OutboundReceiver,
+    INBOUND_QUEUE,
+};
 
 /// A connection over this process's stdin and stdout. When both are pipes or sockets (as
 /// when a client spawns the server) they are read and written without blocking, through the
@@ -32,10 +36,15 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let (out_tx, out_rx) = mpsc::unbounded_channel();
+    let (out_tx, out_rx) = outbound_queue(limits.max_queued);
     let (in_tx, in_rx) = mpsc::channel(INBOUND_QUEUE);
-    tokio::spawn(read_frames(BufReader::new(reader), in_tx, limits.max_frame));
-    tokio::spawn(write_frames(writer, out_rx));
+    let reading = tokio::spawn(read_frames(BufReader::new(reader), in_tx, limits.max_frame));
+    tokio::spawn(async move {
+        if write_frames(writer, out_rx).await == WriteEnd::Overflowed {
+            // A peer that does not read is disconnected both ways.
+            reading.abort();
+        }
+    });
     Connection {
         outgoing: out_tx,
         incoming: in_rx,
@@ -50,6 +59,7 @@ pub(crate) async fn read_frames<R: AsyncBufRead + Unpin>(
 ) {
     let mut line = Vec::new();
     let mut discarded: Option<usize> = None;
+    let mut response_to = None;
     loop {
         let buf = match reader.fill_buf().await {
             Ok(buf) => buf,
@@ -74,6 +84,8 @@ pub(crate) async fn read_frames<R: AsyncBufRead + Unpin>(
             Some(size) => *size += chunk.len(),
             None if line.len() + chunk.len() > max_frame => {
                 discarded = Some(line.len() + chunk.len());
+                line.extend_from_slice(&chunk[..max_frame.saturating_sub(line.len()).min(chunk.len())]);
+                response_to = peek_response_id(&line);
                 line.clear();
                 line.shrink_to(0);
             }
@@ -85,6 +97,7 @@ pub(crate) async fn read_frames<R: AsyncBufRead + Unpin>(
                 Some(size) => Some(Inbound::Refused(FrameError::TooLarge {
                     size,
                     limit: max_frame,
+                    response_to: response_to.take(),
                 })),
                 None => {
                     if line.last() == Some(&b'\r') {
@@ -107,13 +120,25 @@ pub(crate) async fn read_frames<R: AsyncBufRead + Unpin>(
     }
 }
 
+/// Why [`write_frames`] stopped.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum WriteEnd {
+    /// Every sender went, or writing failed.
+    Closed,
+    /// The peer stopped reading and the outgoing queue overflowed.
+    Overflowed,
+}
+
 /// Writes each outbound message as one line; flushes when the queue is momentarily empty.
 pub(crate) async fn write_frames<W: AsyncWrite + Unpin>(
     mut writer: W,
-    mut rx: mpsc::UnboundedReceiver<Outbound>,
-) {
+    mut rx: OutboundReceiver,
+) -> WriteEnd {
     let mut buf = Vec::with_capacity(8 * 1024);
-    while let Some(first) = rx.recv().await {
+    loop {
+        let Some(first) = rx.recv().await else {
+            break;
+        };
         buf.clear();
         push_line(&mut buf, &first);
         while let Ok(next) = rx.try_recv() {
@@ -122,16 +147,25 @@ pub(crate) async fn write_frames<W: AsyncWrite + Unpin>(
                 break;
             }
         }
-        if let Err(e) = writer.write_all(&buf).await {
+        let written = tokio::select! {
+            written = async {
+                writer.write_all(&buf).await?;
+                writer.flush().await
+            } => written,
+            // The write is stuck on a peer that does not read, and the queue filled meanwhile.
+            () = rx.overflow() => break,
+        };
+        if let Err(e) = written {
             tracing::debug!(error = %e, "stdio write failed; closing");
-            return;
-        }
-        if let Err(e) = writer.flush().await {
-            tracing::debug!(error = %e, "stdio flush failed; closing");
-            return;
+            return WriteEnd::Closed;
         }
     }
+    if rx.overflowed() {
+        tracing::warn!("disconnecting the peer: it stopped reading and the messages waiting for it passed the outgoing queue's limit");
+        return WriteEnd::Overflowed;
+    }
     let _ = writer.shutdown().await;
+    WriteEnd::Closed
 }
 
 fn push_line(buf: &mut Vec<u8>, out: &Outbound) {
@@ -180,7 +214,8 @@ mod tests {
             vec![
                 Err(FrameError::TooLarge {
                     size: 16,
-                    limit: 10
+                    limit: 10,
+                    response_to: None,
                 }),
                 Ok("{\"ok\":1}".into())
             ]

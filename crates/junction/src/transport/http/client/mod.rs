@@ -155,7 +155,7 @@ impl HttpClient {
     /// connection closed and the session was deleted on the server. A command that exits
     /// right after closing its client waits on it, so that the `DELETE` is sent.
     pub fn start(self) -> (Connection, Finished) {
-        let (out_tx, out_rx) = mpsc::unbounded_channel();
+        let (out_tx, out_rx) = crate::transport::outbound_queue(crate::transport::DEFAULT_MAX_QUEUED);
         let (in_tx, in_rx) = mpsc::channel(INBOUND_QUEUE);
         let driver = Arc::new(Driver {
             http: self.http,
@@ -234,7 +234,7 @@ struct InitPeek {
 }
 
 impl Driver {
-    async fn run(self: Arc<Self>, mut outgoing: mpsc::UnboundedReceiver<Outbound>) {
+    async fn run(self: Arc<Self>, mut outgoing: crate::transport::OutboundReceiver) {
         loop {
             let out = tokio::select! {
                 out = outgoing.recv() => out,

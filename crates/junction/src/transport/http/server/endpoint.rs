@@ -13,13 +13,15 @@ use junction_protocol::method::Request as _;
 use junction_protocol::{ErrorCode, Message, ProtocolVersion, RequestId};
 
 use super::guard::{self, refuse, Refusal, TRANSPORT_ERROR};
-use super::session::{HttpSession, NoReply, OpenError, Reply, SessionSettings, SseBody};
+use super::session::{
+    EventReceiver, HttpSession, NoReply, OpenError, Reply, SessionSettings, SseBody,
+};
 use super::{new_session_id, EventId, ResponseMode, Shared};
 use crate::transport::http::{LAST_EVENT_ID_HEADER, PROTOCOL_VERSION_HEADER, SESSION_ID_HEADER};
 use crate::transport::TransportEvent;
 
 /// An SSE response over `rx`.
-pub(super) fn sse_response(rx: tokio::sync::mpsc::UnboundedReceiver<Bytes>) -> Response {
+pub(super) fn sse_response(rx: EventReceiver) -> Response {
     let mut response = Response::new(Body::new(SseBody::new(rx)));
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
@@ -65,6 +67,7 @@ pub(super) fn settings(shared: &Shared, resumable: bool) -> SessionSettings {
     SessionSettings {
         retry: shared.config.retry,
         standalone_backlog: shared.config.standalone_backlog,
+        max_queued: shared.config.max_queued,
         resumable,
     }
 }
@@ -146,7 +149,10 @@ async fn post_inner(
             shared.store.clone(),
             &*shared.serve,
         );
-        shared.insert_session(session.clone());
+        if let Err(refusal) = shared.insert_session(session.clone()) {
+            session.close();
+            return Err(refusal);
+        }
         session
     } else {
         find_session(shared, headers)?

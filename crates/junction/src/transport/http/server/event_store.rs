@@ -69,20 +69,79 @@ pub trait EventStore: Send + Sync + 'static {
     fn forget(&self, session: &str);
 }
 
-/// The default store: the newest `capacity` events of each session, in memory.
+/// The default store: the newest events of each session, in memory, bounded three ways.
+///
+/// Each session keeps at most `capacity` events and [`InMemoryEventStore::max_session_bytes`]
+/// bytes (the oldest go first), and all sessions together at most
+/// [`InMemoryEventStore::max_total_bytes`] (the oldest events of the largest session go
+/// first). The newest event of a session is always kept, whatever its size, so the response
+/// a client is most likely to resume for is there. An evicted event cannot be replayed; the
+/// store warns when a resumption asks for one.
 #[derive(Debug)]
 pub struct InMemoryEventStore {
     capacity: usize,
-    sessions: Mutex<HashMap<String, VecDeque<(EventId, Bytes)>>>,
+    max_session_bytes: usize,
+    max_total_bytes: usize,
+    state: Mutex<Stored>,
 }
 
+#[derive(Debug, Default)]
+struct Stored {
+    sessions: HashMap<String, SessionEvents>,
+    total_bytes: usize,
+}
+
+#[derive(Debug, Default)]
+struct SessionEvents {
+    events: VecDeque<(EventId, Bytes)>,
+    bytes: usize,
+}
+
+impl SessionEvents {
+    fn pop_oldest(&mut self) -> usize {
+        match self.events.pop_front() {
+            Some((_, data)) => {
+                self.bytes -= data.len();
+                data.len()
+            }
+            None => 0,
+        }
+    }
+}
+
+/// How many bytes of events a session keeps by default: 8 MiB.
+pub const DEFAULT_SESSION_EVENT_BYTES: usize = 8 * 1024 * 1024;
+
+/// How many bytes of events all sessions keep together by default: 64 MiB.
+pub const DEFAULT_TOTAL_EVENT_BYTES: usize = 64 * 1024 * 1024;
+
 impl InMemoryEventStore {
-    /// Keeps at most `capacity` events per session (the oldest go first).
+    /// Keeps at most `capacity` events per session (the oldest go first), and the default
+    /// byte limits.
     pub fn new(capacity: usize) -> Self {
         InMemoryEventStore {
             capacity: capacity.max(1),
-            sessions: Mutex::new(HashMap::new()),
+            max_session_bytes: DEFAULT_SESSION_EVENT_BYTES,
+            max_total_bytes: DEFAULT_TOTAL_EVENT_BYTES,
+            state: Mutex::new(Stored::default()),
         }
+    }
+
+    /// The most bytes one session's events may hold ([`DEFAULT_SESSION_EVENT_BYTES`]).
+    pub fn max_session_bytes(mut self, bytes: usize) -> Self {
+        self.max_session_bytes = bytes;
+        self
+    }
+
+    /// The most bytes all sessions' events may hold together ([`DEFAULT_TOTAL_EVENT_BYTES`]).
+    pub fn max_total_bytes(mut self, bytes: usize) -> Self {
+        self.max_total_bytes = bytes;
+        self
+    }
+
+    /// How many bytes of events are kept now, over all sessions.
+    pub fn stored_bytes(&self) -> usize {
+        lock(&self.state).total_bytes
     }
 }
 
@@ -94,20 +153,39 @@ impl Default for InMemoryEventStore {
 
 impl EventStore for InMemoryEventStore {
     fn store(&self, session: &str, id: EventId, data: Bytes) {
-        let mut sessions = lock(&self.sessions);
+        let mut state = lock(&self.state);
+        let Stored {
+            sessions,
+            total_bytes,
+        } = &mut *state;
         let events = sessions.entry(session.to_owned()).or_default();
-        if events.len() == self.capacity {
-            events.pop_front();
+        *total_bytes += data.len();
+        events.bytes += data.len();
+        events.events.push_back((id, data));
+        while events.events.len() > 1
+            && (events.events.len() > self.capacity || events.bytes > self.max_session_bytes)
+        {
+            *total_bytes -= events.pop_oldest();
         }
-        events.push_back((id, data));
+        while *total_bytes > self.max_total_bytes {
+            let largest = sessions
+                .values_mut()
+                .filter(|s| s.events.len() > 1)
+                .max_by_key(|s| s.bytes);
+            match largest {
+                Some(largest) => *total_bytes -= largest.pop_oldest(),
+                None => break,
+            }
+        }
     }
 
     fn replay_after(&self, session: &str, after: EventId) -> Vec<(EventId, Bytes)> {
-        let sessions = lock(&self.sessions);
-        let Some(events) = sessions.get(session) else {
+        let state = lock(&self.state);
+        let Some(events) = state.sessions.get(session) else {
             return Vec::new();
         };
         let missed: Vec<_> = events
+            .events
             .iter()
             .filter(|(id, _)| id.stream == after.stream && id.seq > after.seq)
             .cloned()
@@ -123,7 +201,10 @@ impl EventStore for InMemoryEventStore {
     }
 
     fn forget(&self, session: &str) {
-        lock(&self.sessions).remove(session);
+        let mut state = lock(&self.state);
+        if let Some(events) = state.sessions.remove(session) {
+            state.total_bytes -= events.bytes;
+        }
     }
 }
 
@@ -155,5 +236,41 @@ mod tests {
         assert!(store
             .replay_after("s", EventId { stream: 1, seq: 0 })
             .is_empty());
+        assert_eq!(store.stored_bytes(), 0);
+    }
+
+    /// The attack: 300 answers of 1 MiB in one session kept 549 MB.
+    #[test]
+    fn big_answers_are_bounded_by_bytes_per_session_and_in_total() {
+        let store = InMemoryEventStore::default();
+        let mib = Bytes::from(vec![b'x'; 1024 * 1024]);
+        for seq in 0..300 {
+            store.store("big", EventId { stream: 1, seq }, mib.clone());
+        }
+        assert!(store.stored_bytes() <= DEFAULT_SESSION_EVENT_BYTES);
+        let kept = store.replay_after("big", EventId { stream: 1, seq: 0 });
+        assert_eq!(kept.last().map(|(id, _)| id.seq), Some(299));
+
+        let store = InMemoryEventStore::new(1024)
+            .max_session_bytes(4096)
+            .max_total_bytes(10_000);
+        for session in 0..10 {
+            for seq in 0..10 {
+                let id = EventId { stream: 1, seq };
+                store.store(&session.to_string(), id, Bytes::from(vec![0; 1000]));
+            }
+        }
+        assert!(store.stored_bytes() <= 10_000);
+        // Every session still has its newest event.
+        for session in 0..10 {
+            let kept = store.replay_after(&session.to_string(), EventId { stream: 1, seq: 8 });
+            assert_eq!(kept.len(), 1, "session {session}");
+        }
+        // One event larger than the per-session limit is kept alone.
+        store.store("huge", EventId { stream: 2, seq: 1 }, Bytes::from(vec![0; 8000]));
+        assert_eq!(
+            store.replay_after("huge", EventId { stream: 2, seq: 0 }).len(),
+            1
+        );
     }
 }

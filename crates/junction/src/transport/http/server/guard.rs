@@ -2,12 +2,21 @@
 //!
 //! - `Host` and `Origin` against an allow-list of host names (any port): the DNS-rebinding
 //!   defence the specification requires. The default list is the loopback names.
-//! - `Accept`, `Content-Type`, `MCP-Protocol-Version` and the body size.
+//! - `Accept`, `Content-Type`, `MCP-Protocol-Version` and the body size: a declared
+//!   `Content-Length` over the limit is refused before a byte of the body is read, and a
+//!   body that takes longer than the body timeout to arrive is refused with `408`.
 //!
 //! Every refusal carries a JSON-RPC error body with `"id": null`, as the specification allows.
 
 use axum::body::Body;
-use axum::http::header::{ACCEPT, ALLOW, CONTENT_TYPE, HOST, ORIGIN};
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::http::header::{
+    ACCEPT, ALLOW, CONTENT_LENGTH, CONTENT_TYPE, HOST, ORIGIN, RETRY_AFTER,
+};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
@@ -24,6 +33,7 @@ pub(super) struct Refusal {
     status: StatusCode,
     body: serde_json::Value,
     allow: Option<&'static str>,
+    retry_after: Option<u32>,
 }
 
 impl Refusal {
@@ -33,7 +43,14 @@ impl Refusal {
             status,
             body: serde_json::json!({ "jsonrpc": "2.0", "id": id, "error": error }),
             allow: None,
+            retry_after: None,
         }
+    }
+
+    /// Adds a `Retry-After` header, in seconds (a 503).
+    pub(super) fn retry_after(mut self, seconds: u32) -> Self {
+        self.retry_after = Some(seconds);
+        self
     }
 
     /// Adds the `Allow` header of a 405.
@@ -50,6 +67,11 @@ impl IntoResponse for Refusal {
             response
                 .headers_mut()
                 .insert(ALLOW, axum::http::HeaderValue::from_static(methods));
+        }
+        if let Some(seconds) = self.retry_after {
+            response
+                .headers_mut()
+                .insert(RETRY_AFTER, axum::http::HeaderValue::from(seconds));
         }
         response
     }
@@ -209,18 +231,97 @@ pub(super) fn check_version(headers: &HeaderMap) -> Result<(), Refusal> {
     }
 }
 
+fn too_large(limit: usize) -> Refusal {
+    refuse(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        TRANSPORT_ERROR,
+        format!("Payload Too Large: the body exceeds the limit of {limit} bytes"),
+    )
+}
+
+/// A declared `Content-Length` over `limit` is refused before the body is read.
+pub(super) fn check_declared_length(headers: &HeaderMap, limit: usize) -> Result<(), Refusal> {
+    let declared = headers
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    match declared {
+        Some(length) if length > limit as u64 => Err(too_large(limit)),
+        _ => Ok(()),
+    }
+}
+
+/// The error a body gives when it did not arrive in time.
+#[derive(Debug, thiserror::Error)]
+#[error("the request body did not arrive within {0:?}")]
+pub(super) struct BodyTimeout(Duration);
+
+/// A request body that fails with [`BodyTimeout`] once its time is up.
+pub(super) struct DeadlineBody {
+    body: Body,
+    timeout: Duration,
+    deadline: Pin<Box<tokio::time::Sleep>>,
+}
+
+impl DeadlineBody {
+    /// `body`, which must have arrived whole within `timeout` from now.
+    pub(super) fn new(body: Body, timeout: Duration) -> Self {
+        DeadlineBody {
+            body,
+            timeout,
+            deadline: Box::pin(tokio::time::sleep(timeout)),
+        }
+    }
+}
+
+impl http_body::Body for DeadlineBody {
+    type Data = bytes::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<bytes::Bytes>, axum::Error>>> {
+        let this = self.get_mut();
+        if let Poll::Ready(frame) = Pin::new(&mut this.body).poll_frame(cx) {
+            return Poll::Ready(frame);
+        }
+        match this.deadline.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Some(Err(axum::Error::new(BodyTimeout(this.timeout))))),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
+    }
+}
+
+fn timed_out(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cause = Some(error);
+    while let Some(e) = cause {
+        if e.is::<BodyTimeout>() {
+            return true;
+        }
+        cause = e.source();
+    }
+    false
+}
+
 /// Reads the whole body, refusing more than `limit` bytes with 413.
 pub(super) async fn read_body(body: Body, limit: usize) -> Result<bytes::Bytes, Refusal> {
-    let too_large = || {
-        refuse(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            TRANSPORT_ERROR,
-            format!("Payload Too Large: the body exceeds the limit of {limit} bytes"),
-        )
-    };
     match Limited::new(body, limit).collect().await {
         Ok(collected) => Ok(collected.to_bytes()),
-        Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => Err(too_large()),
+        Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => Err(too_large(limit)),
+        Err(e) if timed_out(&*e) => Err(refuse(
+            StatusCode::REQUEST_TIMEOUT,
+            TRANSPORT_ERROR,
+            format!("Request Timeout: {e}"),
+        )),
         Err(e) => Err(refuse(
             StatusCode::BAD_REQUEST,
             TRANSPORT_ERROR,

@@ -3,7 +3,8 @@
 //! `GET /sse` opens a session: its first event is `endpoint`, whose data is the URI to POST
 //! messages to (`/message?sessionId=<id>`); every message the session sends follows as a
 //! `message` event. `POST /message?sessionId=<id>` takes one message and answers `202`. The
-//! session ends when the client closes the event stream.
+//! session ends when the client closes the event stream, or stops reading it for longer than
+//! [`super::HttpServer::max_queued`] bytes of events (this transport cannot resume).
 
 use std::sync::Arc;
 
@@ -20,7 +21,8 @@ use super::guard::{self, refuse, Refusal, TRANSPORT_ERROR};
 use super::{new_session_id, SessionControl, Shared};
 use crate::sync::lock;
 use crate::transport::http::sse::Event;
-use crate::transport::{Connection, Inbound, Outbound, INBOUND_QUEUE};
+use crate::transport::queue::{self, SendError};
+use crate::transport::{outbound_queue, Connection, Inbound, OutboundReceiver, INBOUND_QUEUE};
 
 /// The server's handle on one legacy session: where POSTed messages go.
 pub(super) struct LegacySession {
@@ -40,14 +42,16 @@ pub(super) async fn open(State(shared): State<Arc<Shared>>) -> Response {
             .into_response()
         }
     };
-    let (sse_tx, sse_rx) = mpsc::unbounded_channel();
+    let (sse_tx, sse_rx) = queue::queue(shared.config.max_queued);
     let endpoint = Event {
         event: Some("endpoint".to_owned()),
         data: format!("{}?sessionId={id}", shared.config.message_path),
         ..Event::default()
     };
     let _ = sse_tx.send(Bytes::from(endpoint.encode()));
-    let (out_tx, out_rx) = mpsc::unbounded_channel();
+    // Unbounded for the reason the Streamable HTTP session's is: `forward` drains it into
+    // the stream's bounded queue without waiting.
+    let (out_tx, out_rx) = outbound_queue(usize::MAX);
     let (in_tx, in_rx) = mpsc::channel(INBOUND_QUEUE);
     lock(&shared.legacy).insert(id.clone(), LegacySession { inbound: in_tx });
     (shared.serve)(
@@ -65,8 +69,8 @@ pub(super) async fn open(State(shared): State<Arc<Shared>>) -> Response {
 async fn forward(
     shared: Arc<Shared>,
     id: String,
-    mut outgoing: mpsc::UnboundedReceiver<Outbound>,
-    sse: mpsc::UnboundedSender<Bytes>,
+    mut outgoing: OutboundReceiver,
+    sse: queue::Sender<Bytes>,
 ) {
     loop {
         tokio::select! {
@@ -77,8 +81,13 @@ async fn forward(
                     data: String::from_utf8_lossy(&out.message.encode()).into_owned(),
                     ..Event::default()
                 };
-                if sse.send(Bytes::from(event.encode())).is_err() {
-                    break;
+                match sse.send(Bytes::from(event.encode())) {
+                    Ok(()) => {}
+                    Err(SendError::Full(_)) => {
+                        tracing::warn!(session = %id, "ending a legacy SSE session: its client stopped reading and the events waiting for it passed the limit");
+                        break;
+                    }
+                    Err(SendError::Closed(_)) => break,
                 }
             }
             _ = sse.closed() => break,

@@ -66,10 +66,14 @@ mod endpoint;
 mod event_store;
 mod guard;
 mod legacy;
+mod listener;
 mod session;
 mod stateless;
 
-pub use event_store::{BadEventId, EventId, EventStore, InMemoryEventStore};
+pub use event_store::{
+    BadEventId, EventId, EventStore, InMemoryEventStore, DEFAULT_SESSION_EVENT_BYTES,
+    DEFAULT_TOTAL_EVENT_BYTES,
+};
 pub use session::SessionControl;
 pub use stateless::{METHOD_HEADER, NAME_HEADER};
 
@@ -81,15 +85,28 @@ use std::time::Duration;
 use axum::extract::{Request, State};
 use axum::middleware::{self, Next};
 use axum::response::Response;
-use axum::routing::{get, post};
-use axum::serve::ListenerExt;
+use axum::routing::{head, post};
 use tokio::net::{TcpListener, ToSocketAddrs};
 use tokio::task::JoinHandle;
 
 use crate::sync::lock;
-use crate::transport::{Connection, DEFAULT_MAX_FRAME};
+use crate::transport::{Connection, DEFAULT_MAX_FRAME, DEFAULT_MAX_QUEUED};
 use guard::AllowList;
 use session::HttpSession;
+
+/// How many connections [`HttpServer::bind`] serves at once by default: half of the usual
+/// 1,024-descriptor limit, leaving room for everything else the process opens.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
+
+/// How long a connection may take to send a request's headers, or stay idle between
+/// requests, by default.
+pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a request's body may take to arrive by default.
+pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How many sessions live at once by default.
+pub const DEFAULT_MAX_SESSIONS: usize = 1024;
 
 /// When a request's answer is an event stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -133,6 +150,10 @@ struct Config {
     retry: Duration,
     standalone_backlog: usize,
     keep_alive: Duration,
+    body_timeout: Duration,
+    max_queued: usize,
+    max_sessions: usize,
+    connections: listener::ConnectionLimits,
 }
 
 impl HttpServer {
@@ -161,6 +182,13 @@ impl HttpServer {
                 retry: Duration::from_secs(1),
                 standalone_backlog: 256,
                 keep_alive: Duration::from_secs(15),
+                body_timeout: DEFAULT_BODY_TIMEOUT,
+                max_queued: DEFAULT_MAX_QUEUED,
+                max_sessions: DEFAULT_MAX_SESSIONS,
+                connections: listener::ConnectionLimits {
+                    max_connections: DEFAULT_MAX_CONNECTIONS,
+                    header_timeout: DEFAULT_HEADER_TIMEOUT,
+                },
             },
             serve: Arc::new(serve),
             store: Arc::new(InMemoryEventStore::default()),
@@ -233,6 +261,53 @@ impl HttpServer {
         self
     }
 
+    /// How long a request's body may take to arrive once its headers have (30 s by default,
+    /// [`DEFAULT_BODY_TIMEOUT`]); a slower body is refused with `408`.
+    pub fn body_timeout(mut self, timeout: Duration) -> Self {
+        self.config.body_timeout = timeout;
+        self
+    }
+
+    /// The most bytes of events that wait for a client reading one stream, and in the
+    /// standalone backlog ([`DEFAULT_MAX_QUEUED`], 16 MiB, by default). A client that lets
+    /// more pile up has the stream's connection closed, and resumes it from the event store;
+    /// on a stream that cannot be resumed (revisions before 2025-11-25, stateless mode, the
+    /// legacy transport) the session ends instead.
+    pub fn max_queued(mut self, bytes: usize) -> Self {
+        self.config.max_queued = bytes;
+        self
+    }
+
+    /// How many connections [`HttpServer::bind`] serves at once ([`DEFAULT_MAX_CONNECTIONS`]);
+    /// one more is answered `503` with `Retry-After` and closed. Each open SSE stream holds
+    /// a connection. (A router served by the application is limited by the application.)
+    pub fn max_connections(mut self, connections: usize) -> Self {
+        self.config.connections.max_connections = connections.max(1);
+        self
+    }
+
+    /// How long [`HttpServer::bind`] waits for a request's headers, on a new connection or
+    /// between requests on a kept-alive one, before closing it (10 s by default,
+    /// [`DEFAULT_HEADER_TIMEOUT`]).
+    pub fn header_timeout(mut self, timeout: Duration) -> Self {
+        self.config.connections.header_timeout = timeout;
+        self
+    }
+
+    /// How many sessions (Streamable HTTP; legacy SSE sessions hold a connection each and are
+    /// bounded by [`HttpServer::max_connections`]) live at once ([`DEFAULT_MAX_SESSIONS`]).
+    ///
+    /// A new session beyond the cap ends the session idle the longest: its client gets
+    /// `404` at its next request and, as the specification requires, starts a new session.
+    /// When every session is busy (a request in flight or a stream open), the new
+    /// `initialize` is refused with `503` and `Retry-After` instead. Evicting rather than
+    /// refusing means that a client opening sessions in a loop cannot lock everyone else out
+    /// for the idle timeout (30 minutes): the cost falls on idle sessions, which recover.
+    pub fn max_sessions(mut self, sessions: usize) -> Self {
+        self.config.max_sessions = sessions.max(1);
+        self
+    }
+
     /// The `retry` delay announced in each stream's priming event (1 s by default).
     pub fn retry(mut self, retry: Duration) -> Self {
         self.config.retry = retry;
@@ -260,11 +335,14 @@ impl HttpServer {
         self
     }
 
-    /// The endpoints as an axum router, with the Host/Origin guard on every route.
+    /// The endpoints as an axum router, with the Host/Origin guard, the declared-length
+    /// check and the body timeout on every route.
     ///
     /// When serving it yourself, set TCP_NODELAY on accepted sockets (as [`HttpServer::bind`]
-    /// does, with `axum::serve::ListenerExt::tap_io`): without it every exchange stalls on
-    /// delayed ACKs. The router has no fallback, so it merges into an application's router.
+    /// does): without it every exchange stalls on delayed ACKs; and bound connections and
+    /// header reads yourself, since [`HttpServer::max_connections`] and
+    /// [`HttpServer::header_timeout`] are [`HttpServer::bind`]'s. The router has no fallback,
+    /// so it merges into an application's router.
     pub fn router(self) -> axum::Router {
         let config = self.config.clone();
         let shared = Arc::new(Shared {
@@ -277,7 +355,9 @@ impl HttpServer {
         });
         let mut router = axum::Router::new().route(
             &config.path,
-            post(endpoint::post)
+            // HEAD first: axum would otherwise run GET for it, opening a stream nobody reads.
+            head(endpoint::method_not_allowed)
+                .post(endpoint::post)
                 .get(endpoint::get)
                 .delete(endpoint::delete)
                 .fallback(endpoint::method_not_allowed),
@@ -286,7 +366,9 @@ impl HttpServer {
             router = router
                 .route(
                     &config.sse_path,
-                    get(legacy::open).fallback(endpoint::method_not_allowed),
+                    head(endpoint::method_not_allowed)
+                        .get(legacy::open)
+                        .fallback(endpoint::method_not_allowed),
                 )
                 .route(
                     &config.message_path,
@@ -294,6 +376,7 @@ impl HttpServer {
                 );
         }
         router
+            .layer(middleware::from_fn_with_state(shared.clone(), limit_body))
             .layer(middleware::from_fn_with_state(shared.clone(), check_origin))
             .with_state(shared)
     }
@@ -302,18 +385,9 @@ impl HttpServer {
     pub async fn bind(self, addr: impl ToSocketAddrs) -> std::io::Result<RunningServer> {
         let listener = TcpListener::bind(addr).await?;
         let local_addr = listener.local_addr()?;
-        let listener = listener.tap_io(|tcp| {
-            // Without it a request/response exchange stalls on delayed ACKs (DESIGN.md).
-            if let Err(e) = tcp.set_nodelay(true) {
-                tracing::debug!(error = %e, "could not set TCP_NODELAY");
-            }
-        });
+        let limits = self.config.connections;
         let app = self.router();
-        let task = tokio::spawn(async move {
-            if let Err(e) = axum::serve(listener, app).await {
-                tracing::error!(error = %e, "the HTTP server stopped");
-            }
-        });
+        let task = tokio::spawn(listener::serve(listener, app, limits));
         Ok(RunningServer { local_addr, task })
     }
 
@@ -370,12 +444,41 @@ impl Drop for Shared {
 }
 
 impl Shared {
-    fn insert_session(self: &Arc<Self>, session: Arc<HttpSession>) {
-        lock(&self.sessions).insert(session.id.clone(), session);
+    /// Adds a session, first making room under [`HttpServer::max_sessions`] by ending the
+    /// one idle the longest; `503` when every session is busy.
+    fn insert_session(self: &Arc<Self>, session: Arc<HttpSession>) -> Result<(), guard::Refusal> {
+        let evicted = {
+            let mut sessions = lock(&self.sessions);
+            sessions.retain(|_, s| !s.is_closed());
+            let evicted = if sessions.len() >= self.config.max_sessions {
+                let oldest = sessions
+                    .iter()
+                    .filter_map(|(id, s)| s.idle_since().map(|since| (since, id.clone())))
+                    .min();
+                let Some((_, id)) = oldest else {
+                    return Err(guard::refuse(
+                        axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                        guard::TRANSPORT_ERROR,
+                        "Service Unavailable: the server has as many sessions as it allows, all busy; retry later",
+                    )
+                    .retry_after(1));
+                };
+                sessions.remove(&id)
+            } else {
+                None
+            };
+            sessions.insert(session.id.clone(), session);
+            evicted
+        };
+        if let Some(evicted) = evicted {
+            tracing::info!(session = %evicted.id, limit = self.config.max_sessions, "ending the session idle the longest to make room for a new one");
+            evicted.close();
+        }
         let mut reaper = lock(&self.reaper);
         if reaper.is_none() {
             *reaper = Some(tokio::spawn(reap(Arc::downgrade(self))));
         }
+        Ok(())
     }
 
     fn session(&self, id: &str) -> Option<Arc<HttpSession>> {
@@ -419,6 +522,20 @@ async fn reap(shared: Weak<Shared>) {
             session.close();
         }
     }
+}
+
+/// Refuses an oversized declared body at once, and puts a deadline on reading the body.
+async fn limit_body(State(shared): State<Arc<Shared>>, request: Request, next: Next) -> Response {
+    if let Err(refusal) = guard::check_declared_length(request.headers(), shared.config.max_body)
+    {
+        return axum::response::IntoResponse::into_response(refusal);
+    }
+    let (parts, body) = request.into_parts();
+    let body = axum::body::Body::new(guard::DeadlineBody::new(
+        body,
+        shared.config.body_timeout,
+    ));
+    next.run(Request::from_parts(parts, body)).await
 }
 
 async fn check_origin(State(shared): State<Arc<Shared>>, request: Request, next: Next) -> Response {

@@ -6,6 +6,13 @@
 //! response ends it; anything else goes on stream 0, and waits in a bounded backlog (oldest
 //! dropped, with a warning) while no GET stream is open.
 //!
+//! Every stream's connection is fed through a byte-bounded [`queue`]: a client that stops
+//! reading a stream makes its queue overflow. On a resumable stream (2025-11-25 and later,
+//! with sessions) the connection is then closed and the stream detached; every event is in
+//! the [`EventStore`] already, so the client resumes with `Last-Event-ID` and loses nothing.
+//! A stream that cannot be resumed ends the whole session instead, with a warning: it is the
+//! only way to stop growing that does not silently drop a message.
+//!
 //! A request stream starts undecided: if the response is the first thing sent for the request
 //! it goes back as one `application/json` body; the first other message turns it into an
 //! event stream. Every event on an event stream has an id and is kept in the
@@ -28,7 +35,12 @@ use tokio_util::sync::CancellationToken;
 use super::event_store::{EventId, EventStore};
 use crate::sync::lock;
 use crate::transport::http::sse::Event;
-use crate::transport::{Connection, Inbound, Outbound, TransportEvent, INBOUND_QUEUE};
+use crate::transport::queue::{self, SendError};
+use crate::transport::{outbound_queue, Connection, Inbound, Outbound, OutboundReceiver, TransportEvent, INBOUND_QUEUE};
+
+/// What an SSE response reads: encoded events.
+pub(super) type EventReceiver = queue::Receiver<Bytes>;
+type EventSender = queue::Sender<Bytes>;
 
 /// The stream that carries messages related to no request.
 const STANDALONE: u64 = 0;
@@ -38,17 +50,19 @@ const STANDALONE: u64 = 0;
 pub(super) struct SessionSettings {
     pub retry: Duration,
     pub standalone_backlog: usize,
+    /// The most bytes that wait on one stream for its client, and in the standalone backlog.
+    pub max_queued: usize,
     /// Whether events get ids and a priming event (false for one-shot stateless sessions).
     pub resumable: bool,
 }
 
 /// The body of an SSE response: events as the session routes them.
 pub(super) struct SseBody {
-    rx: mpsc::UnboundedReceiver<Bytes>,
+    rx: EventReceiver,
 }
 
 impl SseBody {
-    pub(super) fn new(rx: mpsc::UnboundedReceiver<Bytes>) -> Self {
+    pub(super) fn new(rx: EventReceiver) -> Self {
         SseBody { rx }
     }
 }
@@ -117,7 +131,7 @@ pub(super) enum Reply {
     /// One JSON body: the response was the only message; with its error code, if an error.
     Json(Bytes, Option<junction_protocol::ErrorCode>),
     /// An event stream.
-    Sse(mpsc::UnboundedReceiver<Bytes>),
+    Sse(EventReceiver),
 }
 
 /// Why a POSTed request has no reply.
@@ -144,7 +158,7 @@ pub(super) enum OpenError {
 
 enum Sink {
     Undecided(oneshot::Sender<Reply>),
-    Live(mpsc::UnboundedSender<Bytes>),
+    Live(EventSender),
     Detached,
 }
 
@@ -164,6 +178,7 @@ struct State {
     requests: HashMap<RequestId, u64>,
     streams: HashMap<u64, Stream>,
     backlog: VecDeque<Bytes>,
+    backlog_bytes: usize,
     initialize: Option<RequestId>,
     version: Option<ProtocolVersion>,
     closed: bool,
@@ -190,7 +205,10 @@ impl HttpSession {
         store: Arc<dyn EventStore>,
         serve: &(dyn Fn(Connection, SessionControl) + Send + Sync),
     ) -> Arc<HttpSession> {
-        let (out_tx, out_rx) = mpsc::unbounded_channel();
+        // Unbounded: the routing task drains it into the streams' bounded queues without
+        // waiting, so only this server's own handlers (never the client) decide how much
+        // it holds, and a burst from them must not end the session.
+        let (out_tx, out_rx) = outbound_queue(usize::MAX);
         let (in_tx, in_rx) = mpsc::channel(INBOUND_QUEUE);
         let mut streams = HashMap::new();
         streams.insert(STANDALONE, Stream::new(Sink::Detached));
@@ -202,6 +220,7 @@ impl HttpSession {
                 requests: HashMap::new(),
                 streams,
                 backlog: VecDeque::new(),
+                backlog_bytes: 0,
                 initialize: None,
                 version: None,
                 closed: false,
@@ -237,13 +256,19 @@ impl HttpSession {
 
     /// Whether nothing has happened for `idle`: no request in flight, no stream open.
     pub(super) fn idle_for(&self, idle: Duration) -> bool {
+        self.idle_since().is_some_and(|since| since.elapsed() >= idle)
+    }
+
+    /// When the session was last active, if it is idle now (no request in flight, no
+    /// stream open).
+    pub(super) fn idle_since(&self) -> Option<Instant> {
         let state = lock(&self.state);
         let live = state.streams.values().any(|s| match &s.sink {
             Sink::Live(tx) => !tx.is_closed(),
             Sink::Undecided(tx) => !tx.is_closed(),
             Sink::Detached => false,
         });
-        !live && state.requests.is_empty() && state.last_seen.elapsed() >= idle
+        (!live && state.requests.is_empty()).then_some(state.last_seen)
     }
 
     /// Ends the session as soon as no request is in flight (stateless mode).
@@ -349,23 +374,33 @@ impl HttpSession {
         })
     }
 
+    /// A new queue for one of this session's event streams.
+    pub(super) fn event_queue(&self) -> (EventSender, EventReceiver) {
+        queue::queue(self.settings.max_queued)
+    }
+
     /// Opens the standalone stream (GET without `Last-Event-ID`), with what waited for it.
-    pub(super) fn open_standalone(&self) -> Result<mpsc::UnboundedReceiver<Bytes>, OpenError> {
+    pub(super) fn open_standalone(&self) -> Result<EventReceiver, OpenError> {
         let mut state = lock(&self.state);
         if state.closed {
             return Err(OpenError::Closed);
         }
         let resumable = self.resumable(&state);
         let retry = self.settings.retry;
-        let backlog = std::mem::take(&mut state.backlog);
-        let Some(stream) = state.streams.get_mut(&STANDALONE) else {
+        let Some(stream) = state.streams.get(&STANDALONE) else {
             return Err(OpenError::Closed);
         };
         if matches!(&stream.sink, Sink::Live(tx) if !tx.is_closed()) {
-            state.backlog = backlog;
             return Err(OpenError::Conflict);
         }
-        let (tx, rx) = mpsc::unbounded_channel();
+        // Room for the whole backlog (itself bounded by `max_queued`), then as much again.
+        let room = state.backlog_bytes.saturating_add(self.settings.max_queued);
+        let backlog = std::mem::take(&mut state.backlog);
+        state.backlog_bytes = 0;
+        let (tx, rx) = queue::queue(room);
+        let Some(stream) = state.streams.get_mut(&STANDALONE) else {
+            return Err(OpenError::Closed);
+        };
         if resumable {
             let _ = tx.send(priming(STANDALONE, stream, retry));
         }
@@ -378,10 +413,7 @@ impl HttpSession {
 
     /// Resumes a stream after `last`: replays what the store kept, then continues live if
     /// the stream is still open (a finished stream ends after the replay).
-    pub(super) fn resume(
-        &self,
-        last: EventId,
-    ) -> Result<mpsc::UnboundedReceiver<Bytes>, OpenError> {
+    pub(super) fn resume(&self, last: EventId) -> Result<EventReceiver, OpenError> {
         let mut state = lock(&self.state);
         if state.closed {
             return Err(OpenError::Closed);
@@ -399,13 +431,23 @@ impl HttpSession {
             // No event id of an undecided stream was ever given out.
             return Err(OpenError::UnknownStream);
         }
-        let (tx, rx) = mpsc::unbounded_channel();
-        for (id, data) in self.store.replay_after(&self.id, last) {
-            let _ = tx.send(Bytes::from(Event::message(id.to_string(), &data).encode()));
+        let replay: Vec<Bytes> = self
+            .store
+            .replay_after(&self.id, last)
+            .into_iter()
+            .map(|(id, data)| Bytes::from(Event::message(id.to_string(), &data).encode()))
+            .collect();
+        // The replay must fit whole, or the client would resume from the same id for ever;
+        // the store bounds it.
+        let replay_bytes: usize = replay.iter().map(Bytes::len).sum();
+        let (tx, rx) = queue::queue(replay_bytes.saturating_add(self.settings.max_queued));
+        for event in replay {
+            let _ = tx.send(event);
         }
         if last.stream == STANDALONE {
             // Everything in the backlog was stored too, and has just been replayed.
             state.backlog.clear();
+            state.backlog_bytes = 0;
         }
         if let Some(stream) = state.streams.get_mut(&last.stream) {
             stream.sink = Sink::Live(tx);
@@ -446,6 +488,7 @@ impl HttpSession {
             state.streams.clear();
             state.requests.clear();
             state.backlog.clear();
+            state.backlog_bytes = 0;
         }
         lock(&self.inbound).take();
         self.store.forget(&self.id);
@@ -466,7 +509,7 @@ impl HttpSession {
         let Sink::Undecided(_) = &entry.sink else {
             return Some(());
         };
-        let (tx, rx) = mpsc::unbounded_channel();
+        let (tx, rx) = queue::queue(self.settings.max_queued);
         if resumable {
             let _ = tx.send(priming(stream, entry, self.settings.retry));
         }
@@ -524,7 +567,12 @@ impl HttpSession {
             }
         } else {
             self.open_sse(&mut state, stream);
-            self.push(&mut state, stream, data);
+            if self.push(&mut state, stream, data) == Pushed::Overflowed {
+                drop(state);
+                tracing::warn!(session = %self.id, "ending the session: its client stopped reading a stream that cannot be resumed, and the events waiting for it passed the limit");
+                self.close();
+                return;
+            }
         }
         if is_response {
             state.streams.remove(&stream);
@@ -539,11 +587,11 @@ impl HttpSession {
         }
     }
 
-    fn push(&self, state: &mut State, stream: u64, data: Bytes) {
+    fn push(&self, state: &mut State, stream: u64, data: Bytes) -> Pushed {
         let resumable = self.resumable(state);
         let backlog_limit = self.settings.standalone_backlog;
         let Some(entry) = state.streams.get_mut(&stream) else {
-            return;
+            return Pushed::Done;
         };
         let id = EventId {
             stream,
@@ -562,21 +610,43 @@ impl HttpSession {
         };
         let event = Bytes::from(event.encode());
         let sent = match &entry.sink {
-            Sink::Live(tx) => tx.send(event.clone()).is_ok(),
-            _ => false,
+            Sink::Live(tx) => tx.send(event.clone()),
+            _ => Err(SendError::Closed(event.clone())),
         };
-        if sent {
-            return;
+        match sent {
+            Ok(()) => return Pushed::Done,
+            Err(SendError::Full(_)) if !resumable => return Pushed::Overflowed,
+            Err(SendError::Full(_)) => {
+                // The event is stored: closing the connection makes the client resume.
+                tracing::info!(session = %self.id, stream, "closing a stream whose client stopped reading; it resumes from the event store");
+            }
+            Err(SendError::Closed(_)) => {}
         }
         entry.sink = Sink::Detached;
         if stream == STANDALONE {
-            if state.backlog.len() >= backlog_limit {
-                state.backlog.pop_front();
+            let max_bytes = self.settings.max_queued;
+            state.backlog_bytes += event.len();
+            state.backlog.push_back(event);
+            while state.backlog.len() > backlog_limit
+                || (state.backlog.len() > 1 && state.backlog_bytes > max_bytes)
+            {
+                if let Some(dropped) = state.backlog.pop_front() {
+                    state.backlog_bytes -= dropped.len();
+                }
                 tracing::warn!(session = %self.id, "no GET stream is open and the backlog is full; dropping the oldest waiting message");
             }
-            state.backlog.push_back(event);
         }
+        Pushed::Done
     }
+}
+
+/// What became of an event [`HttpSession::push`] was given.
+#[derive(Debug, PartialEq, Eq)]
+enum Pushed {
+    /// Sent, stored, put in the backlog, or dropped as the backlog's rules say.
+    Done,
+    /// Its stream cannot be resumed and its client stopped reading: the session must end.
+    Overflowed,
 }
 
 /// The first event of a stream: an id to resume from, the retry delay, no message.
@@ -608,7 +678,7 @@ fn negotiated_version(response: &junction_protocol::Response) -> Option<Protocol
         .ok()
 }
 
-async fn route(session: Arc<HttpSession>, mut outgoing: mpsc::UnboundedReceiver<Outbound>) {
+async fn route(session: Arc<HttpSession>, mut outgoing: OutboundReceiver) {
     loop {
         let out = tokio::select! {
             out = outgoing.recv() => out,

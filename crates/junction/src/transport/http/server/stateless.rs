@@ -20,7 +20,7 @@ use serde_json::Value;
 
 use super::endpoint::{answer_reply, settings};
 use super::guard::{self, Refusal};
-use super::session::{HttpSession, Reply};
+use super::session::{EventReceiver, HttpSession, Reply};
 use super::Shared;
 use crate::transport::http::PROTOCOL_VERSION_HEADER;
 
@@ -157,10 +157,10 @@ pub(super) async fn serve(
 fn cancel_on_close(
     session: Arc<HttpSession>,
     id: RequestId,
-    mut rx: tokio::sync::mpsc::UnboundedReceiver<Bytes>,
+    mut rx: EventReceiver,
     keep_alive: std::time::Duration,
-) -> tokio::sync::mpsc::UnboundedReceiver<Bytes> {
-    let (tx, relay) = tokio::sync::mpsc::unbounded_channel();
+) -> EventReceiver {
+    let (tx, relay) = session.event_queue();
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(keep_alive);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

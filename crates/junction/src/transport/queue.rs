@@ -1,0 +1,300 @@
+//! A queue bounded by bytes: what every transport's outgoing side waits in.
+//!
+//! A peer that stops reading must not make Junction keep everything sent to it. Counting
+//! messages is no bound (one message may be megabytes), so the queue counts the bytes of
+//! what it holds ([`Weigh`]) and refuses to grow past [`queue`]'s `max_bytes`. One item is
+//! always accepted into an empty queue, however large, so a big answer still goes out to a
+//! peer that reads.
+//!
+//! Sending never waits: the senders are the session engine and the server's routing, which
+//! must not stall on a slow peer. When an item does not fit, the queue **overflows**: what it
+//! held is dropped at once, the receiver's next [`Receiver::recv`] returns `None`, and every
+//! send fails from then on. What that means is the transport's choice: stdio and child
+//! processes disconnect the peer (with a logged reason), an HTTP SSE stream is closed and
+//! its client resumes from the event store where the revision allows it.
+//!
+//! ```
+//! use bytes::Bytes;
+//! use junction::transport::queue::{queue, SendError};
+//!
+//! # #[tokio::main(flavor = "current_thread")] async fn main() {
+//! let (tx, mut rx) = queue::<Bytes>(8);
+//! tx.send(Bytes::from_static(b"12345")).unwrap();
+//! assert!(matches!(tx.send(Bytes::from_static(b"6789")), Err(SendError::Full(_))));
+//! assert!(rx.recv().await.is_none());
+//! assert!(rx.overflowed());
+//! # }
+//! ```
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
+
+use bytes::Bytes;
+use junction_protocol::Message;
+use tokio::sync::Notify;
+
+use super::Outbound;
+use crate::sync::lock;
+
+/// How many bytes an item counts for in a [`queue`].
+pub trait Weigh {
+    /// The item's size in bytes, or a close estimate of what it will take on the wire.
+    fn weight(&self) -> usize;
+}
+
+impl Weigh for Bytes {
+    fn weight(&self) -> usize {
+        self.len()
+    }
+}
+
+impl Weigh for Outbound {
+    fn weight(&self) -> usize {
+        // The envelope's members are raw JSON text, so their lengths are the bulk of the
+        // encoded size; the constant covers `jsonrpc`, the id and punctuation.
+        const ENVELOPE: usize = 64;
+        ENVELOPE
+            + match &self.message {
+                Message::Request(r) => r.method.len() + r.params.as_ref().map_or(0, |p| p.get().len()),
+                Message::Notification(n) => {
+                    n.method.len() + n.params.as_ref().map_or(0, |p| p.get().len())
+                }
+                Message::Response(r) => match &r.outcome {
+                    Ok(result) => result.get().len(),
+                    Err(error) => {
+                        error.message.len() + error.data.as_ref().map_or(0, |d| d.to_string().len())
+                    }
+                },
+            }
+    }
+}
+
+/// Why [`Sender::send`] gave the item back.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SendError<T> {
+    /// The receiver is gone, or the queue overflowed earlier.
+    #[error("the queue is closed")]
+    Closed(T),
+    /// The item did not fit: the queue has overflowed with it, and is closed now.
+    #[error("the queue is full")]
+    Full(T),
+}
+
+impl<T> SendError<T> {
+    /// The item that was not queued.
+    pub fn into_inner(self) -> T {
+        match self {
+            SendError::Closed(item) | SendError::Full(item) => item,
+        }
+    }
+}
+
+struct State<T> {
+    items: VecDeque<T>,
+    bytes: usize,
+    senders: usize,
+    receiver_alive: bool,
+    overflowed: bool,
+    waker: Option<Waker>,
+}
+
+struct Shared<T> {
+    max_bytes: usize,
+    state: Mutex<State<T>>,
+    /// Wakes [`Sender::closed`] when the receiver goes or the queue overflows.
+    closed: Notify,
+}
+
+/// The sending half of a [`queue`]; clone it freely.
+pub struct Sender<T> {
+    shared: Arc<Shared<T>>,
+}
+
+/// The receiving half of a [`queue`].
+pub struct Receiver<T> {
+    shared: Arc<Shared<T>>,
+}
+
+impl<T> std::fmt::Debug for Sender<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sender")
+            .field("max_bytes", &self.shared.max_bytes)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T> std::fmt::Debug for Receiver<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Receiver")
+            .field("max_bytes", &self.shared.max_bytes)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A queue that holds at most `max_bytes` (but always one item).
+pub fn queue<T: Weigh>(max_bytes: usize) -> (Sender<T>, Receiver<T>) {
+    let shared = Arc::new(Shared {
+        max_bytes,
+        state: Mutex::new(State {
+            items: VecDeque::new(),
+            bytes: 0,
+            senders: 1,
+            receiver_alive: true,
+            overflowed: false,
+            waker: None,
+        }),
+        closed: Notify::new(),
+    });
+    (
+        Sender {
+            shared: shared.clone(),
+        },
+        Receiver { shared },
+    )
+}
+
+impl<T: Weigh> Sender<T> {
+    /// Queues `item` without waiting; see the module documentation for what a full queue does.
+    pub fn send(&self, item: T) -> Result<(), SendError<T>> {
+        let weight = item.weight();
+        let mut state = lock(&self.shared.state);
+        if state.overflowed || !state.receiver_alive {
+            return Err(SendError::Closed(item));
+        }
+        if !state.items.is_empty() && state.bytes.saturating_add(weight) > self.shared.max_bytes {
+            state.overflowed = true;
+            state.items = VecDeque::new();
+            state.bytes = 0;
+            let waker = state.waker.take();
+            drop(state);
+            if let Some(waker) = waker {
+                waker.wake();
+            }
+            self.shared.closed.notify_waiters();
+            return Err(SendError::Full(item));
+        }
+        state.bytes += weight;
+        state.items.push_back(item);
+        let waker = state.waker.take();
+        drop(state);
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+        Ok(())
+    }
+}
+
+impl<T> Sender<T> {
+    /// Whether sends fail now: the receiver is gone or the queue overflowed.
+    pub fn is_closed(&self) -> bool {
+        let state = lock(&self.shared.state);
+        state.overflowed || !state.receiver_alive
+    }
+
+    /// Waits until [`Sender::is_closed`].
+    pub async fn closed(&self) {
+        loop {
+            let notified = self.shared.closed.notified();
+            if self.is_closed() {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    /// How many bytes wait in the queue.
+    pub fn queued_bytes(&self) -> usize {
+        lock(&self.shared.state).bytes
+    }
+}
+
+impl<T> Clone for Sender<T> {
+    fn clone(&self) -> Self {
+        lock(&self.shared.state).senders += 1;
+        Sender {
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+impl<T> Drop for Sender<T> {
+    fn drop(&mut self) {
+        let waker = {
+            let mut state = lock(&self.shared.state);
+            state.senders -= 1;
+            if state.senders > 0 {
+                return;
+            }
+            state.waker.take()
+        };
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+}
+
+impl<T: Weigh> Receiver<T> {
+    /// The next item; `None` once every sender is gone and the queue is empty, or at once
+    /// after an overflow.
+    pub async fn recv(&mut self) -> Option<T> {
+        std::future::poll_fn(|cx| self.poll_recv(cx)).await
+    }
+
+    /// The next item if one is waiting (`Err(())` when there is none yet or none will come).
+    pub fn try_recv(&mut self) -> Result<T, ()> {
+        let mut state = lock(&self.shared.state);
+        if state.overflowed {
+            return Err(());
+        }
+        let item = state.items.pop_front().ok_or(())?;
+        state.bytes -= item.weight();
+        Ok(item)
+    }
+
+    /// Polls for the next item, as [`Receiver::recv`].
+    pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<T>> {
+        let mut state = lock(&self.shared.state);
+        if state.overflowed {
+            return Poll::Ready(None);
+        }
+        if let Some(item) = state.items.pop_front() {
+            state.bytes -= item.weight();
+            return Poll::Ready(Some(item));
+        }
+        if state.senders == 0 {
+            return Poll::Ready(None);
+        }
+        state.waker = Some(cx.waker().clone());
+        Poll::Pending
+    }
+
+    /// Whether the queue overflowed (as opposed to ending because every sender went).
+    pub fn overflowed(&self) -> bool {
+        lock(&self.shared.state).overflowed
+    }
+
+    /// Waits until the queue overflows: a writer blocked on a peer that does not read uses
+    /// it to give up instead of waiting for ever.
+    pub async fn overflow(&self) {
+        loop {
+            let notified = self.shared.closed.notified();
+            if self.overflowed() {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
+
+impl<T> Drop for Receiver<T> {
+    fn drop(&mut self) {
+        {
+            let mut state = lock(&self.shared.state);
+            state.receiver_alive = false;
+            state.items = VecDeque::new();
+            state.bytes = 0;
+        }
+        self.shared.closed.notify_waiters();
+    }
+}
