@@ -46,6 +46,7 @@ pub mod flow;
 pub mod metadata;
 pub mod pkce;
 pub mod registration;
+pub mod resource;
 pub mod store;
 pub mod token;
 pub mod user_agent;

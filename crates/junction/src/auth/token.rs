@@ -158,8 +158,7 @@ pub(crate) async fn request(
     match method {
         ClientAuthMethod::Basic => {
             let secret = client.client_secret.as_deref().unwrap_or_default();
-            let pair = format!("{}:{}", form_encode(&client.client_id), form_encode(secret));
-            builder = builder.header(AUTHORIZATION, format!("Basic {}", STANDARD.encode(pair)));
+            builder = builder.header(AUTHORIZATION, basic_credentials(&client.client_id, secret));
         }
         ClientAuthMethod::Post => {
             form.push(("client_id", client.client_id.clone()));
@@ -237,8 +236,14 @@ pub(crate) async fn refresh(
     Ok(fresh)
 }
 
-fn form_encode(text: &str) -> String {
-    url::form_urlencoded::byte_serialize(text.as_bytes()).collect()
+/// The `Authorization` value of `client_secret_basic`: id and secret form-encoded, then
+/// base64 (RFC 6749 §2.3.1).
+pub(crate) fn basic_credentials(id: &str, secret: &str) -> String {
+    let encode = |t: &str| url::form_urlencoded::byte_serialize(t.as_bytes()).collect::<String>();
+    format!(
+        "Basic {}",
+        STANDARD.encode(format!("{}:{}", encode(id), encode(secret)))
+    )
 }
 
 /// Seconds since the Unix epoch.

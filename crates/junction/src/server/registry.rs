@@ -165,6 +165,8 @@ pub(super) struct SessionState {
     pub(super) stateless: std::sync::atomic::AtomicBool,
     /// The open `subscriptions/listen` requests of this connection.
     pub(super) listens: Mutex<Vec<Listen>>,
+    /// Who opened the session, when it came through bearer authorization.
+    pub(super) identity: Option<crate::auth::resource::Identity>,
 }
 
 /// One open `subscriptions/listen`: its request id and what the server agreed to send.
@@ -207,6 +209,7 @@ impl SessionState {
             declared: Mutex::new(None),
             stateless: Default::default(),
             listens: Mutex::new(Vec::new()),
+            identity: crate::auth::resource::Identity::current(),
         }
     }
 

@@ -60,6 +60,7 @@
 //! # }
 //! ```
 
+mod auth;
 mod endpoint;
 mod event_store;
 mod guard;
@@ -67,6 +68,7 @@ mod legacy;
 mod session;
 mod stateless;
 
+pub use auth::BearerAuth;
 pub use event_store::{BadEventId, EventId, EventStore, InMemoryEventStore};
 pub use session::SessionControl;
 pub use stateless::{METHOD_HEADER, NAME_HEADER};
@@ -107,6 +109,7 @@ pub struct HttpServer {
     config: Config,
     serve: Arc<ServeFn>,
     store: Arc<dyn EventStore>,
+    auth: Option<BearerAuth>,
 }
 
 impl std::fmt::Debug for HttpServer {
@@ -162,6 +165,7 @@ impl HttpServer {
             },
             serve: Arc::new(serve),
             store: Arc::new(InMemoryEventStore::default()),
+            auth: None,
         }
     }
 
@@ -246,6 +250,13 @@ impl HttpServer {
         self
     }
 
+    /// Requires a bearer token on every endpoint and serves the protected resource
+    /// metadata ([`BearerAuth`]).
+    pub fn authorization(mut self, auth: BearerAuth) -> Self {
+        self.auth = Some(auth);
+        self
+    }
+
     /// Where events are kept for resumption ([`InMemoryEventStore`] by default).
     pub fn event_store(mut self, store: impl EventStore) -> Self {
         self.store = Arc::new(store);
@@ -285,6 +296,9 @@ impl HttpServer {
                     post(legacy::message).fallback(endpoint::method_not_allowed),
                 );
         }
+        if let Some(auth) = &self.auth {
+            router = auth.protect(router);
+        }
         router
             .layer(middleware::from_fn_with_state(shared.clone(), check_origin))
             .with_state(shared)
@@ -292,7 +306,12 @@ impl HttpServer {
 
     /// Binds `addr` (use 127.0.0.1 for a local server) and serves in a background task.
     pub async fn bind(self, addr: impl ToSocketAddrs) -> std::io::Result<RunningServer> {
-        let listener = TcpListener::bind(addr).await?;
+        self.bind_listener(TcpListener::bind(addr).await?)
+    }
+
+    /// Serves on a listener already bound (e.g. to learn the port before configuring
+    /// [`BearerAuth`] with the public URL).
+    pub fn bind_listener(self, listener: TcpListener) -> std::io::Result<RunningServer> {
         let local_addr = listener.local_addr()?;
         let listener = listener.tap_io(|tcp| {
             // Without it a request/response exchange stalls on delayed ACKs (DESIGN.md).
