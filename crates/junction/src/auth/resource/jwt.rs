@@ -20,8 +20,9 @@ use crate::session::BoxFuture;
 pub const DEFAULT_ALGORITHMS: [Algorithm; 3] =
     [Algorithm::RS256, Algorithm::PS256, Algorithm::ES256];
 
-/// The least time between two JWKS fetches caused by unknown `kid`s, so that tokens with
-/// made-up key ids cannot make the server hammer the authorization server.
+/// The least time between two JWKS fetches caused by unknown `kid`s (the first fetch does
+/// not count), so that tokens with made-up key ids cannot make the server hammer the
+/// authorization server.
 const REFETCH_INTERVAL: Duration = Duration::from_secs(10);
 
 /// Checks JWT access tokens (see the [module docs](super)).
@@ -38,7 +39,8 @@ pub struct JwtVerifier {
 #[derive(Default)]
 struct Keys {
     set: Option<JwkSet>,
-    fetched: Option<Instant>,
+    /// When a token's unknown `kid` last caused a fetch.
+    refetched: Option<Instant>,
 }
 
 impl std::fmt::Debug for JwtVerifier {
@@ -144,10 +146,14 @@ impl JwtVerifier {
             }
         }
         let mut keys = self.keys.write().await;
+        if let Some(found) = keys.set.as_ref().and_then(|set| pick(set, kid)) {
+            // Another task fetched it meanwhile.
+            return decoding_key(found, alg);
+        }
         let recent = keys
-            .fetched
+            .refetched
             .is_some_and(|at| at.elapsed() < REFETCH_INTERVAL);
-        if !recent || keys.set.is_none() {
+        if keys.set.is_none() || !recent {
             let set = match self.fetcher.probe::<JwkSet>(&self.jwks_uri).await {
                 Ok(Probe::Found(set)) => set,
                 Ok(Probe::Absent(status)) => {
@@ -157,8 +163,10 @@ impl JwtVerifier {
                 }
                 Err(e) => return Err(VerifyError::Unavailable(e.to_string())),
             };
+            if keys.set.is_some() {
+                keys.refetched = Some(Instant::now());
+            }
             keys.set = Some(set);
-            keys.fetched = Some(Instant::now());
         }
         match keys.set.as_ref().and_then(|set| pick(set, kid)) {
             Some(found) => decoding_key(found, alg),
