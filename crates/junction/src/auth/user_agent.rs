@@ -322,6 +322,7 @@ fn open_in_browser(url: &Url) {
         .spawn()
     {
         Ok(mut child) => {
+            tracing::debug!(%program, "browser started");
             // Reap it in the background so that no zombie stays behind.
             std::thread::spawn(move || {
                 let _ = child.wait();
