@@ -14,6 +14,9 @@
 //! accepts one, else Dynamic Client Registration), PKCE, and the authorization server's
 //! redirect followed without a browser ([`FollowRedirects`]). Tokens live in memory only.
 //!
+//! When the runner names a revision (`MCP_CONFORMANCE_PROTOCOL_VERSION`, 0.2 suites), exactly
+//! that one is spoken.
+//!
 //! Each tool result goes to stdout as one JSON line; exit 0 when every step succeeded, 1
 //! otherwise, 3 for bad usage (the reason on stderr).
 
@@ -35,6 +38,8 @@ use serde_json::{json, Map, Value};
 
 /// The environment variable naming the scenario.
 const SCENARIO: &str = "MCP_CONFORMANCE_SCENARIO";
+/// The revision the runner asks for (0.2 suites), e.g. `2026-07-28`.
+const PROTOCOL_VERSION: &str = "MCP_CONFORMANCE_PROTOCOL_VERSION";
 /// The environment variable carrying the scenario's data.
 const CONTEXT: &str = "MCP_CONFORMANCE_CONTEXT";
 /// How long to wait for each answer; the suite's own timeout per scenario is 30 s.
@@ -132,7 +137,19 @@ fn options() -> ClientOptions {
             })
         }));
     options.session.request_timeout = REQUEST_TIMEOUT;
-    options
+    match std::env::var(PROTOCOL_VERSION)
+        .ok()
+        .filter(|v| !v.is_empty())
+    {
+        Some(text) => match text.parse() {
+            Ok(version) => options.version(version),
+            Err(_) => {
+                tracing::warn!(%text, "{PROTOCOL_VERSION} names no revision Junction knows; negotiating");
+                options
+            }
+        },
+        None => options,
+    }
 }
 
 async fn exercise(url: &str, oauth: OAuthConfig) -> anyhow::Result<()> {
