@@ -1,7 +1,8 @@
 //! `junction conformance-client` as the client under test of the official MCP conformance
 //! suite: every scenario of `--suite all` passes (the authorization ones included: discovery,
 //! registration, PKCE, scopes and step-up, token endpoint auth, 2025-03-26 back-compat,
-//! resource mismatch, offline access) except the client-credentials extensions, listed in
+//! resource mismatch, offline access, the client-credentials extensions) except cross-app
+//! access, listed in
 //! tests-interop/conformance-client-expected-failures.yml, which the suite checks in both
 //! directions.
 
@@ -13,13 +14,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use common::{checks_by_scenario, peer, run, scenario_of, JUNCTION};
 
-/// The scenarios expected to fail (the extensions Junction does not implement), as listed in
+/// The scenarios expected to fail (the extension Junction does not implement), as listed in
 /// the expected-failures file.
-const EXPECTED_FAILURES: [&str; 3] = [
-    "auth/client-credentials-jwt",
-    "auth/client-credentials-basic",
-    "auth/cross-app-access-complete-flow",
-];
+const EXPECTED_FAILURES: [&str; 1] = ["auth/cross-app-access-complete-flow"];
 
 /// Scenarios of `--suite all` in 0.1.16.
 const ALL_SCENARIOS: usize = 26;
@@ -42,7 +39,7 @@ fn scenario_names_are_read_whatever_the_time() {
 }
 
 #[test]
-fn the_client_suite_passes_except_the_client_credentials_extensions() {
+fn the_client_suite_passes_except_cross_app_access() {
     let node = peer("JUNCTION_NODE");
     let conformance = peer("JUNCTION_CONFORMANCE");
     let stamp = SystemTime::now()

@@ -124,8 +124,7 @@ pub fn oauth_client(
             client: RegisteredClient {
                 client_id,
                 client_secret: settings.client_secret.clone(),
-                token_endpoint_auth_method: None,
-                redirect_uris: Vec::new(),
+                ..RegisteredClient::default()
             },
             issuer: None,
         });

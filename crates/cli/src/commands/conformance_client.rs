@@ -28,7 +28,8 @@ use anyhow::{anyhow, bail, Context};
 use std::sync::Arc;
 
 use junction::auth::{
-    FollowRedirects, MemoryTokenStore, OAuthClient, OAuthConfig, PreRegistered, RegisteredClient,
+    ClientKey, FollowRedirects, MemoryTokenStore, OAuthClient, OAuthConfig, PreRegistered,
+    RegisteredClient,
 };
 use junction::client::{fill_defaults, Client, ClientOptions, Elicitation};
 use junction::transport::http::client::HttpClient;
@@ -75,7 +76,13 @@ pub async fn run(args: ConformanceClientArgs) -> ExitCode {
     tracing::info!(%scenario, url = %args.url, "conformance client starting");
     let mut oauth = OAuthConfig::new("junction-conformance-client");
     oauth.client_metadata_url = Some(args.client_metadata_url.clone());
-    oauth.pre_registered = pre_registered(&context);
+    oauth.pre_registered = match pre_registered(&context) {
+        Ok(client) => client,
+        Err(e) => {
+            eprintln!("junction conformance-client: {CONTEXT}: {e:#}");
+            return ExitCode::from(3);
+        }
+    };
     match exercise(&args.url, oauth).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -100,22 +107,29 @@ fn read_environment() -> anyhow::Result<(String, Map<String, Value>)> {
     Ok((scenario, context))
 }
 
-/// Client credentials the context carries, as a host's configuration would.
-fn pre_registered(context: &Map<String, Value>) -> Option<PreRegistered> {
-    let client_id = context.get("client_id")?.as_str()?.to_owned();
-    let client_secret = context
-        .get("client_secret")
-        .and_then(Value::as_str)
-        .map(str::to_owned);
-    Some(PreRegistered {
+/// Client credentials the context carries (an id with a secret, or with a private key for
+/// `private_key_jwt`), as a host's configuration would.
+fn pre_registered(context: &Map<String, Value>) -> anyhow::Result<Option<PreRegistered>> {
+    let text = |key: &str| context.get(key).and_then(Value::as_str).map(str::to_owned);
+    let Some(client_id) = text("client_id") else {
+        return Ok(None);
+    };
+    let private_key = match text("private_key_pem") {
+        Some(pem) => {
+            let algorithm = text("signing_algorithm").unwrap_or_else(|| "ES256".to_owned());
+            Some(ClientKey::new(&pem, &algorithm)?)
+        }
+        None => None,
+    };
+    Ok(Some(PreRegistered {
         client: RegisteredClient {
             client_id,
-            client_secret,
-            token_endpoint_auth_method: None,
-            redirect_uris: Vec::new(),
+            client_secret: text("client_secret"),
+            private_key,
+            ..RegisteredClient::default()
         },
         issuer: None,
-    })
+    }))
 }
 
 /// The options of an unattended host: forms are submitted with their defaults.

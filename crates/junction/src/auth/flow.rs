@@ -20,6 +20,9 @@
 //! 6. The user authorizes through the [`UserAgent`]; the answer's `state` must match, and
 //!    `iss` is checked as RFC 9207 and the specification require, before anything else is
 //!    read from it.
+//!    A pre-registered confidential client (a secret or a `private_key_jwt` key) at an
+//!    authorization server that grants only `client_credentials` skips steps 4 and 6: it
+//!    asks for a token as itself (the ext-auth client credentials extension).
 //! 7. The code is exchanged (PKCE verifier, `resource`), and the tokens stored under the
 //!    resource, tagged with the issuer.
 //!
@@ -458,6 +461,18 @@ impl OAuthClient {
 
     async fn authorize(&self, challenge: &Challenge, step_up: bool) -> Result<Tokens, AuthError> {
         let found = self.discovered(challenge).await?;
+        if let Some(client) = self.machine_client(&found)? {
+            let scope = self.select_scope(challenge, &found, step_up);
+            let tokens = token::client_credentials(
+                &self.fetcher,
+                &found.server,
+                &client,
+                &found.resource,
+                scope.as_deref(),
+            )
+            .await?;
+            return self.keep_tokens(&found.issuer, tokens);
+        }
         if !found.server.supports_s256() {
             return Err(AuthError::NoPkce {
                 issuer: found.issuer,
@@ -536,6 +551,28 @@ impl OAuthClient {
         )
         .await?;
         self.keep_tokens(&found.issuer, tokens)
+    }
+
+    /// A pre-registered confidential client at an authorization server that grants
+    /// `client_credentials` but not `authorization_code`: it acts for itself, with no user.
+    fn machine_client(&self, found: &Discovered) -> Result<Option<RegisteredClient>, AuthError> {
+        let grants = found
+            .server
+            .grant_types_supported
+            .as_deref()
+            .unwrap_or_default();
+        let machine = grants.iter().any(|g| g == "client_credentials")
+            && !grants.iter().any(|g| g == "authorization_code");
+        match self.known_client(found)? {
+            Some(c)
+                if machine
+                    && self.config.pre_registered.is_some()
+                    && (c.client_secret.is_some() || c.private_key.is_some()) =>
+            {
+                Ok(Some(c))
+            }
+            _ => Ok(None),
+        }
     }
 
     /// The scope parameter (see the module docs, step 5).

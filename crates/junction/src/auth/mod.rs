@@ -59,7 +59,7 @@ pub use registration::PreRegistered;
 /// The URL type of this API (`url::Url`, as reqwest uses it).
 pub use reqwest::Url;
 pub use store::{Credentials, FileTokenStore, MemoryTokenStore, StoreError, TokenStore};
-pub use token::{RegisteredClient, Tokens};
+pub use token::{ClientKey, RegisteredClient, Tokens};
 pub use user_agent::{FollowRedirects, LoopbackBrowser, PendingRedirect, UserAgent};
 
 /// Why authorization failed. Messages name what to fix; none carries a token or secret.

@@ -113,6 +113,7 @@ pub(crate) async fn register(
             .token_endpoint_auth_method
             .or_else(|| Some(method.to_owned())),
         redirect_uris: vec![redirect_uri.to_owned()],
+        private_key: None,
     })
 }
 
@@ -122,6 +123,6 @@ pub(crate) fn metadata_document_client(url: &str) -> RegisteredClient {
         client_id: url.to_owned(),
         client_secret: None,
         token_endpoint_auth_method: Some("none".to_owned()),
-        redirect_uris: Vec::new(),
+        ..RegisteredClient::default()
     }
 }

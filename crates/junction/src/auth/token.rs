@@ -54,8 +54,8 @@ impl Tokens {
     }
 }
 
-/// A client id (and maybe secret) an authorization server knows.
-#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// A client id (and maybe secret or key) an authorization server knows.
+#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RegisteredClient {
     /// The client id (a URL for a Client ID Metadata Document).
     pub client_id: String,
@@ -68,6 +68,42 @@ pub struct RegisteredClient {
     /// The redirect URIs registered with it (empty when unknown).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub redirect_uris: Vec<String>,
+    /// The private key of a client that authenticates with `private_key_jwt` (RFC 7523);
+    /// configuration only, never stored.
+    #[serde(skip)]
+    pub private_key: Option<ClientKey>,
+}
+
+/// A client's signing key for `private_key_jwt` assertions.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ClientKey {
+    /// The PKCS#8 PEM of the private key.
+    pub pem: String,
+    /// The algorithm (`ES256`, `RS256`, ...).
+    pub algorithm: jsonwebtoken::Algorithm,
+}
+
+impl ClientKey {
+    /// A key from its PEM and the name of its algorithm (`ES256`, `RS256`, `EdDSA`, ...).
+    pub fn new(pem: &str, algorithm: &str) -> Result<ClientKey, AuthError> {
+        let algorithm = algorithm.parse().map_err(|_| AuthError::Token {
+            error: "invalid_client".to_owned(),
+            description: Some(format!("unknown signing algorithm {algorithm:?}")),
+        })?;
+        Ok(ClientKey {
+            pem: pem.to_owned(),
+            algorithm,
+        })
+    }
+}
+
+impl fmt::Debug for ClientKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientKey")
+            .field("pem", &"<redacted>")
+            .field("algorithm", &self.algorithm)
+            .finish()
+    }
 }
 
 impl fmt::Debug for RegisteredClient {
@@ -83,6 +119,7 @@ impl fmt::Debug for RegisteredClient {
                 &self.token_endpoint_auth_method,
             )
             .field("redirect_uris", &self.redirect_uris)
+            .field("private_key", &self.private_key)
             .finish()
     }
 }
@@ -94,6 +131,8 @@ pub enum ClientAuthMethod {
     Basic,
     /// `client_id` and `client_secret` in the form body.
     Post,
+    /// A signed JWT assertion (`private_key_jwt`, RFC 7523).
+    PrivateKeyJwt,
     /// A public client: only `client_id`.
     None,
 }
@@ -102,6 +141,9 @@ impl ClientAuthMethod {
     /// The method for `client` at `server`: the one registration named, else (with a
     /// secret) Basic when the server allows it (the RFC 8414 default), else Post.
     pub fn choose(client: &RegisteredClient, server: &AuthorizationServerMetadata) -> Self {
+        if client.private_key.is_some() {
+            return Self::PrivateKeyJwt;
+        }
         match client.token_endpoint_auth_method.as_deref() {
             Some("client_secret_basic") if client.client_secret.is_some() => return Self::Basic,
             Some("client_secret_post") if client.client_secret.is_some() => return Self::Post,
@@ -167,6 +209,15 @@ pub(crate) async fn request(
                 client.client_secret.clone().unwrap_or_default(),
             ));
         }
+        ClientAuthMethod::PrivateKeyJwt => {
+            let assertion = client_assertion(client, &server.issuer)?;
+            form.push(("client_id", client.client_id.clone()));
+            form.push((
+                "client_assertion_type",
+                "urn:ietf:params:oauth:client-assertion-type:jwt-bearer".to_owned(),
+            ));
+            form.push(("client_assertion", assertion));
+        }
         ClientAuthMethod::None => form.push(("client_id", client.client_id.clone())),
     }
     let response = builder
@@ -208,6 +259,60 @@ pub(crate) async fn request(
         expires_at: answer.expires_in.map(|s| now_seconds().saturating_add(s)),
         scope: answer.scope.or_else(|| requested_scope.map(str::to_owned)),
     })
+}
+
+/// A `private_key_jwt` assertion: issued by and about the client, for the authorization
+/// server's issuer (RFC 7523bis), valid five minutes, with a random `jti`.
+fn client_assertion(client: &RegisteredClient, issuer: &str) -> Result<String, AuthError> {
+    let Some(key) = &client.private_key else {
+        return Err(AuthError::Token {
+            error: "invalid_client".to_owned(),
+            description: Some("no private key configured".to_owned()),
+        });
+    };
+    let bad_key = |e: jsonwebtoken::errors::Error| AuthError::Token {
+        error: "invalid_client".to_owned(),
+        description: Some(format!("the client's private key is not usable: {e}")),
+    };
+    let encoding = match key.algorithm {
+        jsonwebtoken::Algorithm::ES256 | jsonwebtoken::Algorithm::ES384 => {
+            jsonwebtoken::EncodingKey::from_ec_pem(key.pem.as_bytes())
+        }
+        jsonwebtoken::Algorithm::EdDSA => {
+            jsonwebtoken::EncodingKey::from_ed_pem(key.pem.as_bytes())
+        }
+        _ => jsonwebtoken::EncodingKey::from_rsa_pem(key.pem.as_bytes()),
+    }
+    .map_err(bad_key)?;
+    let now = now_seconds();
+    let claims = serde_json::json!({
+        "iss": client.client_id, "sub": client.client_id, "aud": issuer,
+        "iat": now, "exp": now + 300, "jti": super::pkce::random_token()?,
+    });
+    jsonwebtoken::encode(
+        &jsonwebtoken::Header::new(key.algorithm),
+        &claims,
+        &encoding,
+    )
+    .map_err(bad_key)
+}
+
+/// Asks for a token as the client itself (the `client_credentials` grant, for machines).
+pub(crate) async fn client_credentials(
+    fetcher: &Fetcher,
+    server: &AuthorizationServerMetadata,
+    client: &RegisteredClient,
+    resource: &str,
+    scope: Option<&str>,
+) -> Result<Tokens, AuthError> {
+    let mut form = vec![
+        ("grant_type", "client_credentials".to_owned()),
+        ("resource", resource.to_owned()),
+    ];
+    if let Some(scope) = scope {
+        form.push(("scope", scope.to_owned()));
+    }
+    request(fetcher, server, client, form, scope).await
 }
 
 /// Exchanges a refresh token; the old refresh token is kept when no new one comes back.
@@ -299,7 +404,7 @@ mod tests {
             client_id: "id".into(),
             client_secret: secret.then(|| "s".into()),
             token_endpoint_auth_method: method.map(str::to_owned),
-            redirect_uris: vec![],
+            ..RegisteredClient::default()
         }
     }
 
