@@ -1,5 +1,6 @@
 //! One module per command.
 
+pub mod auth;
 pub mod call;
 pub mod chat;
 pub mod conformance_client;

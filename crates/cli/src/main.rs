@@ -6,6 +6,8 @@
 //!   result as JSON.
 //! - `junction chat` talks with a model over the configured servers; `junction run` plays
 //!   one turn without a person and prints the transcript.
+//! - `junction auth login|logout|status [SERVER]` manages the OAuth credentials kept for
+//!   HTTP servers.
 //! - `junction demo` runs the example servers, a scripted conversation and its checks, offline.
 //! - `junction conformance-client URL` (hidden) is the client under test of the MCP
 //!   conformance suite.
@@ -25,7 +27,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use commands::{call, chat, conformance_client, demo, run, serve};
+use commands::{auth, call, chat, conformance_client, demo, run, serve};
 
 /// Junction: a Model Context Protocol stack.
 #[derive(Debug, Parser)]
@@ -49,6 +51,8 @@ enum Command {
     Chat(chat::ChatArgs),
     /// One turn without a person: send MESSAGE, print the transcript.
     Run(run::RunArgs),
+    /// The OAuth credentials kept for HTTP servers: login, logout, status.
+    Auth(auth::AuthArgs),
     /// The whole host offline: three example servers, a scripted conversation, checks.
     Demo(demo::DemoArgs),
     /// The client under test of the MCP conformance suite (run by `conformance client`).
@@ -75,6 +79,7 @@ fn main() -> ExitCode {
         Command::Chat(args) => runtime.block_on(chat::run(args)),
         Command::Run(args) => runtime.block_on(run::run(args)),
         Command::Demo(args) => runtime.block_on(demo::run(args)),
+        Command::Auth(args) => runtime.block_on(auth::run(args)),
         Command::ConformanceClient(args) => runtime.block_on(conformance_client::run(args)),
     }
 }

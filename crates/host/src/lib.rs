@@ -66,6 +66,7 @@
 #![forbid(unsafe_code)]
 
 pub mod agent;
+pub mod auth;
 pub mod config;
 pub mod consent;
 pub mod conversation;

@@ -474,6 +474,7 @@ mod tests {
                     url: "http://127.0.0.1:9/mcp".into(),
                     headers: Default::default(),
                     legacy_sse: false,
+                    oauth: None,
                 }),
                 false,
             ),

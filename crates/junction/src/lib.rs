@@ -3,6 +3,8 @@
 //! The Model Context Protocol engine of Junction: the session engine both roles share, the
 //! transports, and the pieces the server framework and the client are built from.
 //!
+//! - [`auth`]: the OAuth 2.1 client of MCP authorization (discovery, registration, PKCE,
+//!   tokens kept and refreshed), used by the HTTP client transport.
 //! - [`session`]: the bidirectional JSON-RPC engine: concurrent request handling,
 //!   correlation, timeouts, cancellation in both directions, progress.
 //! - [`transport`]: stdio, child process, in-memory, Streamable HTTP (with the legacy
@@ -40,6 +42,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod auth;
 pub mod client;
 pub mod error;
 pub mod schema;

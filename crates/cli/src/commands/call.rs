@@ -36,7 +36,7 @@ Exit codes:
 
 Examples:
   junction call --method tools/call --tool echo --arg message=hi -- npx -y @modelcontextprotocol/server-everything
-  junction call http://127.0.0.1:3001/mcp --header 'Authorization: Bearer TOKEN' --method tools/list";
+  junction call http://127.0.0.1:3001/mcp --bearer TOKEN --method tools/list";
 
 /// The methods `junction call` can run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -144,6 +144,11 @@ pub struct CallArgs {
     /// A header sent with every HTTP request, `NAME: VALUE` (repeatable; URL servers only).
     #[arg(long = "header", value_name = "NAME: VALUE", value_parser = http::header)]
     header: Vec<(String, String)>,
+    /// Send `Authorization: Bearer TOKEN` (URL servers only). Without it, a server that
+    /// answers 401 is authorized with OAuth as `junction chat` does, sharing its stored
+    /// credentials (`junction auth`).
+    #[arg(long, value_name = "TOKEN")]
+    bearer: Option<String>,
     /// An environment variable for the server (repeatable).
     #[arg(long = "env", value_name = "KEY=VALUE", value_parser = request::key_value)]
     env: Vec<(String, String)>,

@@ -8,7 +8,14 @@
 //! arguments taken from its input schema (defaults, examples, else a placeholder of the right
 //! type). Forms the server asks for are accepted pre-filled with the schema's defaults, as a
 //! user who submits them untouched would; URL elicitations are declined (no browser).
-//! Authorization is not implemented yet, so servers that demand it fail the handshake.
+//! A server that answers `401` is authorized against as an unattended host would: OAuth
+//! discovery, registration (credentials from the context's `client_id` / `client_secret` when
+//! it has them, else the Client ID Metadata Document URL when the authorization server
+//! accepts one, else Dynamic Client Registration), PKCE, and the authorization server's
+//! redirect followed without a browser ([`FollowRedirects`]). Tokens live in memory only.
+//!
+//! When the runner names a revision (`MCP_CONFORMANCE_PROTOCOL_VERSION`, 0.2 suites), exactly
+//! that one is spoken.
 //!
 //! Each tool result goes to stdout as one JSON line; exit 0 when every step succeeded, 1
 //! otherwise, 3 for bad usage (the reason on stderr).
@@ -18,6 +25,12 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context};
+use std::sync::Arc;
+
+use junction::auth::{
+    ClientKey, FollowRedirects, MemoryTokenStore, OAuthClient, OAuthConfig, PreRegistered,
+    RegisteredClient,
+};
 use junction::client::{fill_defaults, Client, ClientOptions, Elicitation};
 use junction::transport::http::client::HttpClient;
 use junction_protocol::elicitation::{ElicitParams, ElicitResult};
@@ -26,6 +39,8 @@ use serde_json::{json, Map, Value};
 
 /// The environment variable naming the scenario.
 const SCENARIO: &str = "MCP_CONFORMANCE_SCENARIO";
+/// The revision the runner asks for (0.2 suites), e.g. `2026-07-28`.
+const PROTOCOL_VERSION: &str = "MCP_CONFORMANCE_PROTOCOL_VERSION";
 /// The environment variable carrying the scenario's data.
 const CONTEXT: &str = "MCP_CONFORMANCE_CONTEXT";
 /// How long to wait for each answer; the suite's own timeout per scenario is 30 s.
@@ -39,19 +54,36 @@ pub struct ConformanceClientArgs {
     /// The scenario server's MCP endpoint (the runner appends it).
     #[arg(value_name = "URL")]
     url: String,
+    /// The URL of this client's metadata document, its client id where the authorization
+    /// server supports Client ID Metadata Documents (the suite's authorization servers
+    /// know this one).
+    #[arg(long, value_name = "URL", default_value = CONFORMANCE_CLIENT_METADATA)]
+    client_metadata_url: String,
 }
+
+/// The client metadata URL the suite's authorization servers accept.
+const CONFORMANCE_CLIENT_METADATA: &str = "https://conformance-test.local/client-metadata.json";
 
 /// Runs the client against the scenario's server.
 pub async fn run(args: ConformanceClientArgs) -> ExitCode {
-    let scenario = match read_environment() {
-        Ok(scenario) => scenario,
+    let (scenario, context) = match read_environment() {
+        Ok(read) => read,
         Err(e) => {
             eprintln!("junction conformance-client: {e:#}");
             return ExitCode::from(3);
         }
     };
     tracing::info!(%scenario, url = %args.url, "conformance client starting");
-    match exercise(&args.url).await {
+    let mut oauth = OAuthConfig::new("junction-conformance-client");
+    oauth.client_metadata_url = Some(args.client_metadata_url.clone());
+    oauth.pre_registered = match pre_registered(&context) {
+        Ok(client) => client,
+        Err(e) => {
+            eprintln!("junction conformance-client: {CONTEXT}: {e:#}");
+            return ExitCode::from(3);
+        }
+    };
+    match exercise(&args.url, oauth).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("junction conformance-client: {scenario}: {e:#}");
@@ -60,18 +92,44 @@ pub async fn run(args: ConformanceClientArgs) -> ExitCode {
     }
 }
 
-/// The scenario's name; a context that is not a JSON object is refused.
-fn read_environment() -> anyhow::Result<String> {
+/// The scenario's name and context; a context that is not a JSON object is refused.
+fn read_environment() -> anyhow::Result<(String, Map<String, Value>)> {
     let scenario = std::env::var(SCENARIO)
         .ok()
         .filter(|s| !s.is_empty())
         .ok_or_else(|| anyhow!("{SCENARIO} is not set: this command is run by the conformance suite (`conformance client --command \"junction conformance-client\"`)"))?;
+    let mut context = Map::new();
     if let Ok(text) = std::env::var(CONTEXT) {
-        let context: Map<String, Value> = serde_json::from_str(&text)
+        context = serde_json::from_str(&text)
             .with_context(|| format!("{CONTEXT} is not a JSON object"))?;
         tracing::info!(keys = ?context.keys().collect::<Vec<_>>(), "scenario context");
     }
-    Ok(scenario)
+    Ok((scenario, context))
+}
+
+/// Client credentials the context carries (an id with a secret, or with a private key for
+/// `private_key_jwt`), as a host's configuration would.
+fn pre_registered(context: &Map<String, Value>) -> anyhow::Result<Option<PreRegistered>> {
+    let text = |key: &str| context.get(key).and_then(Value::as_str).map(str::to_owned);
+    let Some(client_id) = text("client_id") else {
+        return Ok(None);
+    };
+    let private_key = match text("private_key_pem") {
+        Some(pem) => {
+            let algorithm = text("signing_algorithm").unwrap_or_else(|| "ES256".to_owned());
+            Some(ClientKey::new(&pem, &algorithm)?)
+        }
+        None => None,
+    };
+    Ok(Some(PreRegistered {
+        client: RegisteredClient {
+            client_id,
+            client_secret: text("client_secret"),
+            private_key,
+            ..RegisteredClient::default()
+        },
+        issuer: None,
+    }))
 }
 
 /// The options of an unattended host: forms are submitted with their defaults.
@@ -93,11 +151,31 @@ fn options() -> ClientOptions {
             })
         }));
     options.session.request_timeout = REQUEST_TIMEOUT;
-    options
+    match std::env::var(PROTOCOL_VERSION)
+        .ok()
+        .filter(|v| !v.is_empty())
+    {
+        Some(text) => match text.parse() {
+            Ok(version) => options.version(version),
+            Err(_) => {
+                tracing::warn!(%text, "{PROTOCOL_VERSION} names no revision Junction knows; negotiating");
+                options
+            }
+        },
+        None => options,
+    }
 }
 
-async fn exercise(url: &str) -> anyhow::Result<()> {
-    let mut transport = HttpClient::new(url)?;
+async fn exercise(url: &str, oauth: OAuthConfig) -> anyhow::Result<()> {
+    let endpoint =
+        junction::auth::Url::parse(url).with_context(|| format!("{url} is not a URL"))?;
+    let oauth = OAuthClient::new(
+        &endpoint,
+        oauth,
+        Arc::new(MemoryTokenStore::default()),
+        Arc::new(FollowRedirects::new()?),
+    )?;
+    let mut transport = HttpClient::new(url)?.oauth(oauth);
     if url.trim_end_matches('/').ends_with("/sse") {
         transport = transport.legacy();
     }

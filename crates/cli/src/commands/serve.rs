@@ -3,6 +3,13 @@
 //! legacy `/sse` and `/message` endpoints) until Ctrl-C or SIGTERM. `--db PATH` keeps an
 //! example server's data in that SQLite file (in memory otherwise); `--wire-log FILE` writes
 //! every message received over stdio, one per line.
+//!
+//! With `--auth-issuer URL` the HTTP endpoint is an OAuth 2.1 resource server: every request
+//! needs a bearer token issued by that authorization server for this server's URL
+//! (`--auth-audience`, by default `http://ADDR/mcp`), checked as a JWT against the issuer's
+//! JWKS or, with `--auth-introspect URL --auth-client ID:SECRET`, by token introspection;
+//! `--auth-scope` names scopes every request needs. The protected resource metadata is
+//! served at `/.well-known/oauth-protected-resource/mcp`.
 
 use std::io::{self, Write};
 use std::net::{Ipv4Addr, SocketAddr};
@@ -14,8 +21,10 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use clap::builder::{PossibleValue, PossibleValuesParser};
+use junction::auth::resource::{IntrospectionVerifier, JwtVerifier, TokenVerifier};
+use junction::auth::Url;
 use junction::server::Server;
-use junction::transport::http::server::{HttpServer, ResponseMode};
+use junction::transport::http::server::{BearerAuth, HttpServer, ResponseMode};
 use junction::transport::{stdio, tap, Connection, Limits};
 use tokio::io::AsyncWrite;
 use tokio::sync::oneshot;
@@ -50,6 +59,22 @@ pub struct ServeArgs {
     /// HTTP, the messages of every session, each line whole).
     #[arg(long, value_name = "FILE")]
     wire_log: Option<PathBuf>,
+    /// With --http: require bearer tokens issued by the authorization server with this
+    /// issuer URL (JWTs checked against its JWKS unless --auth-introspect is given).
+    #[arg(long, value_name = "URL", requires = "http")]
+    auth_issuer: Option<String>,
+    /// The audience tokens must name: this server's public URL (default http://ADDR/mcp).
+    #[arg(long, value_name = "URL", requires = "auth_issuer")]
+    auth_audience: Option<String>,
+    /// Check tokens at this introspection endpoint (RFC 7662) instead of as JWTs.
+    #[arg(long, value_name = "URL", requires_all = ["auth_issuer", "auth_client"])]
+    auth_introspect: Option<String>,
+    /// The client id and secret this server introspects with.
+    #[arg(long, value_name = "ID:SECRET", requires = "auth_introspect")]
+    auth_client: Option<String>,
+    /// A scope every request needs (repeatable).
+    #[arg(long, value_name = "SCOPE", requires = "auth_issuer")]
+    auth_scope: Vec<String>,
 }
 
 fn parse_addr(text: &str) -> Result<SocketAddr, String> {
@@ -189,10 +214,27 @@ async fn serve_http(
     if !addr.ip().is_loopback() {
         tracing::warn!(%addr, "bound beyond loopback, but only loopback Host and Origin headers are accepted");
     }
-    let running = match http.bind(addr).await {
-        Ok(running) => running,
+    let listener = match tokio::net::TcpListener::bind(addr).await {
+        Ok(listener) => listener,
         Err(e) => {
             eprintln!("junction serve: could not listen on {addr}: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if let Some(issuer) = &args.auth_issuer {
+        let bound = listener.local_addr().unwrap_or(addr);
+        match bearer_auth(args, issuer, bound).await {
+            Ok(auth) => http = http.authorization(auth),
+            Err(e) => {
+                eprintln!("junction serve: authorization: {e:#}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    let running = match http.bind_listener(listener) {
+        Ok(running) => running,
+        Err(e) => {
+            eprintln!("junction serve: could not serve on {addr}: {e}");
             return ExitCode::FAILURE;
         }
     };
@@ -208,6 +250,41 @@ async fn serve_http(
     }
     drop(running);
     ExitCode::SUCCESS
+}
+
+/// The bearer checks of `--auth-*`, for a server bound at `bound`.
+async fn bearer_auth(
+    args: &ServeArgs,
+    issuer: &str,
+    bound: SocketAddr,
+) -> anyhow::Result<BearerAuth> {
+    use anyhow::Context as _;
+    let audience = args
+        .auth_audience
+        .clone()
+        .unwrap_or_else(|| format!("http://{bound}/mcp"));
+    let resource = Url::parse(&audience)
+        .with_context(|| format!("--auth-audience {audience} is not a URL"))?;
+    let verifier: Arc<dyn TokenVerifier> = match (&args.auth_introspect, &args.auth_client) {
+        (Some(endpoint), Some(client)) => {
+            let (id, secret) = client
+                .split_once(':')
+                .context("--auth-client must be ID:SECRET")?;
+            let endpoint = Url::parse(endpoint)
+                .with_context(|| format!("--auth-introspect {endpoint} is not a URL"))?;
+            Arc::new(IntrospectionVerifier::new(endpoint, id, secret, &audience)?.issuer(issuer))
+        }
+        _ => Arc::new(
+            JwtVerifier::discover(issuer, &audience)
+                .await
+                .with_context(|| format!("reading the metadata of {issuer}"))?,
+        ),
+    };
+    tracing::info!(%issuer, %audience, "bearer tokens required");
+    Ok(
+        BearerAuth::new(&resource, vec![issuer.to_owned()], verifier)
+            .required_scopes(args.auth_scope.clone()),
+    )
 }
 
 /// Waits for Ctrl-C or SIGTERM and names the one that came.

@@ -2,6 +2,8 @@
 
 #![allow(dead_code)] // each test file uses part of this module
 
+use std::collections::BTreeMap;
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 use serde_json::Value;
@@ -122,4 +124,37 @@ impl Drop for HttpServe {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Every `checks.json` under `dir`, keyed by scenario (the directory name without its
+/// timestamp, with `auth/` kept).
+pub fn checks_by_scenario(dir: &Path, prefix: &str, out: &mut BTreeMap<String, Vec<Value>>) {
+    for entry in std::fs::read_dir(dir).expect("the output directory is readable") {
+        let path = entry.expect("a directory entry").path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let checks = path.join("checks.json");
+        if checks.is_file() {
+            let scenario = scenario_of(&name).to_owned();
+            let text = std::fs::read_to_string(&checks).expect("checks.json is readable");
+            let parsed: Vec<Value> = serde_json::from_str(&text).expect("checks.json is JSON");
+            out.insert(format!("{prefix}{scenario}"), parsed);
+        } else if path.is_dir() {
+            checks_by_scenario(&path, &format!("{prefix}{name}/"), out);
+        }
+    }
+}
+
+/// The scenario of an output directory named `<scenario>-<ISO timestamp with dashes>`: the
+/// timestamp starts at the first `-YYYY-`. (Searching for the last `-20` instead would cut
+/// inside the time whenever a minute or second reads 20.)
+pub fn scenario_of(name: &str) -> &str {
+    let bytes = name.as_bytes();
+    (0..bytes.len())
+        .find(|&i| {
+            bytes.len() > i + 5
+                && bytes[i] == b'-'
+                && bytes[i + 1..i + 5].iter().all(u8::is_ascii_digit)
+                && bytes[i + 5] == b'-'
+        })
+        .map_or(name, |i| &name[..i])
 }

@@ -10,7 +10,8 @@
 //!   (comments and trailing commas are accepted).
 //!
 //! `${VAR}`, `${VAR:-default}` and `${env:VAR}` are expanded in `command`, `args`, `env`,
-//! `cwd`, `url` and `headers` (see [`expand`]). Each entry may also carry Junction's own members:
+//! `cwd`, `url`, `headers` and `oauth` (see [`expand`]; `oauth` is
+//! [`OAuthSettings`](crate::auth::OAuthSettings)). Each entry may also carry Junction's own members:
 //! `"trusted": true` (believe its tool annotations), `"disabled": true`, `"startupTimeoutMs"`,
 //! `"policy": {"tool-glob": "allow" | "ask" | "deny"}`, `"sampling": "allow" | "ask" |
 //! "deny"` (whether the server may use the host's model: `ask`, the default, puts each
@@ -108,6 +109,8 @@ pub struct HttpConfig {
     pub headers: BTreeMap<String, String>,
     /// `true` for `"type": "sse"`, the 2024-11-05 HTTP+SSE transport.
     pub legacy_sse: bool,
+    /// The `oauth` member: a pre-registered client, scopes, the callback port.
+    pub oauth: Option<crate::auth::OAuthSettings>,
 }
 
 /// One configured server.
@@ -492,10 +495,13 @@ impl Reader<'_> {
                 ))
             }
         }
+        let oauth = crate::auth::OAuthSettings::parse(entry.get("oauth"), |s| self.expand(s))
+            .map_err(|(field, reason)| self.invalid(Some(name), &field, &reason))?;
         Ok(TransportConfig::Http(HttpConfig {
             url,
             headers,
             legacy_sse,
+            oauth,
         }))
     }
 

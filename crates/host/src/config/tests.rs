@@ -52,6 +52,7 @@ fn mcp_json_types_select_the_transport() {
             url: "https://x/mcp".into(),
             headers: [("Authorization".to_owned(), "Bearer none".to_owned())].into(),
             legacy_sse: false,
+            oauth: None,
         })
     );
     assert!(matches!(

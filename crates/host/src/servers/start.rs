@@ -80,7 +80,8 @@ async fn start_child(
     finish(name, result, events).await
 }
 
-/// Connects over Streamable HTTP, or HTTP+SSE for `sse` entries. A failure names the URL
+/// Connects over Streamable HTTP, or HTTP+SSE for `sse` entries, authorizing when the server
+/// answers `401` ([`crate::auth`]). A failure names the URL
 /// (never the headers, which may hold secrets).
 async fn start_http(
     config: &ServerConfig,
@@ -99,6 +100,11 @@ async fn start_http(
         http.headers
             .iter()
             .try_fold(client, |client, (key, value)| client.header(key, value))
+    });
+    let built = built.map_err(|e| e.to_string()).and_then(|client| {
+        let oauth =
+            crate::auth::oauth_client(&http.url, http.oauth.as_ref(), crate::auth::user_store())?;
+        Ok(client.oauth(oauth))
     });
     let client = match built {
         Ok(client) if http.legacy_sse => client.legacy(),
@@ -288,6 +294,7 @@ mod tests {
                 url: "http://127.0.0.1:9/mcp".into(),
                 headers: [("Bad Name".to_owned(), "secret-value".to_owned())].into(),
                 legacy_sse: false,
+                oauth: None,
             }),
             trusted: false,
             disabled: false,

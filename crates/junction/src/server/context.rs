@@ -111,6 +111,12 @@ impl Context {
         self.session.http.get()
     }
 
+    /// The caller, as the bearer token that opened this session says (set when the HTTP
+    /// server requires authorization, [`BearerAuth`](crate::transport::http::server::BearerAuth)).
+    pub fn identity(&self) -> Option<&crate::auth::resource::Identity> {
+        self.session.identity.as_ref()
+    }
+
     /// The server this request is served by, to change its tools, resources or prompts.
     pub fn server(&self) -> &ServerHandle {
         &self.server

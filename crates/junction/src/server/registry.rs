@@ -178,6 +178,8 @@ pub(super) struct SessionState {
     pub(super) listens: Mutex<Vec<Listen>>,
     /// The HTTP transport's controls over this connection, when it is an HTTP session.
     pub(super) http: OnceLock<crate::transport::http::server::SessionControl>,
+    /// Who opened the session, when it came through bearer authorization.
+    pub(super) identity: Option<crate::auth::resource::Identity>,
 }
 
 /// One open `subscriptions/listen`: its request id and what the server agreed to send.
@@ -221,6 +223,7 @@ impl SessionState {
             stateless: Default::default(),
             listens: Mutex::new(Vec::new()),
             http: OnceLock::new(),
+            identity: crate::auth::resource::Identity::current(),
         }
     }
 

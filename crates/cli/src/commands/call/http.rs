@@ -1,5 +1,7 @@
 //! Reaching a server by URL: Streamable HTTP, or the 2024-11-05 HTTP+SSE transport when the
-//! path ends in `/sse`, with the user's headers on every request.
+//! path ends in `/sse`, with the user's headers on every request. With `--bearer TOKEN` the
+//! token goes in `Authorization`; otherwise a `401` is answered with the OAuth flow and the
+//! user's stored credentials ([`junction_host::auth`]).
 
 use std::time::Duration;
 
@@ -44,6 +46,19 @@ pub fn connect(url: &str, args: &CallArgs) -> anyhow::Result<(Connection, Finish
         client = client
             .header(name, value)
             .map_err(|e| anyhow!("--header {name}: {e}"))?;
+    }
+    match &args.bearer {
+        Some(token) => {
+            client = client
+                .header("authorization", &format!("Bearer {token}"))
+                .map_err(|_| anyhow!("--bearer: the token is not a valid header value"))?;
+        }
+        None => {
+            let oauth =
+                junction_host::auth::oauth_client(url, None, junction_host::auth::user_store())
+                    .map_err(|e| anyhow!(e))?;
+            client = client.oauth(oauth);
+        }
     }
     if is_legacy(url) {
         client = client.legacy();

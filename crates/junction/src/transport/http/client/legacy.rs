@@ -13,10 +13,12 @@ use crate::sync::lock;
 impl Driver {
     /// Opens the legacy event stream and waits for its `endpoint` event.
     pub(super) async fn open_legacy(self: &Arc<Self>) -> Result<Url, String> {
+        let mut headers = self.headers.clone();
+        self.authorize(&self.url, &mut headers).await;
         let mut response = self
             .http
             .get(self.url.clone())
-            .headers(self.headers.clone())
+            .headers(headers)
             .header(ACCEPT, "text/event-stream")
             .send()
             .await
@@ -86,10 +88,12 @@ impl Driver {
     }
 
     pub(super) async fn post_legacy(&self, endpoint: &Url, message: &Message) {
+        let mut headers = self.headers.clone();
+        self.authorize(endpoint, &mut headers).await;
         let result = self
             .http
             .post(endpoint.clone())
-            .headers(self.headers.clone())
+            .headers(headers)
             .header(CONTENT_TYPE, "application/json")
             .body(message.encode())
             .send()

@@ -40,6 +40,10 @@
 //! the caller sends it again. Cancelling such a request closes its response stream instead
 //! of POSTing `notifications/cancelled`, and JSON-RPC responses are never POSTed.
 //!
+//! With [`HttpClient::oauth`], every request to the endpoint's origin carries the
+//! [`OAuthClient`]'s bearer token, and a `401` or `403 insufficient_scope` runs its flow and
+//! sends the request again (at most [`MAX_AUTHORIZATIONS`] times per request).
+//!
 //! Failures of the transport reach the caller as JSON-RPC error responses to the affected
 //! requests (code -32603 with the HTTP status, or the server's own JSON-RPC error).
 //!
@@ -74,6 +78,7 @@ mod stream;
 
 use self::stateless::stateless_version;
 use super::{PROTOCOL_VERSION_HEADER, SESSION_ID_HEADER};
+use crate::auth::{AuthError, OAuthClient};
 use crate::sync::lock;
 use crate::transport::{Connection, Inbound, Outbound, INBOUND_QUEUE};
 
@@ -103,7 +108,11 @@ pub struct HttpClient {
     headers: HeaderMap,
     http: reqwest::Client,
     legacy: bool,
+    oauth: Option<Arc<OAuthClient>>,
 }
+
+/// How many times one request may be challenged (and authorized again) before it fails.
+pub const MAX_AUTHORIZATIONS: usize = 3;
 
 impl HttpClient {
     /// A transport for the MCP endpoint at `url`.
@@ -126,6 +135,7 @@ impl HttpClient {
             headers: HeaderMap::new(),
             http,
             legacy: false,
+            oauth: None,
         })
     }
 
@@ -144,6 +154,13 @@ impl HttpClient {
             HeaderValue::from_str(value).map_err(|_| HttpClientError::Header(name.to_string()))?;
         self.headers.append(name, value);
         Ok(self)
+    }
+
+    /// Authorizes with `oauth`: its token goes on every request to the endpoint's origin,
+    /// and challenges run its flow (see the module docs).
+    pub fn oauth(mut self, oauth: Arc<OAuthClient>) -> Self {
+        self.oauth = Some(oauth);
+        self
     }
 
     /// Starts the transport. Must be called inside a Tokio runtime.
@@ -165,6 +182,7 @@ impl HttpClient {
             closing: CancellationToken::new(),
             state: Mutex::new(State::default()),
             legacy_only: self.legacy,
+            oauth: self.oauth,
             reinitializing: tokio::sync::Mutex::new(()),
         });
         let task = tokio::spawn(driver.run(out_rx));
@@ -215,6 +233,7 @@ struct Driver {
     closing: CancellationToken,
     state: Mutex<State>,
     legacy_only: bool,
+    oauth: Option<Arc<OAuthClient>>,
     /// Held while a new session is started, so that concurrent `404`s start only one.
     reinitializing: tokio::sync::Mutex<()>,
 }
@@ -334,6 +353,27 @@ impl Driver {
         headers
     }
 
+    /// Adds the bearer token for a request to `url`, when there is one and `url` is on the
+    /// endpoint's origin (a token never goes anywhere else); returns the token added.
+    async fn authorize(&self, url: &Url, headers: &mut HeaderMap) -> Option<String> {
+        let oauth = self.oauth.as_ref()?;
+        if url.origin() != self.url.origin() {
+            return None;
+        }
+        let token = oauth.access_token().await?;
+        match HeaderValue::from_str(&format!("Bearer {token}")) {
+            Ok(mut value) => {
+                value.set_sensitive(true);
+                headers.insert(reqwest::header::AUTHORIZATION, value);
+                Some(token)
+            }
+            Err(_) => {
+                tracing::warn!("the access token is not a valid header value; not sent");
+                None
+            }
+        }
+    }
+
     /// Hands a frame to the session, learning the negotiated revision on the way.
     async fn deliver(&self, frame: Vec<u8>) -> Option<Peek> {
         let peek: Option<Peek> = serde_json::from_slice(&frame).ok();
@@ -370,6 +410,24 @@ impl Driver {
     async fn fail_id(&self, id: &RequestId, error: ErrorObject) {
         let response = Message::Response(junction_protocol::Response::err(Some(id.clone()), error));
         let _ = self.incoming.send(Inbound::Frame(response.encode())).await;
+    }
+}
+
+/// Why a POST got no answer to read.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum PostError {
+    #[error("{}", transport_error(.0).message)]
+    Http(reqwest::Error),
+    #[error("authorization failed: {0}")]
+    Auth(AuthError),
+}
+
+impl PostError {
+    fn error_object(&self) -> ErrorObject {
+        match self {
+            PostError::Http(e) => transport_error(e),
+            PostError::Auth(_) => ErrorObject::new(ErrorCode::INTERNAL_ERROR, self.to_string()),
+        }
     }
 }
 

@@ -3,12 +3,12 @@
 use std::sync::Arc;
 
 use junction_protocol::{ErrorCode, ErrorObject, Message};
-use reqwest::header::{HeaderMap, ACCEPT, CONTENT_TYPE};
+use reqwest::header::{HeaderMap, ACCEPT, CONTENT_TYPE, WWW_AUTHENTICATE};
 use reqwest::{StatusCode, Url};
 use serde::Deserialize;
 
 use super::super::SESSION_ID_HEADER;
-use super::{transport_error, Driver};
+use super::{transport_error, Driver, PostError, MAX_AUTHORIZATIONS};
 use crate::sync::lock;
 
 impl Driver {
@@ -17,15 +17,42 @@ impl Driver {
         url: &Url,
         headers: HeaderMap,
         message: &Message,
-    ) -> Result<reqwest::Response, reqwest::Error> {
-        self.http
-            .post(url.clone())
-            .headers(headers)
-            .header(ACCEPT, "application/json, text/event-stream")
-            .header(CONTENT_TYPE, "application/json")
-            .body(message.encode())
-            .send()
-            .await
+    ) -> Result<reqwest::Response, PostError> {
+        let body = message.encode();
+        let mut challenges = 0;
+        loop {
+            let mut headers = headers.clone();
+            let sent = self.authorize(url, &mut headers).await;
+            let response = self
+                .http
+                .post(url.clone())
+                .headers(headers)
+                .header(ACCEPT, "application/json, text/event-stream")
+                .header(CONTENT_TYPE, "application/json")
+                .body(body.clone())
+                .send()
+                .await
+                .map_err(PostError::Http)?;
+            let status = response.status();
+            let Some(oauth) = &self.oauth else {
+                return Ok(response);
+            };
+            if !matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN)
+                || challenges == MAX_AUTHORIZATIONS
+            {
+                return Ok(response);
+            }
+            challenges += 1;
+            let challenge = response
+                .headers()
+                .get(WWW_AUTHENTICATE)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            oauth
+                .challenged(status, challenge.as_deref(), sent.as_deref())
+                .await
+                .map_err(PostError::Auth)?;
+        }
     }
 
     /// `initialize`: POST it, or fall back to the legacy transport.
@@ -47,7 +74,7 @@ impl Driver {
             .await
         {
             Ok(response) => response,
-            Err(e) => return self.fail(&message, transport_error(&e)).await,
+            Err(e) => return self.fail(&message, e.error_object()).await,
         };
         if matches!(
             response.status(),
@@ -88,7 +115,7 @@ impl Driver {
             let response = match self.post_raw(&self.url, headers, message).await {
                 Ok(response) => response,
                 Err(e) => {
-                    self.fail(message, transport_error(&e)).await;
+                    self.fail(message, e.error_object()).await;
                     return false;
                 }
             };

@@ -112,10 +112,12 @@ impl Driver {
         let Some(id) = lock(&self.state).session_id.clone() else {
             return;
         };
+        let mut headers = self.common_headers();
+        self.authorize(&self.url, &mut headers).await;
         let result = self
             .http
             .delete(self.url.clone())
-            .headers(self.common_headers())
+            .headers(headers)
             .send()
             .await;
         match result {

@@ -10,7 +10,7 @@ use reqwest::header::{HeaderMap, HeaderValue, CONTENT_TYPE};
 use tokio_util::sync::CancellationToken;
 
 use super::stream::StreamCursor;
-use super::{transport_error, Driver, PROTOCOL_VERSION_HEADER};
+use super::{Driver, PROTOCOL_VERSION_HEADER};
 
 /// The header naming the JSON-RPC method of a 2026-07-28 POST.
 const METHOD_HEADER: &str = "mcp-method";
@@ -38,7 +38,7 @@ impl Driver {
         let exchange = async {
             let response = match self.post_raw(&self.url, headers, message).await {
                 Ok(response) => response,
-                Err(e) => return self.fail(message, transport_error(&e)).await,
+                Err(e) => return self.fail(message, e.error_object()).await,
             };
             let sse = response
                 .headers()

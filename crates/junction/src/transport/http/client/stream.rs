@@ -156,10 +156,12 @@ impl Driver {
         &self,
         last_event_id: Option<&str>,
     ) -> Result<reqwest::Response, reqwest::Error> {
+        let mut headers = self.common_headers();
+        self.authorize(&self.url, &mut headers).await;
         let mut request = self
             .http
             .get(self.url.clone())
-            .headers(self.common_headers())
+            .headers(headers)
             .header(ACCEPT, "text/event-stream");
         if let Some(last) = last_event_id {
             request = request.header(LAST_EVENT_ID_HEADER, last);

@@ -62,6 +62,7 @@
 //! # }
 //! ```
 
+mod auth;
 mod endpoint;
 mod event_store;
 mod guard;
@@ -70,6 +71,7 @@ mod listener;
 mod session;
 mod stateless;
 
+pub use auth::BearerAuth;
 pub use event_store::{
     BadEventId, EventId, EventStore, InMemoryEventStore, DEFAULT_SESSION_EVENT_BYTES,
     DEFAULT_TOTAL_EVENT_BYTES,
@@ -126,6 +128,7 @@ pub struct HttpServer {
     config: Config,
     serve: Arc<ServeFn>,
     store: Arc<dyn EventStore>,
+    auth: Option<BearerAuth>,
 }
 
 impl std::fmt::Debug for HttpServer {
@@ -192,6 +195,7 @@ impl HttpServer {
             },
             serve: Arc::new(serve),
             store: Arc::new(InMemoryEventStore::default()),
+            auth: None,
         }
     }
 
@@ -329,6 +333,13 @@ impl HttpServer {
         self
     }
 
+    /// Requires a bearer token on every endpoint and serves the protected resource
+    /// metadata ([`BearerAuth`]).
+    pub fn authorization(mut self, auth: BearerAuth) -> Self {
+        self.auth = Some(auth);
+        self
+    }
+
     /// Where events are kept for resumption ([`InMemoryEventStore`] by default).
     pub fn event_store(mut self, store: impl EventStore) -> Self {
         self.store = Arc::new(store);
@@ -375,6 +386,9 @@ impl HttpServer {
                     post(legacy::message).fallback(endpoint::method_not_allowed),
                 );
         }
+        if let Some(auth) = &self.auth {
+            router = auth.protect(router);
+        }
         router
             .layer(middleware::from_fn_with_state(shared.clone(), limit_body))
             .layer(middleware::from_fn_with_state(shared.clone(), check_origin))
@@ -383,7 +397,12 @@ impl HttpServer {
 
     /// Binds `addr` (use 127.0.0.1 for a local server) and serves in a background task.
     pub async fn bind(self, addr: impl ToSocketAddrs) -> std::io::Result<RunningServer> {
-        let listener = TcpListener::bind(addr).await?;
+        self.bind_listener(TcpListener::bind(addr).await?)
+    }
+
+    /// Serves on a listener already bound (e.g. to learn the port before configuring
+    /// [`BearerAuth`] with the public URL).
+    pub fn bind_listener(self, listener: TcpListener) -> std::io::Result<RunningServer> {
         let local_addr = listener.local_addr()?;
         let limits = self.config.connections;
         let app = self.router();

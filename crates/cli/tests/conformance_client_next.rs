@@ -1,0 +1,102 @@
+//! `junction conformance-client` under the conformance suite 0.2.0-alpha.12
+//! (`$JUNCTION_CONFORMANCE_NEXT`), at both revisions' frozen requirement sets: every scored
+//! scenario of `--requirements 2025-11-25` passes; at `--requirements 2026-07-28` every scored
+//! authorization scenario passes (`iss` validation and normalisation, issuer and resource
+//! mismatch, offline access, authorization server migration, step-up included), and the
+//! only scored failures are those listed in
+//! tests-interop/conformance-next-client-expected-failures.yml.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use common::{checks_by_scenario, peer, run, JUNCTION};
+use serde_json::Value;
+
+/// The extension scenarios, run but not scored (client credentials, DPoP, enterprise and
+/// workload identity): Junction does not implement them.
+const UNSCORED_AUTH: [&str; 6] = [
+    "auth/client-credentials-jwt",
+    "auth/client-credentials-basic",
+    "auth/enterprise-managed-authorization",
+    "auth/dpop",
+    "auth/dpop-nonce",
+    "auth/wif-jwt-bearer",
+];
+
+/// Runs the requirement set; returns the checks by scenario after asserting the run passed.
+fn requirements(revision: &str, expected_auth: usize) -> BTreeMap<String, Vec<Value>> {
+    let node = peer("JUNCTION_NODE");
+    let conformance = peer("JUNCTION_CONFORMANCE_NEXT");
+    let stamp = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let out = std::env::temp_dir().join(format!("junction-conformance-next-{revision}-{stamp}"));
+    let expected = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests-interop/conformance-next-client-expected-failures.yml");
+    let command = format!("{JUNCTION} conformance-client");
+    let mut args = vec![
+        conformance.as_str(),
+        "client",
+        "--command",
+        &command,
+        "--requirements",
+        revision,
+        "-o",
+        out.to_str().unwrap(),
+    ];
+    if revision == "2026-07-28" {
+        args.extend(["--expected-failures", expected.to_str().unwrap()]);
+    }
+    let run = run(&node, &args);
+    let mut scenarios = BTreeMap::new();
+    checks_by_scenario(&out, "", &mut scenarios);
+    let _ = std::fs::remove_dir_all(&out);
+    assert_eq!(
+        run.code, 0,
+        "{revision}: a scored scenario failed:\n{}\n{}",
+        run.stdout, run.stderr
+    );
+    let mut failures = Vec::new();
+    let mut auth = 0;
+    for (scenario, checks) in &scenarios {
+        if !scenario.starts_with("auth/") || UNSCORED_AUTH.contains(&scenario.as_str()) {
+            continue;
+        }
+        auth += 1;
+        for check in checks {
+            let status = check["status"].as_str().unwrap_or("?");
+            if status != "SUCCESS" && status != "INFO" {
+                failures.push(format!(
+                    "{scenario}: {} {status}: {}",
+                    check["id"], check["description"]
+                ));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{revision}: authorization checks failed:\n  {}",
+        failures.join("\n  ")
+    );
+    assert_eq!(
+        auth,
+        expected_auth,
+        "{revision}: scored auth scenarios: {:?}",
+        scenarios.keys()
+    );
+    scenarios
+}
+
+#[test]
+fn every_scored_scenario_of_2025_11_25_passes() {
+    requirements("2025-11-25", 14);
+}
+
+#[test]
+fn every_scored_authorization_scenario_of_2026_07_28_passes() {
+    requirements("2026-07-28", 25);
+}

@@ -1,0 +1,184 @@
+//! Authorization for `http` servers: the `oauth` member of a config entry, and the
+//! [`OAuthClient`] each HTTP server gets.
+//!
+//! Every HTTP server is connected with an OAuth client: it sends nothing until the server
+//! answers `401`, then runs the authorization flow ([`junction::auth`]): the authorization
+//! URL is printed on stderr and opened in the browser (`$BROWSER`, else the desktop's
+//! opener), a listener on `127.0.0.1` (a random port, or `callbackPort`) receives the code,
+//! and the tokens are kept in the user's credential file
+//! ([`FileTokenStore::default_path`]) and refreshed. Entries may name a pre-registered
+//! client, as Claude Code and VS Code do:
+//!
+//! ```json
+//! { "mcpServers": { "team": { "type": "http", "url": "https://mcp.example.com/mcp",
+//!   "oauth": { "clientId": "junction", "clientSecret": "${TEAM_SECRET}",
+//!              "scopes": ["files:read"], "callbackPort": 8976 } } } }
+//! ```
+
+use std::sync::Arc;
+
+use junction::auth::{
+    FileTokenStore, LoopbackBrowser, MemoryTokenStore, OAuthClient, OAuthConfig, PreRegistered,
+    RegisteredClient, TokenStore, Url,
+};
+use serde_json::{Map, Value};
+
+/// The `oauth` member of an `http` entry.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OAuthSettings {
+    /// A client registered with the server's authorization server beforehand.
+    pub client_id: Option<String>,
+    /// Its secret (use `${VAR}`).
+    pub client_secret: Option<String>,
+    /// Scopes to ask for when the server's challenge names none.
+    pub scopes: Option<Vec<String>>,
+    /// The loopback port of the redirect listener (random when absent).
+    pub callback_port: Option<u16>,
+}
+
+impl OAuthSettings {
+    /// Reads the `oauth` object; `expand` resolves `${VAR}` in strings. An error names the
+    /// field (relative to `oauth`) and what is wrong.
+    pub fn parse(
+        value: Option<&Value>,
+        expand: impl Fn(&str) -> String,
+    ) -> Result<Option<OAuthSettings>, (String, String)> {
+        let map: &Map<String, Value> = match value {
+            None | Some(Value::Null) => return Ok(None),
+            Some(Value::Object(map)) => map,
+            Some(_) => return Err(("oauth".into(), "expected an object".into())),
+        };
+        let text = |key: &str| -> Result<Option<String>, (String, String)> {
+            match map.get(key) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(s)) => Ok(Some(expand(s))),
+                Some(_) => Err((format!("oauth.{key}"), "expected a string".into())),
+            }
+        };
+        let scopes = match map.get("scopes") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => {
+                Some(expand(s).split_whitespace().map(str::to_owned).collect())
+            }
+            Some(Value::Array(items)) => Some(
+                items
+                    .iter()
+                    .map(|v| v.as_str().map(&expand))
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or_else(|| ("oauth.scopes".to_owned(), "expected strings".to_owned()))?,
+            ),
+            Some(_) => return Err(("oauth.scopes".into(), "expected a list of scopes".into())),
+        };
+        let callback_port =
+            match map.get("callbackPort") {
+                None | Some(Value::Null) => None,
+                Some(v) => Some(v.as_u64().and_then(|p| u16::try_from(p).ok()).ok_or_else(
+                    || {
+                        (
+                            "oauth.callbackPort".to_owned(),
+                            "expected a port number".to_owned(),
+                        )
+                    },
+                )?),
+            };
+        let settings = OAuthSettings {
+            client_id: text("clientId")?,
+            client_secret: text("clientSecret")?,
+            scopes,
+            callback_port,
+        };
+        if settings.client_secret.is_some() && settings.client_id.is_none() {
+            return Err((
+                "oauth.clientSecret".into(),
+                "given without oauth.clientId".into(),
+            ));
+        }
+        Ok(Some(settings))
+    }
+}
+
+/// The credential store of this user: the file under the config directory, else (with no
+/// home directory) one kept in memory for this process.
+pub fn user_store() -> Arc<dyn TokenStore> {
+    match FileTokenStore::in_config_dir() {
+        Ok(store) => Arc::new(store),
+        Err(e) => {
+            tracing::warn!(error = %e, "credentials will not be kept after this process");
+            Arc::new(MemoryTokenStore::default())
+        }
+    }
+}
+
+/// The OAuth client of the server at `url`, authorizing through the browser.
+pub fn oauth_client(
+    url: &str,
+    settings: Option<&OAuthSettings>,
+    store: Arc<dyn TokenStore>,
+) -> Result<Arc<OAuthClient>, String> {
+    let endpoint = Url::parse(url).map_err(|e| format!("{url} is not a URL: {e}"))?;
+    let mut config = OAuthConfig::new("Junction");
+    let mut browser = LoopbackBrowser::default();
+    if let Some(settings) = settings {
+        config.scopes = settings.scopes.clone();
+        config.pre_registered = settings.client_id.clone().map(|client_id| PreRegistered {
+            client: RegisteredClient {
+                client_id,
+                client_secret: settings.client_secret.clone(),
+                ..RegisteredClient::default()
+            },
+            issuer: None,
+        });
+        if let Some(port) = settings.callback_port {
+            browser = browser.port(port);
+        }
+    }
+    OAuthClient::new(&endpoint, config, store, Arc::new(browser)).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parse(v: Value) -> Result<Option<OAuthSettings>, (String, String)> {
+        OAuthSettings::parse(Some(&v), |s| s.replace("${SECRET}", "s3cret"))
+    }
+
+    #[test]
+    fn the_oauth_member_is_read_with_variables() {
+        let got = parse(json!({"clientId": "id", "clientSecret": "${SECRET}", "scopes": ["a", "b"], "callbackPort": 8976}))
+            .unwrap()
+            .unwrap();
+        assert_eq!(got.client_id.as_deref(), Some("id"));
+        assert_eq!(got.client_secret.as_deref(), Some("s3cret"));
+        assert_eq!(got.scopes, Some(vec!["a".to_owned(), "b".to_owned()]));
+        assert_eq!(got.callback_port, Some(8976));
+        assert_eq!(
+            parse(json!({"scopes": "x y"}))
+                .unwrap()
+                .unwrap()
+                .scopes
+                .unwrap()
+                .len(),
+            2
+        );
+        assert_eq!(OAuthSettings::parse(None, |s| s.to_owned()), Ok(None));
+    }
+
+    #[test]
+    fn bad_oauth_members_name_their_field() {
+        assert_eq!(
+            parse(json!({"callbackPort": 70000})).unwrap_err().0,
+            "oauth.callbackPort"
+        );
+        assert_eq!(
+            parse(json!({"clientId": 3})).unwrap_err().0,
+            "oauth.clientId"
+        );
+        assert_eq!(
+            parse(json!({"clientSecret": "x"})).unwrap_err().0,
+            "oauth.clientSecret"
+        );
+        assert_eq!(parse(json!("nope")).unwrap_err().0, "oauth");
+    }
+}

@@ -1,0 +1,438 @@
+//! MCP authorization across real sockets: Junction's HTTP server behind `BearerAuth`
+//! (JWTs checked against the issuer's JWKS), Junction's client with an `OAuthClient`, and a
+//! scriptable authorization server (tests/auth_support) that can lie. Every attack the issue
+//! names is performed here and must fail with a clear error that leaks no token.
+
+mod auth_support;
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use auth_support::{now, sign, AuthServer, Behaviour, ATTACKER_KEY};
+use junction::auth::resource::JwtVerifier;
+use junction::auth::{
+    AuthError, FileTokenStore, FollowRedirects, MemoryTokenStore, OAuthClient, OAuthConfig,
+    TokenStore, Url,
+};
+use junction::client::{Client, ClientOptions};
+use junction::protocol::tools::CallToolParams;
+use junction::server::{tool, Context, Server};
+use junction::transport::http::client::HttpClient;
+use junction::transport::http::server::{BearerAuth, HttpServer, RunningServer};
+use serde_json::{json, Value};
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct NoArgs {}
+
+/// A protected MCP server whose `whoami` tool answers the caller's subject.
+async fn protected(auth: &AuthServer, scopes: &[&str]) -> (RunningServer, String) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let verifier = JwtVerifier::discover(&auth.url, &url).await.unwrap();
+    let server = Server::builder("protected", "1.0.0")
+        .tool(tool("whoami", |ctx: Context, _: NoArgs| async move {
+            ctx.identity()
+                .map(|i| i.subject.clone())
+                .unwrap_or_default()
+        }))
+        .build()
+        .unwrap();
+    let bearer = BearerAuth::new(
+        &Url::parse(&url).unwrap(),
+        vec![auth.url.clone()],
+        Arc::new(verifier),
+    )
+    .required_scopes(scopes.iter().copied());
+    let running = HttpServer::new(move |c| {
+        server.serve(c);
+    })
+    .authorization(bearer)
+    .bind_listener(listener)
+    .unwrap();
+    (running, url)
+}
+
+fn initialize() -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}})
+}
+
+/// POSTs `initialize` with `token` (and a session id); returns status, WWW-Authenticate,
+/// session id and body.
+async fn post(
+    url: &str,
+    token: Option<&str>,
+    session: Option<&str>,
+) -> (u16, String, Option<String>, String) {
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .body(initialize().to_string());
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    if let Some(session) = session {
+        request = request
+            .header("mcp-session-id", session)
+            .header("mcp-protocol-version", "2025-11-25");
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    let h = |name: &str| {
+        response
+            .headers()
+            .get(name)
+            .map(|v| v.to_str().unwrap().to_owned())
+    };
+    let (challenge, session) = (
+        h("www-authenticate").unwrap_or_default(),
+        h("mcp-session-id"),
+    );
+    (status, challenge, session, response.text().await.unwrap())
+}
+
+#[tokio::test]
+async fn without_a_token_the_server_challenges_and_serves_its_metadata() {
+    let auth = AuthServer::start(Behaviour::default()).await;
+    let (_server, url) = protected(&auth, &["mcp:read"]).await;
+    let (status, challenge, _, _) = post(&url, None, None).await;
+    assert_eq!(status, 401);
+    let origin = url.trim_end_matches("/mcp");
+    let metadata_url = format!("{origin}/.well-known/oauth-protected-resource/mcp");
+    assert!(challenge.starts_with("Bearer "), "{challenge}");
+    assert!(
+        challenge.contains(&format!("resource_metadata=\"{metadata_url}\"")),
+        "{challenge}"
+    );
+    assert!(challenge.contains("scope=\"mcp:read\""), "{challenge}");
+    let prm: Value = serde_json::from_str(
+        &reqwest::get(&metadata_url)
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(prm["resource"], url);
+    assert_eq!(prm["authorization_servers"], json!([auth.url]));
+    assert_eq!(prm["scopes_supported"], json!(["mcp:read"]));
+}
+
+#[tokio::test]
+async fn forged_expired_misaddressed_and_unsigned_tokens_are_refused() {
+    let auth = AuthServer::start(Behaviour::default()).await;
+    let (_server, url) = protected(&auth, &[]).await;
+    let good = auth.claims("alice", &url, "");
+    let with = |key: &str, value: Value| {
+        let mut c = good.clone();
+        c[key] = value;
+        c
+    };
+    let unsigned = {
+        use base64::Engine;
+        let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+        format!(
+            "{}.{}.",
+            b64.encode(r#"{"alg":"none","typ":"JWT"}"#),
+            b64.encode(good.to_string())
+        )
+    };
+    let attacks = [
+        (
+            "forged signature",
+            sign(ATTACKER_KEY, "k1", &good),
+            "signature does not verify",
+        ),
+        (
+            "wrong audience",
+            auth.sign(&with("aud", json!("https://elsewhere.example"))),
+            "another resource",
+        ),
+        (
+            "token for another resource",
+            auth.sign(&with("aud", json!("http://127.0.0.1:1/mcp"))),
+            "another resource",
+        ),
+        (
+            "expired",
+            auth.sign(&with("exp", json!(now() - 3600))),
+            "expired",
+        ),
+        (
+            "not yet valid",
+            auth.sign(&with("nbf", json!(now() + 3600))),
+            "not valid yet",
+        ),
+        (
+            "wrong issuer",
+            auth.sign(&with("iss", json!("https://evil.example"))),
+            "another authorization server",
+        ),
+        (
+            "unknown kid",
+            sign(ATTACKER_KEY, "k9", &good),
+            "does not publish",
+        ),
+        ("alg none", unsigned, "known algorithm"),
+        ("garbage", "not-a-jwt".to_owned(), "known algorithm"),
+    ];
+    for (name, token, reason) in attacks {
+        let (status, challenge, session, body) = post(&url, Some(&token), None).await;
+        assert_eq!(status, 401, "{name}: {body}");
+        assert!(
+            challenge.contains("error=\"invalid_token\""),
+            "{name}: {challenge}"
+        );
+        assert!(challenge.contains(reason), "{name}: {challenge}");
+        assert!(session.is_none(), "{name} opened a session");
+        assert!(
+            !body.contains(&token) && !challenge.contains(&token),
+            "{name}: the token is echoed"
+        );
+    }
+    let (status, _, session, _) = post(&url, Some(&auth.sign(&good)), None).await;
+    assert_eq!(status, 200);
+    assert!(session.is_some());
+}
+
+#[tokio::test]
+async fn an_unknown_kid_makes_the_server_fetch_the_keys_again() {
+    let auth = AuthServer::start(Behaviour::default()).await;
+    let (_server, url) = protected(&auth, &[]).await;
+    let claims = auth.claims("alice", &url, "");
+    let (status, ..) = post(&url, Some(&auth.sign(&claims)), None).await;
+    assert_eq!(status, 200);
+    let fetches = auth.jwks_fetches.load(Ordering::SeqCst);
+    // The issuer rotates a new key in (the "attacker" pair stands in for it).
+    auth.kids.lock().unwrap().push("k2");
+    let (status, ..) = post(&url, Some(&sign(ATTACKER_KEY, "k2", &claims)), None).await;
+    assert_eq!(status, 200);
+    assert_eq!(auth.jwks_fetches.load(Ordering::SeqCst), fetches + 1);
+}
+
+#[tokio::test]
+async fn scopes_query_tokens_and_other_subjects_sessions_are_refused() {
+    let auth = AuthServer::start(Behaviour::default()).await;
+    let (_server, url) = protected(&auth, &["mcp:read"]).await;
+    let reader = auth.sign(&auth.claims("alice", &url, "mcp:read"));
+    let (status, challenge, ..) = post(
+        &url,
+        Some(&auth.sign(&auth.claims("alice", &url, "other"))),
+        None,
+    )
+    .await;
+    assert_eq!(status, 403);
+    assert!(
+        challenge.contains("error=\"insufficient_scope\""),
+        "{challenge}"
+    );
+    assert!(challenge.contains("scope=\"mcp:read\""), "{challenge}");
+
+    let (status, _, _, body) =
+        post(&format!("{url}?access_token={reader}"), Some(&reader), None).await;
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("query string"), "{body}");
+
+    let (status, _, session, _) = post(&url, Some(&reader), None).await;
+    assert_eq!(status, 200);
+    let session = session.unwrap();
+    let mallory = auth.sign(&auth.claims("mallory", &url, "mcp:read"));
+    let (status, _, _, body) = post(&url, Some(&mallory), Some(&session)).await;
+    assert_eq!(status, 403, "{body}");
+    assert!(body.contains("another user"), "{body}");
+}
+
+fn oauth_client(url: &str, store: Arc<dyn TokenStore>) -> Arc<OAuthClient> {
+    OAuthClient::new(
+        &Url::parse(url).unwrap(),
+        OAuthConfig::new("junction-test"),
+        store,
+        Arc::new(FollowRedirects::new().unwrap()),
+    )
+    .unwrap()
+}
+
+#[tokio::test]
+async fn the_client_authorizes_calls_the_tool_as_its_user_and_keeps_the_token_private() {
+    let auth = AuthServer::start(Behaviour::default()).await;
+    let (_server, url) = protected(&auth, &["mcp:read"]).await;
+    let dir = std::env::temp_dir().join(format!("junction-auth-test-{}", std::process::id()));
+    let store = Arc::new(FileTokenStore::new(dir.join("credentials.json")));
+    let connection = HttpClient::new(&url)
+        .unwrap()
+        .oauth(oauth_client(&url, store.clone()))
+        .connect();
+    let client = Client::connect(connection, ClientOptions::new("t", "1"))
+        .await
+        .unwrap();
+    let result = client
+        .call_tool(CallToolParams::new("whoami"), Default::default())
+        .await
+        .unwrap();
+    assert_eq!(result.content[0].as_text(), Some("alice"));
+    client.close();
+
+    let seen = auth.seen.lock().unwrap();
+    let asked = &seen.authorize[0];
+    assert_eq!(asked["code_challenge_method"], "S256");
+    assert_eq!(asked["resource"], url);
+    assert_eq!(asked["scope"], "mcp:read");
+    assert_eq!(seen.token[0]["resource"], url);
+    assert_eq!(seen.token[0]["grant_type"], "authorization_code");
+    assert_eq!(
+        junction::auth::pkce::s256(&seen.token[0]["code_verifier"]),
+        asked["code_challenge"]
+    );
+    drop(seen);
+    let stored = store.load().unwrap();
+    assert_eq!(stored.tokens[&url].issuer, auth.url);
+    assert!(
+        stored.clients.contains_key(&auth.url),
+        "the registration is kept under its issuer"
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(store.path())
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test]
+async fn an_expiring_token_is_refreshed_before_use() {
+    let auth = AuthServer::start(Behaviour {
+        expires_in: Some(30),
+        ..Behaviour::default()
+    })
+    .await;
+    let (_server, url) = protected(&auth, &[]).await;
+    let oauth = oauth_client(&url, Arc::new(MemoryTokenStore::default()));
+    let connection = HttpClient::new(&url)
+        .unwrap()
+        .oauth(oauth.clone())
+        .connect();
+    let client = Client::connect(connection, ClientOptions::new("t", "1"))
+        .await
+        .unwrap();
+    client.list_tools().await.unwrap();
+    client.close();
+    let seen = auth.seen.lock().unwrap();
+    assert_eq!(seen.authorize.len(), 1, "one authorization");
+    let grants: Vec<&str> = seen
+        .token
+        .iter()
+        .map(|t| t["grant_type"].as_str())
+        .collect();
+    assert!(
+        grants.len() >= 2 && grants[1..].iter().all(|g| *g == "refresh_token"),
+        "{grants:?}"
+    );
+    assert!(seen.token[1..].iter().all(|t| t["resource"] == url));
+}
+
+/// Runs the client's flow against a misbehaving authorization server; returns its error.
+async fn flow_error(behaviour: Behaviour) -> (AuthError, AuthServer) {
+    let auth = AuthServer::start(Behaviour::default()).await;
+    let (server, url) = protected(&auth, &[]).await;
+    *auth.behaviour.lock().unwrap() = behaviour;
+    let oauth = oauth_client(&url, Arc::new(MemoryTokenStore::default()));
+    let error = oauth.login().await.unwrap_err();
+    drop(server);
+    assert!(oauth.status().is_none(), "no token kept after: {error}");
+    (error, auth)
+}
+
+#[tokio::test]
+async fn a_forged_or_replayed_state_is_refused_before_the_code_is_used() {
+    let (error, auth) = flow_error(Behaviour {
+        state_override: Some("replayed-state".into()),
+        ..Behaviour::default()
+    })
+    .await;
+    assert!(matches!(error, AuthError::State), "{error}");
+    assert!(
+        auth.seen.lock().unwrap().token.is_empty(),
+        "the code reached the token endpoint"
+    );
+}
+
+#[tokio::test]
+async fn a_redirect_to_another_origin_is_refused() {
+    let (error, auth) = flow_error(Behaviour {
+        redirect_elsewhere: Some("http://evil.example/steal".into()),
+        ..Behaviour::default()
+    })
+    .await;
+    assert!(error.to_string().contains("another origin"), "{error}");
+    assert!(auth.seen.lock().unwrap().token.is_empty());
+}
+
+#[tokio::test]
+async fn a_mismatched_iss_is_refused_and_its_error_ignored() {
+    let (error, auth) = flow_error(Behaviour {
+        iss: Some("https://evil.example".into()),
+        ..Behaviour::default()
+    })
+    .await;
+    assert!(matches!(error, AuthError::IssuerResponse { .. }), "{error}");
+    assert!(auth.seen.lock().unwrap().token.is_empty());
+}
+
+#[tokio::test]
+async fn metadata_naming_another_issuer_is_refused() {
+    let (error, auth) = flow_error(Behaviour {
+        issuer_override: Some("https://evil.example".into()),
+        ..Behaviour::default()
+    })
+    .await;
+    assert!(matches!(error, AuthError::IssuerMismatch { .. }), "{error}");
+    assert!(auth.seen.lock().unwrap().authorize.is_empty());
+}
+
+#[tokio::test]
+async fn an_authorization_server_without_s256_gets_nothing() {
+    let (error, auth) = flow_error(Behaviour {
+        no_pkce: true,
+        ..Behaviour::default()
+    })
+    .await;
+    assert!(matches!(error, AuthError::NoPkce { .. }), "{error}");
+    let seen = auth.seen.lock().unwrap();
+    assert!(seen.authorize.is_empty() && seen.registrations == 0);
+}
+
+#[tokio::test]
+async fn garbage_huge_and_absent_metadata_fail_clearly() {
+    let (error, _auth) = flow_error(Behaviour {
+        garbage_metadata: true,
+        ..Behaviour::default()
+    })
+    .await;
+    assert!(
+        error.to_string().contains("not a valid metadata document"),
+        "{error}"
+    );
+    let (error, _auth) = flow_error(Behaviour {
+        huge_metadata: Some(10 * 1024 * 1024),
+        ..Behaviour::default()
+    })
+    .await;
+    assert!(error.to_string().contains("larger than"), "{error}");
+
+    // An authorization server that is down.
+    let closed = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let down = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let error = JwtVerifier::discover(&down, "http://127.0.0.1:1/mcp")
+        .await
+        .unwrap_err();
+    assert!(matches!(error, AuthError::Http { .. }), "{error}");
+    assert!(error.to_string().contains("onnection refused"), "{error}");
+}
