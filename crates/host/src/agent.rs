@@ -125,6 +125,42 @@ pub struct Host {
     max_tool_output: usize,
 }
 
+/// Who kept a call from running.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Refuser {
+    /// A `deny` rule of the config.
+    Rule,
+    /// The user, asked.
+    User,
+    /// Nobody: the call needed consent and there was no person to ask.
+    Nobody,
+}
+
+/// Why a call did not run.
+#[derive(Debug, Clone)]
+struct Refusal {
+    by: Refuser,
+    reason: String,
+}
+
+impl Refusal {
+    /// What the model is told, truthfully: which of a rule, the user or nobody refused.
+    fn for_model(&self, tool: &str) -> String {
+        let reason = &self.reason;
+        match self.by {
+            Refuser::Rule => format!(
+                "A rule in the user's configuration denied this call of `{tool}` ({reason}), so it was declined without asking the user and not run. Do not retry it; tell the user what you would have done."
+            ),
+            Refuser::User => format!(
+                "The user declined this call of `{tool}`, so it was not run. Do not retry it; tell the user what you would have done or ask how to proceed."
+            ),
+            Refuser::Nobody => format!(
+                "This call of `{tool}` needed the user's consent and nobody was there to ask (a run without a person), so it was not run. Tell the user what you would have done; they can allow it with a rule or --yes."
+            ),
+        }
+    }
+}
+
 /// A tool call after the policy and the user had their say.
 enum Settled {
     /// It will not run; the model gets this text as an error result.
@@ -416,33 +452,39 @@ impl Host {
                 call.name
             ));
         };
-        if let Err(reason) = self.consent_for(call, server, entry).await {
+        if let Err(refusal) = self.consent_for(call, server, entry).await {
             self.events.emit(Event::ToolCallDenied {
                 call_id: call.id.clone(),
-                reason: reason.clone(),
+                reason: refusal.reason.clone(),
             });
-            return Settled::Refused(format!(
-                "The user declined this call of `{}`, so it was not run ({reason}). Do not retry it; tell the user what you would have done or ask how to proceed.",
-                call.name
-            ));
+            return Settled::Refused(refusal.for_model(&call.name));
         }
         let params = CallToolParams::new(entry.tool.name.clone()).arguments(arguments);
         Settled::Run(server.clone(), params)
     }
 
-    /// Applies the policy, asking the user when it says so. `Err` holds why it is declined.
+    /// Applies the policy, asking the user when it says so. `Err` says who declined and
+    /// why.
     async fn consent_for(
         &self,
         call: &ToolCall,
         server: &ConnectedServer,
         entry: &crate::naming::ToolEntry,
-    ) -> Result<(), String> {
+    ) -> Result<(), Refusal> {
         let decision = self
             .policy
             .decide(&server.name, &entry.tool, server.trusted);
         match decision.action {
-            Action::Allow => return Ok(()),
-            Action::Deny => return Err(decision.reason),
+            Action::Allow => {
+                self.policy.pin(&server.name, &entry.tool);
+                return Ok(());
+            }
+            Action::Deny => {
+                return Err(Refusal {
+                    by: Refuser::Rule,
+                    reason: decision.reason,
+                })
+            }
             Action::Ask => {}
         }
         let request = ConsentRequest {
@@ -454,6 +496,8 @@ impl Host {
             trusted: server.trusted,
             reason: decision.reason,
             rememberable: decision.rememberable,
+            changes: decision.changes,
+            disguised: decision.disguised,
         };
         self.events.emit(Event::ConsentAsked {
             call_id: call.id.clone(),
@@ -466,22 +510,30 @@ impl Host {
         });
         match answer {
             ConsentAnswer::AlwaysAllow if request.rememberable => {
-                if let Err(e) = self.policy.remember(&server.name, &entry.tool.name) {
+                if let Err(e) = self.policy.remember(&server.name, &entry.tool) {
                     self.events.emit(Event::Warning {
                         message: format!("the answer was not saved: {e}"),
                     });
                 }
             }
             ConsentAnswer::AllowForSession if request.rememberable => {
-                self.policy
-                    .allow_for_session(&server.name, &entry.tool.name);
+                self.policy.allow_for_session(&server.name, &entry.tool);
             }
             _ => {}
         }
-        if answer.allows() {
-            Ok(())
-        } else {
-            Err("the user said no".to_owned())
+        match answer {
+            ConsentAnswer::NobodyToAsk => Err(Refusal {
+                by: Refuser::Nobody,
+                reason: "nobody was there to ask".to_owned(),
+            }),
+            ConsentAnswer::Deny => Err(Refusal {
+                by: Refuser::User,
+                reason: "the user said no".to_owned(),
+            }),
+            _ => {
+                self.policy.pin(&server.name, &entry.tool);
+                Ok(())
+            }
         }
     }
 

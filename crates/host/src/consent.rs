@@ -32,6 +32,11 @@ pub struct ConsentRequest {
     /// Whether an [`ConsentAnswer::AlwaysAllow`] or [`ConsentAnswer::AllowForSession`]
     /// would be remembered (not when a rule asks, since the rule would ask again anyway).
     pub rememberable: bool,
+    /// When the tool was allowed before in another definition: what changed, one line per
+    /// field (`description: "old" → "new"`). The user should read it before answering.
+    pub changes: Vec<String>,
+    /// Whether the tool's name has look-alike or invisible characters.
+    pub disguised: bool,
 }
 
 /// The user's answer.
@@ -46,12 +51,14 @@ pub enum ConsentAnswer {
     AlwaysAllow,
     /// Do not run it.
     Deny,
+    /// Nobody could be asked (a run without a person), so it does not run.
+    NobodyToAsk,
 }
 
 impl ConsentAnswer {
     /// Whether the call runs.
     pub fn allows(self) -> bool {
-        !matches!(self, ConsentAnswer::Deny)
+        !matches!(self, ConsentAnswer::Deny | ConsentAnswer::NobodyToAsk)
     }
 }
 
@@ -118,6 +125,8 @@ mod tests {
             trusted: false,
             reason: "r".into(),
             rememberable: true,
+            changes: Vec::new(),
+            disguised: false,
         }
     }
 
@@ -145,5 +154,6 @@ mod tests {
         assert!(ConsentAnswer::AllowForSession.allows());
         assert!(ConsentAnswer::AlwaysAllow.allows());
         assert!(!ConsentAnswer::Deny.allows());
+        assert!(!ConsentAnswer::NobodyToAsk.allows());
     }
 }

@@ -20,7 +20,7 @@
 //!   [`Host::set_roots`].
 //! - [`notifications`]: list changes re-list a server's tools, prompts and resources (the
 //!   model sees new tools at its next step); other notifications become events.
-//! - [`events`]: what the host reports.
+//! - [`events`]: what the host reports; [`display`]: server text made safe to show.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -69,6 +69,7 @@ pub mod agent;
 pub mod config;
 pub mod consent;
 pub mod conversation;
+pub mod display;
 pub mod events;
 pub mod interaction;
 pub mod mediation;

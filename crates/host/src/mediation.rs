@@ -15,8 +15,11 @@
 //!   is not told the capability exists.
 //!
 //! Each handler is installed per server and knows only that server's name: a request from
-//! one server is answered to that server alone.
+//! one server is answered to that server alone. Until the handshake with a server has
+//! finished ([`Handshake`]), every request it sends is refused: the specification lets a
+//! server send only pings and logging before the client's `initialized`.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 
 use junction::client::{ClientOptions, Elicitation, HandlerError, Roots, Sampling};
@@ -34,6 +37,28 @@ use crate::policy::Action;
 /// The message of the error a server gets when its sampling request is refused (as in the
 /// specification's example).
 pub const SAMPLING_REJECTED: &str = "User rejected sampling request";
+
+/// Whether the handshake with one server has finished; the handlers refuse until it has.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Handshake(Arc<AtomicBool>);
+
+impl Handshake {
+    /// Marks the handshake finished: the server's requests are served from now on.
+    pub(crate) fn finish(&self) {
+        self.0.store(true, Ordering::Release);
+    }
+
+    /// Refuses a request that came before the handshake finished.
+    fn check(&self, method: &str) -> Result<(), HandlerError> {
+        if self.0.load(Ordering::Acquire) {
+            Ok(())
+        } else {
+            Err(HandlerError::new(format!(
+                "{method} was sent before the handshake finished; the host refuses it"
+            )))
+        }
+    }
+}
 
 /// Who answers servers' sampling and elicitation requests: the host's model and the user.
 #[derive(Clone)]
@@ -60,6 +85,7 @@ impl Mediation {
         server: &str,
         sampling: Action,
         events: &EventSink,
+        handshake: &Handshake,
         options: ClientOptions,
     ) -> ClientOptions {
         let handler = Handler {
@@ -67,6 +93,7 @@ impl Mediation {
             server: server.to_owned(),
             sampling,
             events: events.clone(),
+            handshake: handshake.clone(),
         };
         let for_elicitation = handler.clone();
         options
@@ -80,7 +107,10 @@ impl Mediation {
             .elicitation(
                 Elicitation::form(move |params, _ctx| {
                     let handler = for_elicitation.clone();
-                    async move { Ok(handler.elicit(params).await) }
+                    async move {
+                        handler.handshake.check("elicitation/create")?;
+                        Ok(handler.elicit(params).await)
+                    }
                 })
                 .with_url(),
             )
@@ -94,6 +124,7 @@ struct Handler {
     server: String,
     sampling: Action,
     events: EventSink,
+    handshake: Handshake,
 }
 
 impl Handler {
@@ -101,6 +132,7 @@ impl Handler {
         &self,
         params: CreateMessageParams,
     ) -> Result<CreateMessageResult, HandlerError> {
+        self.handshake.check("sampling/createMessage")?;
         let request = SamplingRequest {
             server: self.server.clone(),
             params,
@@ -199,12 +231,14 @@ impl SharedRoots {
         *self.0.write().unwrap_or_else(PoisonError::into_inner) = roots;
     }
 
-    /// The `roots/list` handler (declares `roots.listChanged`).
-    pub(crate) fn handler(&self) -> Roots {
+    /// The `roots/list` handler (declares `roots.listChanged`), refusing until the
+    /// handshake has finished.
+    pub(crate) fn handler(&self, handshake: &Handshake) -> Roots {
         let roots = self.clone();
+        let handshake = handshake.clone();
         Roots::new(move |_ctx| {
-            let list = roots.get();
-            async move { Ok(list) }
+            let list = handshake.check("roots/list").map(|()| roots.get());
+            async move { list }
         })
     }
 }

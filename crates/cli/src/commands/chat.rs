@@ -16,7 +16,7 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use junction_host::Host;
+use junction_host::{display, Host};
 use rustyline::error::ReadlineError;
 use tokio::sync::Mutex;
 
@@ -158,23 +158,27 @@ async fn handle(host: &mut Host, line: &str) -> Vec<String> {
     }
     if first.starts_with('/') {
         if !first.contains(':') {
-            return vec![format!("unknown command {first}; /help lists the commands")];
+            return vec![format!(
+                "unknown command {}; /help lists the commands",
+                display::line(first)
+            )];
         }
         return match host.apply_prompt(line).await {
             Ok(added) => {
                 let mut said = vec![format!(
-                    "+ {first} added {added} message{} to the conversation",
+                    "+ {} added {added} message{} to the conversation",
+                    display::line(first),
                     if added == 1 { "" } else { "s" }
                 )];
                 said.extend(turn(host.run().await));
                 said
             }
-            Err(e) => vec![format!("error: {e}")],
+            Err(e) => vec![format!("error: {}", display::line(&e.to_string()))],
         };
     }
     if first.starts_with('@') {
         if let Err(e) = host.attach(first).await {
-            return vec![format!("error: {e}")];
+            return vec![format!("error: {}", display::line(&e.to_string()))];
         }
         let rest = line[first.len()..].trim();
         if rest.is_empty() {
@@ -188,6 +192,9 @@ async fn handle(host: &mut Host, line: &str) -> Vec<String> {
 fn turn(outcome: Result<junction_host::TurnOutcome, junction_host::HostError>) -> Vec<String> {
     match outcome {
         Ok(_) => Vec::new(),
-        Err(e) => vec![format!("error: the turn failed: {e}")],
+        Err(e) => vec![format!(
+            "error: the turn failed: {}",
+            display::line(&e.to_string())
+        )],
     }
 }

@@ -10,7 +10,7 @@ use junction_host::config::Config;
 use junction_host::events::EventSink;
 use junction_host::model::{AnthropicModel, Model, OpenAiModel, ScriptedModel};
 use junction_host::servers::{StartFailure, StartOptions};
-use junction_host::Host;
+use junction_host::{display, Host};
 
 use crate::terminal::consent::TerminalConsent;
 use crate::terminal::events::Renderer;
@@ -211,11 +211,11 @@ pub fn stdout_sink(style: Style) -> EventSink {
 pub fn report(command: &str, error: SetupError) -> std::process::ExitCode {
     match error {
         SetupError::Usage(e) => {
-            eprintln!("junction {command}: {e:#}");
+            eprintln!("junction {command}: {}", display::text(&format!("{e:#}")));
             std::process::ExitCode::from(2)
         }
         SetupError::Failed(e) => {
-            eprintln!("junction {command}: {e:#}");
+            eprintln!("junction {command}: {}", display::text(&format!("{e:#}")));
             std::process::ExitCode::FAILURE
         }
     }

@@ -7,6 +7,8 @@
 
 use std::process::ExitCode;
 
+use junction_host::display;
+
 use super::host_options::{report, HostOptions};
 use crate::terminal::{Answers, Style, Terminal};
 
@@ -36,11 +38,17 @@ pub async fn run(args: RunArgs) -> ExitCode {
     host.shutdown().await;
     let mut code = ExitCode::SUCCESS;
     for failure in &failures {
-        eprintln!("junction run: server `{}` did not start", failure.server);
+        eprintln!(
+            "junction run: server `{}` did not start",
+            display::name(&failure.server)
+        );
         code = ExitCode::FAILURE;
     }
     if let Err(e) = outcome {
-        eprintln!("junction run: the turn failed: {e}");
+        eprintln!(
+            "junction run: the turn failed: {}",
+            display::line(&e.to_string())
+        );
         code = ExitCode::FAILURE;
     }
     code

@@ -16,7 +16,7 @@ use super::{
 };
 use crate::config::{HttpConfig, ServerConfig, StdioConfig, TransportConfig};
 use crate::events::{Event, EventSink, ServerState};
-use crate::mediation::{invalid_root, SharedRoots};
+use crate::mediation::{invalid_root, Handshake, SharedRoots};
 
 /// Why a server that ran out of start-up time failed.
 pub(super) fn timeout_reason(after: Duration) -> String {
@@ -202,8 +202,10 @@ pub(super) async fn connect(
 ) -> Result<ConnectedServer, String> {
     let mut client_options = options.client.clone();
     client_options.session.name = name.to_owned();
+    let handshake = Handshake::default();
     if let Some(mediation) = &options.mediation {
-        client_options = mediation.install(name, settings.sampling, events, client_options);
+        client_options =
+            mediation.install(name, settings.sampling, events, &handshake, client_options);
     }
     let roots = match &settings.roots {
         Some(roots) => {
@@ -211,7 +213,7 @@ pub(super) async fn connect(
                 return Err(RootsError::NotAFileUri(bad.uri.clone()).to_string());
             }
             let shared = SharedRoots::new(roots.clone());
-            client_options = client_options.roots(shared.handler());
+            client_options = client_options.roots(shared.handler(&handshake));
             Some(shared)
         }
         None => None,
@@ -224,6 +226,7 @@ pub(super) async fn connect(
             }
             other => other.to_string(),
         })?;
+    handshake.finish();
     let capabilities = client.server_capabilities().clone();
     let tools = if capabilities.tools.is_some() {
         client
