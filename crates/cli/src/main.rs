@@ -19,6 +19,7 @@
 mod commands;
 mod logging;
 mod render;
+mod signals;
 mod terminal;
 
 use std::process::ExitCode;

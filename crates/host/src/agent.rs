@@ -31,6 +31,7 @@ use junction_protocol::roots::Root;
 use junction_protocol::tools::CallToolParams;
 use serde_json::{Map, Value};
 use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
 
 use crate::config::{Config, ConfigError};
 use crate::consent::{Consent, ConsentAnswer, ConsentRequest};
@@ -100,6 +101,8 @@ pub enum Stop {
     Answered,
     /// The step limit was reached while the model still asked for tools.
     StepLimit,
+    /// The turn was interrupted (see [`Host::interrupt_token`]).
+    Interrupted,
 }
 
 /// What one [`Host::run`] produced.
@@ -123,7 +126,11 @@ pub struct Host {
     conversation: Conversation,
     max_steps: usize,
     max_tool_output: usize,
+    interrupt: CancellationToken,
 }
+
+/// What an interrupted call's result says.
+const INTERRUPTED: &str = "The user interrupted this call before it finished; it was cancelled.";
 
 /// Who kept a call from running.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -198,6 +205,7 @@ impl Host {
             conversation: Conversation::new(),
             max_steps: DEFAULT_MAX_STEPS,
             max_tool_output: DEFAULT_MAX_TOOL_OUTPUT,
+            interrupt: CancellationToken::new(),
         }
     }
 
@@ -316,13 +324,28 @@ impl Host {
         self.run().await
     }
 
+    /// A token that stops the turn under way, or the next one, when cancelled: the
+    /// model's request is dropped (the user's message stays), a consent question waiting
+    /// for its answer counts as declined, running tool calls are cancelled on their
+    /// servers (`notifications/cancelled`) and get a result saying the user interrupted
+    /// them, and [`Host::run`] returns at once with [`Stop::Interrupted`]. Each call
+    /// gives a fresh token for the turn to come.
+    pub fn interrupt_token(&mut self) -> CancellationToken {
+        self.interrupt = CancellationToken::new();
+        self.interrupt.clone()
+    }
+
     /// Runs the agent loop on the conversation as it is.
     pub async fn run(&mut self) -> Result<TurnOutcome, HostError> {
+        let interrupt = self.interrupt.clone();
         let mut last_text = None;
         for step in 1..=self.max_steps {
             let names = self.tool_names();
             let tools = names.model_tools();
-            let reply = self.model.respond(&self.conversation, &tools).await?;
+            let reply = tokio::select! {
+                reply = self.model.respond(&self.conversation, &tools) => reply?,
+                () = interrupt.cancelled() => return Ok(self.interrupted(last_text, step)),
+            };
             if let Some(text) = &reply.text {
                 self.events.emit(Event::Text { text: text.clone() });
             }
@@ -338,7 +361,9 @@ impl Host {
                     stop: Stop::Answered,
                 });
             }
-            let results = self.execute_all(&names, &reply.tool_calls).await;
+            let results = self
+                .execute_all(&names, &reply.tool_calls, &interrupt)
+                .await;
             for (call, (text, is_error)) in reply.tool_calls.into_iter().zip(results) {
                 self.conversation.push(Message::ToolResult {
                     call_id: call.id,
@@ -346,6 +371,9 @@ impl Host {
                     text,
                     is_error,
                 });
+            }
+            if interrupt.is_cancelled() {
+                return Ok(self.interrupted(last_text, step));
             }
         }
         self.events.emit(Event::StepLimitReached {
@@ -358,14 +386,36 @@ impl Host {
         })
     }
 
+    fn interrupted(&self, text: Option<String>, steps: usize) -> TurnOutcome {
+        self.events.emit(Event::Interrupted);
+        TurnOutcome {
+            text,
+            steps,
+            stop: Stop::Interrupted,
+        }
+    }
+
     /// Settles every call in order (consent questions one at a time), then runs the allowed
     /// ones concurrently. Returns each call's text for the model and whether it is an
     /// error, in call order.
-    async fn execute_all(&self, names: &ToolNames, calls: &[ToolCall]) -> Vec<(String, bool)> {
+    async fn execute_all(
+        &self,
+        names: &ToolNames,
+        calls: &[ToolCall],
+        interrupt: &CancellationToken,
+    ) -> Vec<(String, bool)> {
         let mut results: Vec<Option<(String, bool)>> = vec![None; calls.len()];
         let mut running = JoinSet::new();
         for (index, call) in calls.iter().enumerate() {
-            match self.settle(names, call).await {
+            let settled = if interrupt.is_cancelled() {
+                Settled::Refused(INTERRUPTED.to_owned())
+            } else {
+                tokio::select! {
+                    settled = self.settle(names, call) => settled,
+                    () = interrupt.cancelled() => Settled::Refused(INTERRUPTED.to_owned()),
+                }
+            };
+            match settled {
                 Settled::Refused(text) => {
                     results[index] = Some(finish(
                         &self.events,
@@ -379,13 +429,16 @@ impl Host {
                     let events = self.events.clone();
                     let limit = self.max_tool_output;
                     let call_id = call.id.clone();
+                    let interrupt = interrupt.clone();
                     running.spawn(async move {
-                        let (text, is_error) = match server
-                            .client
-                            .call_tool(params, RequestOptions::default())
-                            .await
+                        let options = RequestOptions {
+                            cancel: Some(interrupt.clone()),
+                            ..RequestOptions::default()
+                        };
+                        let (text, is_error) = match server.client.call_tool(params, options).await
                         {
                             Ok(result) => (result_text(&result), result.failed()),
+                            Err(_) if interrupt.is_cancelled() => (INTERRUPTED.to_owned(), true),
                             Err(e) => (format!("The call could not be completed: {e}"), true),
                         };
                         (index, finish(&events, limit, &call_id, text, is_error))
@@ -684,8 +737,8 @@ impl Host {
         Ok(())
     }
 
-    /// Ends every server.
-    pub async fn shutdown(self) {
+    /// Ends every server (see [`Servers::shutdown`]); the host keeps its conversation.
+    pub async fn shutdown(&self) {
         self.servers.shutdown().await;
     }
 }

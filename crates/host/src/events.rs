@@ -219,6 +219,8 @@ pub enum Event {
         /// The limit.
         steps: usize,
     },
+    /// The turn was interrupted by the user; its running calls were cancelled.
+    Interrupted,
 }
 
 /// Annotations in a form safe to show: only what the server declared.

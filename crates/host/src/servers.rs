@@ -422,8 +422,8 @@ impl Servers {
     /// Closes every connection and ends every child process (stdin closed, then SIGTERM,
     /// then SIGKILL, as the specification asks) and every HTTP session (`DELETE`, waited
     /// for at most a few seconds).
-    pub async fn shutdown(self) {
-        for server in self.servers {
+    pub async fn shutdown(&self) {
+        for server in &self.servers {
             server.client.close();
             match server.backing.lock().await.take() {
                 Some(Backing::Process(mut process)) => {

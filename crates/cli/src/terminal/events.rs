@@ -330,6 +330,10 @@ impl Renderer {
                 Paint::Yellow,
                 &format!("stopped: the model used all {steps} steps of this turn and still asked for tools"),
             )],
+            Event::Interrupted => vec![self.paint(
+                Paint::Yellow,
+                "interrupted: the turn was stopped and its running calls cancelled; the conversation keeps what happened",
+            )],
         }
     }
 

@@ -9,7 +9,8 @@
 //! - `result.json`: the `result` of every `tools/call`;
 //! - `before-call.jsonl`: lines sent before each call's answer (log messages, …);
 //! - `early.jsonl`: lines sent on `initialize`, before its answer (requests a server must
-//!   not send yet).
+//!   not send yet);
+//! - `hang`: when it exists, `tools/call` is never answered.
 //!
 //! It appends every line it receives to `received.jsonl` and writes its pid to `pid`.
 //! Shared by the host's and the CLI's tests (`#[path]`).
@@ -39,6 +40,7 @@ while IFS= read -r line; do
       ;;
     *'"method":"tools/call"'*)
       if [ -f "$dir/before-call.jsonl" ]; then cat "$dir/before-call.jsonl"; fi
+      if [ -f "$dir/hang" ]; then continue; fi
       if [ "$called" = 0 ] && [ -f "$dir/tools-after.json" ]; then
         called=1
         printf '%s\n' '{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}'
@@ -120,6 +122,17 @@ impl Hostile {
             .trim()
             .parse()
             .ok()
+    }
+
+    /// Waits (at most a minute) until it received a message with `method`.
+    pub fn wait_for(&self, method: &str) {
+        for _ in 0..600 {
+            if !self.received_method(method).is_empty() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        panic!("the server never received {method}");
     }
 
     /// Where a file of its directory is.

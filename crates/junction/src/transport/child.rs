@@ -114,6 +114,10 @@ pub fn spawn(spec: &CommandSpec, limits: Limits) -> Result<(Connection, ChildPro
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
+    // Its own process group: Ctrl-C at the host's terminal is for the host (which ends the
+    // server the specification's way), not a signal for every server to die of.
+    #[cfg(unix)]
+    command.process_group(0);
     if let Some(dir) = &spec.cwd {
         command.current_dir(dir);
     }
