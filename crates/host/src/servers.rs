@@ -7,7 +7,8 @@
 //! server refuses the initialize POST) and `sse` entries over HTTP+SSE directly, with the
 //! entry's `headers` on every request. A server that exits, cannot be reached, times out or
 //! fails its handshake is reported as a [`StartFailure`] (with the tail of its stderr for a
-//! child), and the others go on. [`Servers::add_connection`] adds a server reached over any
+//! child), and the others go on. A child starts with a clean environment (see
+//! [`environment`]). [`Servers::add_connection`] adds a server reached over any
 //! [`Connection`] (in-process servers, tests).
 //!
 //! Each server's client gets its own handlers for what the server may ask back: sampling
@@ -29,6 +30,7 @@ use junction_protocol::roots::Root;
 use junction_protocol::tools::Tool;
 use tokio::task::JoinSet;
 
+pub mod environment;
 mod start;
 
 use start::{connect, finish, start_one, timeout_reason};
@@ -463,6 +465,7 @@ mod tests {
             trusted: false,
             disabled,
             startup_timeout: None,
+            tool_timeout: None,
             sampling: Action::Ask,
             roots: None,
             source: "t.json".into(),

@@ -130,7 +130,14 @@ impl HostOptions {
         let mut config = match self.config_path() {
             Some(path) => {
                 terminal.say_all(&[format!("config: {}", path.display())]);
-                Config::load(&path).map_err(|e| SetupError::Failed(e.into()))?
+                let config = Config::load(&path).map_err(|e| SetupError::Failed(e.into()))?;
+                let warnings: Vec<String> = config
+                    .warnings
+                    .iter()
+                    .map(|w| format!("warning: {}", display::line(w)))
+                    .collect();
+                terminal.say_all(&warnings);
+                config
             }
             None => {
                 terminal.say_all(&[format!(

@@ -12,7 +12,8 @@ use junction::transport::Connection;
 use junction::RequestError;
 
 use super::{
-    status, Backing, ConnectedServer, Lists, RootsError, ServerSettings, StartFailure, StartOptions,
+    environment, status, Backing, ConnectedServer, Lists, RootsError, ServerSettings, StartFailure,
+    StartOptions,
 };
 use crate::config::{HttpConfig, ServerConfig, StdioConfig, TransportConfig};
 use crate::events::{Event, EventSink, ServerState};
@@ -48,14 +49,8 @@ async fn start_child(
 ) -> Result<ConnectedServer, StartFailure> {
     let name = &config.name;
     let mut spec = CommandSpec::new(&stdio.command).args(stdio.args.iter().cloned());
-    for (key, value) in &stdio.env {
-        match value {
-            Some(value) => spec = spec.env(key, value),
-            None => {
-                tracing::warn!(server = %name, variable = %key, "removing an inherited variable is not supported; it stays set")
-            }
-        }
-    }
+    spec.clear_env = true;
+    spec.env = environment::for_server(std::env::vars(), &stdio.env);
     if let Some(cwd) = &stdio.cwd {
         spec = spec.cwd(cwd);
     }
@@ -295,6 +290,7 @@ mod tests {
             trusted: false,
             disabled: false,
             startup_timeout: None,
+            tool_timeout: None,
             sampling: Action::Ask,
             roots: None,
             source: "t.json".into(),

@@ -12,7 +12,8 @@
 //!   not send yet);
 //! - `hang`: when it exists, `tools/call` is never answered.
 //!
-//! It appends every line it receives to `received.jsonl` and writes its pid to `pid`.
+//! It appends every line it receives to `received.jsonl`, writes its pid to `pid` and its
+//! environment to `env`.
 //! Shared by the host's and the CLI's tests (`#[path]`).
 
 #![allow(dead_code)] // each test file uses part of this module
@@ -24,6 +25,7 @@ use serde_json::{json, Value};
 const SCRIPT: &str = r#"#!/bin/sh
 dir=$(dirname "$0")
 echo $$ > "$dir/pid"
+env > "$dir/env"
 called=0
 while IFS= read -r line; do
   printf '%s\n' "$line" >> "$dir/received.jsonl"
@@ -133,6 +135,15 @@ impl Hostile {
             std::thread::sleep(std::time::Duration::from_millis(100));
         }
         panic!("the server never received {method}");
+    }
+
+    /// The names of the environment variables it started with.
+    pub fn environment(&self) -> Vec<String> {
+        std::fs::read_to_string(self.dir.join("env"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.split_once('=').map(|(k, _)| k.to_owned()))
+            .collect()
     }
 
     /// Where a file of its directory is.

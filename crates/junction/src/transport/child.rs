@@ -30,6 +30,8 @@ pub struct CommandSpec {
     pub args: Vec<String>,
     /// Variables added to (or overriding) the inherited environment.
     pub env: BTreeMap<String, String>,
+    /// Start from an empty environment instead of the parent's: the child gets `env` only.
+    pub clear_env: bool,
     /// The working directory; the parent's when `None`.
     pub cwd: Option<PathBuf>,
 }
@@ -107,6 +109,9 @@ pub struct ChildProcess {
 /// Starts `spec` and returns the connection to it and the process handle.
 pub fn spawn(spec: &CommandSpec, limits: Limits) -> Result<(Connection, ChildProcess), SpawnError> {
     let mut command = Command::new(&spec.program);
+    if spec.clear_env {
+        command.env_clear();
+    }
     command
         .args(&spec.args)
         .envs(&spec.env)
