@@ -20,8 +20,8 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
-use junction::session::RequestOptions;
 use junction::transport::Connection;
 use junction::RequestError;
 use junction_protocol::completion::{CompleteParams, CompletionRef};
@@ -49,6 +49,7 @@ use crate::resources::{attachables, parse_attachment, Attachable, AttachmentSynt
 use crate::servers::{
     ConnectedServer, RootsError, ServerSettings, Servers, StartFailure, StartOptions,
 };
+use crate::tool_call::{self, CallFailure, DEFAULT_TOOL_TIMEOUT};
 
 /// How many model calls one [`Host::run`] makes at most, unless told otherwise.
 pub const DEFAULT_MAX_STEPS: usize = 10;
@@ -126,6 +127,7 @@ pub struct Host {
     conversation: Conversation,
     max_steps: usize,
     max_tool_output: usize,
+    tool_timeout: Duration,
     interrupt: CancellationToken,
 }
 
@@ -183,6 +185,7 @@ impl std::fmt::Debug for Host {
             .field("policy", &self.policy)
             .field("max_steps", &self.max_steps)
             .field("max_tool_output", &self.max_tool_output)
+            .field("tool_timeout", &self.tool_timeout)
             .finish_non_exhaustive()
     }
 }
@@ -205,6 +208,7 @@ impl Host {
             conversation: Conversation::new(),
             max_steps: DEFAULT_MAX_STEPS,
             max_tool_output: DEFAULT_MAX_TOOL_OUTPUT,
+            tool_timeout: DEFAULT_TOOL_TIMEOUT,
             interrupt: CancellationToken::new(),
         }
     }
@@ -238,6 +242,9 @@ impl Host {
         if let Some(chars) = config.max_tool_output {
             host = host.with_max_tool_output(chars);
         }
+        if let Some(timeout) = config.tool_timeout {
+            host = host.with_tool_timeout(timeout);
+        }
         Ok((host, failures))
     }
 
@@ -251,6 +258,13 @@ impl Host {
     /// results are cut with a marker saying how much was left out.
     pub fn with_max_tool_output(mut self, chars: usize) -> Self {
         self.max_tool_output = chars;
+        self
+    }
+
+    /// Sets how long a tool call may stay silent (no answer, no progress) before it is
+    /// cancelled, for servers whose config does not say (see [`crate::tool_call`]).
+    pub fn with_tool_timeout(mut self, timeout: Duration) -> Self {
+        self.tool_timeout = timeout;
         self
     }
 
@@ -430,15 +444,15 @@ impl Host {
                     let limit = self.max_tool_output;
                     let call_id = call.id.clone();
                     let interrupt = interrupt.clone();
+                    let timeout = server.tool_timeout.unwrap_or(self.tool_timeout);
                     running.spawn(async move {
-                        let options = RequestOptions {
-                            cancel: Some(interrupt.clone()),
-                            ..RequestOptions::default()
-                        };
-                        let (text, is_error) = match server.client.call_tool(params, options).await
-                        {
+                        let called = tool_call::call(
+                            &server, params, timeout, &interrupt, &events, &call_id,
+                        )
+                        .await;
+                        let (text, is_error) = match called {
                             Ok(result) => (result_text(&result), result.failed()),
-                            Err(_) if interrupt.is_cancelled() => (INTERRUPTED.to_owned(), true),
+                            Err(CallFailure::Interrupted) => (INTERRUPTED.to_owned(), true),
                             Err(e) => (format!("The call could not be completed: {e}"), true),
                         };
                         (index, finish(&events, limit, &call_id, text, is_error))

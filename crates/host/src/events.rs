@@ -221,6 +221,17 @@ pub enum Event {
     },
     /// The turn was interrupted by the user; its running calls were cancelled.
     Interrupted,
+    /// A running tool call reported progress.
+    ToolProgress {
+        /// The call.
+        call_id: String,
+        /// Progress so far.
+        progress: f64,
+        /// The total, when the server knows it.
+        total: Option<f64>,
+        /// What it is doing, in the server's words.
+        message: Option<String>,
+    },
 }
 
 /// Annotations in a form safe to show: only what the server declared.

@@ -20,6 +20,8 @@
 //!   [`Host::set_roots`].
 //! - [`notifications`]: list changes re-list a server's tools, prompts and resources (the
 //!   model sees new tools at its next step); other notifications become events.
+//! - [`tool_call`]: one call with a progress token, a timeout that counts only silence,
+//!   and cancellation.
 //! - [`events`]: what the host reports; [`display`]: server text made safe to show.
 //!
 //! ```
@@ -80,5 +82,6 @@ pub mod policy;
 pub mod prompts;
 pub mod resources;
 pub mod servers;
+pub mod tool_call;
 
 pub use agent::{Host, HostError, Stop, TurnOutcome};

@@ -22,6 +22,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 
+use tokio::time::Instant;
+
 use junction::client::{ClientOptions, Elicitation, HandlerError, Roots, Sampling};
 use junction_protocol::elicitation::{ElicitParams, ElicitResult};
 use junction_protocol::roots::Root;
@@ -60,6 +62,39 @@ impl Handshake {
     }
 }
 
+/// Whether the user is answering a question of one server (an elicitation, a sampling
+/// approval or review), and when the last one was answered: a tool call's timeout does not
+/// run meanwhile (see [`crate::agent`]).
+#[derive(Debug, Clone)]
+pub struct Attention(Arc<tokio::sync::watch::Sender<(usize, Instant)>>);
+
+impl Default for Attention {
+    fn default() -> Self {
+        Attention(Arc::new(tokio::sync::watch::Sender::new((
+            0,
+            Instant::now(),
+        ))))
+    }
+}
+
+impl Attention {
+    /// Runs `question` while it counts as the user's attention.
+    async fn during<T>(&self, question: impl std::future::Future<Output = T>) -> T {
+        self.0.send_modify(|(pending, _)| *pending += 1);
+        let answer = question.await;
+        self.0.send_modify(|(pending, answered)| {
+            *pending = pending.saturating_sub(1);
+            *answered = Instant::now();
+        });
+        answer
+    }
+
+    /// Follows the questions: (how many are open, when the last one was answered).
+    pub fn watch(&self) -> tokio::sync::watch::Receiver<(usize, Instant)> {
+        self.0.subscribe()
+    }
+}
+
 /// Who answers servers' sampling and elicitation requests: the host's model and the user.
 #[derive(Clone)]
 pub struct Mediation {
@@ -86,6 +121,7 @@ impl Mediation {
         sampling: Action,
         events: &EventSink,
         handshake: &Handshake,
+        attention: &Attention,
         options: ClientOptions,
     ) -> ClientOptions {
         let handler = Handler {
@@ -94,6 +130,7 @@ impl Mediation {
             sampling,
             events: events.clone(),
             handshake: handshake.clone(),
+            attention: attention.clone(),
         };
         let for_elicitation = handler.clone();
         options
@@ -125,6 +162,7 @@ struct Handler {
     sampling: Action,
     events: EventSink,
     handshake: Handshake,
+    attention: Attention,
 }
 
 impl Handler {
@@ -144,7 +182,11 @@ impl Handler {
         let refusal = match self.sampling {
             Action::Allow => None,
             Action::Deny => Some("the config denies sampling to this server"),
-            Action::Ask => (interaction.approve_sampling(&request).await == Approval::Deny)
+            Action::Ask => (self
+                .attention
+                .during(interaction.approve_sampling(&request))
+                .await
+                == Approval::Deny)
                 .then_some("the user declined the request"),
         };
         if let Some(reason) = refusal {
@@ -163,7 +205,11 @@ impl Handler {
                 HandlerError::new(format!("the host's model failed: {e}"))
             })?;
         if self.sampling == Action::Ask
-            && interaction.review_sampling(&request, &result).await == Approval::Deny
+            && self
+                .attention
+                .during(interaction.review_sampling(&request, &result))
+                .await
+                == Approval::Deny
         {
             return Err(self.deny(
                 "the user withheld the model's answer",
@@ -193,7 +239,10 @@ impl Handler {
         self.events.emit(Event::ElicitationRequested {
             request: request.clone(),
         });
-        let answer = self.mediation.interaction.elicit(&request).await;
+        let answer = self
+            .attention
+            .during(self.mediation.interaction.elicit(&request))
+            .await;
         let result = match (answer, &request.params) {
             (ElicitationAnswer::Accept(content), ElicitParams::Form(_)) => {
                 ElicitResult::accept(content)

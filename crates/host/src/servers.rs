@@ -37,7 +37,7 @@ use start::{connect, finish, start_one, timeout_reason};
 
 use crate::config::ServerConfig;
 use crate::events::{Event, EventSink, ServerState};
-use crate::mediation::{invalid_root, Mediation, SharedRoots};
+use crate::mediation::{invalid_root, Attention, Mediation, SharedRoots};
 use crate::policy::Action;
 
 /// How servers are started.
@@ -78,15 +78,19 @@ pub struct ServerSettings {
     pub sampling: Action,
     /// The roots it is told about; `None` leaves the roots capability undeclared.
     pub roots: Option<Vec<Root>>,
+    /// How long one of its tool calls may go without an answer or progress; the host's
+    /// default when `None`.
+    pub tool_timeout: Option<Duration>,
 }
 
 impl Default for ServerSettings {
-    /// Untrusted, sampling after asking, no roots.
+    /// Untrusted, sampling after asking, no roots, the host's tool timeout.
     fn default() -> Self {
         ServerSettings {
             trusted: false,
             sampling: Action::Ask,
             roots: None,
+            tool_timeout: None,
         }
     }
 }
@@ -123,6 +127,7 @@ impl ServerConfig {
                 .roots
                 .as_ref()
                 .map(|uris| uris.iter().map(Root::new).collect()),
+            tool_timeout: self.tool_timeout,
         }
     }
 }
@@ -195,6 +200,10 @@ pub struct ConnectedServer {
     pub name: String,
     /// Whether its annotations are believed.
     pub trusted: bool,
+    /// How long one of its tool calls may go quiet; the host's default when `None`.
+    pub tool_timeout: Option<Duration>,
+    /// Whether the user is answering one of its questions (see [`Attention`]).
+    pub attention: Attention,
     /// The client connected to it.
     pub client: Client,
     lists: RwLock<Lists>,

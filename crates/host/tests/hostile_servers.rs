@@ -256,3 +256,153 @@ async fn shutdown_ends_every_child_process() {
         );
     }
 }
+
+/// A user who takes `delay` to answer each question, then accepts with an empty form.
+struct SlowUser(std::time::Duration);
+
+impl junction_host::interaction::Interaction for SlowUser {
+    fn approve_sampling<'a>(
+        &'a self,
+        _: &'a junction_host::interaction::SamplingRequest,
+    ) -> junction::session::BoxFuture<'a, junction_host::interaction::Approval> {
+        Box::pin(async { junction_host::interaction::Approval::Deny })
+    }
+
+    fn review_sampling<'a>(
+        &'a self,
+        _: &'a junction_host::interaction::SamplingRequest,
+        _: &'a junction_protocol::sampling::CreateMessageResult,
+    ) -> junction::session::BoxFuture<'a, junction_host::interaction::Approval> {
+        Box::pin(async { junction_host::interaction::Approval::Deny })
+    }
+
+    fn elicit<'a>(
+        &'a self,
+        _: &'a junction_host::interaction::ElicitationRequest,
+    ) -> junction::session::BoxFuture<'a, junction_host::interaction::ElicitationAnswer> {
+        let delay = self.0;
+        Box::pin(async move {
+            tokio::time::sleep(delay).await;
+            junction_host::interaction::ElicitationAnswer::Accept(Default::default())
+        })
+    }
+}
+
+/// A host over one hostile server `slow` whose tool `work` is allowed, with `timeout`.
+async fn slow_host(
+    server: &Hostile,
+    timeout: std::time::Duration,
+    user: SlowUser,
+) -> (Host, tokio::sync::mpsc::UnboundedReceiver<Event>) {
+    server.write("tools.json", &json!([tool("work", "Works.")]));
+    let config = config(json!({"slow": server.entry()}), json!({}));
+    let model = Arc::new(
+        ScriptedModel::from_json(
+            &json!([
+                {"toolCalls": [{"id": "1", "name": "slow__work", "arguments": {}}]},
+                {"text": "done"}
+            ])
+            .to_string(),
+        )
+        .unwrap(),
+    );
+    let options = StartOptions::default().mediation(Mediation::new(model.clone(), Arc::new(user)));
+    let (events, rx) = EventSink::channel();
+    let (servers, failures) = Servers::start(&config.servers, &options, &events).await;
+    assert!(failures.is_empty(), "{failures:?}");
+    let host = Host::new(
+        servers,
+        Policy::new(vec![junction_host::policy::Rule::new(
+            "slow__work",
+            junction_host::policy::Action::Allow,
+        )]),
+        model,
+        Arc::new(ScriptedConsent::deny_all()),
+        events,
+    )
+    .with_tool_timeout(timeout);
+    (host, rx)
+}
+
+#[tokio::test]
+async fn a_silent_call_times_out_and_is_cancelled_on_its_server() {
+    let server = Hostile::new("timeout");
+    std::fs::write(server.path("hang"), "").unwrap();
+    let (mut host, _events) = slow_host(
+        &server,
+        std::time::Duration::from_millis(300),
+        SlowUser(Default::default()),
+    )
+    .await;
+    host.send("work").await.unwrap();
+    let (text, is_error) = results(&host).remove(0);
+    assert!(
+        is_error && text.contains("sent neither an answer nor progress"),
+        "{text}"
+    );
+    server.wait_for_async("notifications/cancelled").await;
+    let call = &server.received_method("tools/call")[0];
+    assert!(
+        call["params"]["_meta"]["progressToken"].is_number(),
+        "{call}"
+    );
+    host.shutdown().await;
+}
+
+#[tokio::test]
+async fn progress_keeps_a_long_call_alive_and_each_update_is_reported() {
+    let server = Hostile::new("progress");
+    // Five updates 0.2 s apart: a whole second, five times the timeout.
+    std::fs::write(server.path("progress"), "5").unwrap();
+    let (mut host, mut events) = slow_host(
+        &server,
+        std::time::Duration::from_millis(600),
+        SlowUser(Default::default()),
+    )
+    .await;
+    host.send("work").await.unwrap();
+    let (text, is_error) = results(&host).remove(0);
+    assert!(!is_error, "{text}");
+    assert!(server.received_method("notifications/cancelled").is_empty());
+    let mut updates = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        if let Event::ToolProgress {
+            progress,
+            total,
+            message,
+            ..
+        } = event
+        {
+            updates.push((progress, total, message));
+        }
+    }
+    assert_eq!(updates.len(), 5, "{updates:?}");
+    assert_eq!(updates[4], (5.0, Some(5.0), Some("step 5".to_owned())));
+    host.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_timeout_does_not_run_while_the_user_answers_the_servers_question() {
+    let server = Hostile::new("elicit-pause");
+    std::fs::write(server.path("ask"), "").unwrap();
+    // The user takes three times the timeout to answer the form.
+    let (mut host, _events) = slow_host(
+        &server,
+        std::time::Duration::from_millis(400),
+        SlowUser(std::time::Duration::from_millis(1200)),
+    )
+    .await;
+    host.send("work").await.unwrap();
+    let (text, is_error) = results(&host).remove(0);
+    assert!(
+        !is_error,
+        "the call timed out while the user was answering: {text}"
+    );
+    let answer = server
+        .received()
+        .into_iter()
+        .find(|m| m["id"] == 700)
+        .expect("the form was answered");
+    assert_eq!(answer["result"]["action"], "accept");
+    host.shutdown().await;
+}

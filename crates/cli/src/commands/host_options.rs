@@ -43,6 +43,11 @@ pub struct HostOptions {
     /// Where "always allow" answers are kept (overrides the config's `junction.consentFile`).
     #[arg(long, value_name = "FILE")]
     pub consent_file: Option<PathBuf>,
+    /// How long a tool call may go without an answer or progress before it is cancelled
+    /// (overrides the config's `junction.toolTimeoutMs`; a server's own `toolTimeoutMs`
+    /// still wins) [default: 600000, ten minutes].
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub tool_timeout_ms: Option<u64>,
     /// Answer every question without asking: allow tool calls once, let sampling through.
     #[arg(long, conflicts_with = "no")]
     pub yes: bool,
@@ -148,6 +153,9 @@ impl HostOptions {
         };
         if let Some(file) = &self.consent_file {
             config.policy.consent_file = Some(file.clone());
+        }
+        if let Some(ms) = self.tool_timeout_ms {
+            config.tool_timeout = Some(std::time::Duration::from_millis(ms));
         }
         Ok(config)
     }

@@ -330,11 +330,46 @@ impl Renderer {
                 Paint::Yellow,
                 &format!("stopped: the model used all {steps} steps of this turn and still asked for tools"),
             )],
+            Event::ToolProgress {
+                call_id,
+                progress,
+                total,
+                message,
+            } => vec![self.progress(call_id, *progress, *total, message.as_deref())],
             Event::Interrupted => vec![self.paint(
                 Paint::Yellow,
                 "interrupted: the turn was stopped and its running calls cancelled; the conversation keeps what happened",
             )],
         }
+    }
+
+    /// `  slow.work ▕████░░░░░░▏ 40% message`, or the count alone without a total.
+    fn progress(
+        &self,
+        call_id: &str,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<&str>,
+    ) -> String {
+        let name = self.call_name(call_id, &display::line(call_id));
+        let bar = match total.filter(|t| *t > 0.0) {
+            Some(total) => {
+                let fraction = (progress / total).clamp(0.0, 1.0);
+                // Rounded down to whole cells of ten.
+                let filled = (fraction * 10.0) as usize;
+                format!(
+                    "▕{}{}▏ {:>3}%",
+                    "█".repeat(filled),
+                    "░".repeat(10 - filled),
+                    (fraction * 100.0).round()
+                )
+            }
+            None => format!("{progress} so far"),
+        };
+        let message = message
+            .map(|m| format!(" {}", shorten(&display::line(m), RESULT_SHOWN)))
+            .unwrap_or_default();
+        self.paint(Paint::Dim, &format!("  {name} {bar}{message}"))
     }
 
     fn call_name(&self, call_id: &str, otherwise: &str) -> String {
@@ -724,6 +759,35 @@ mod tests {
         assert_eq!(
             one(Event::StepLimitReached { steps: 10 }),
             ["stopped: the model used all 10 steps of this turn and still asked for tools"]
+        );
+    }
+
+    #[test]
+    fn progress_is_a_bar_with_its_message() {
+        let mut r = Renderer::new(Style::plain());
+        r.render(&Event::ToolCallStarted {
+            call_id: "c".into(),
+            server: "slow".into(),
+            tool: "work".into(),
+            arguments: json!({}),
+        });
+        assert_eq!(
+            r.render(&Event::ToolProgress {
+                call_id: "c".into(),
+                progress: 2.0,
+                total: Some(5.0),
+                message: Some("step \u{1b}[2J two".into()),
+            }),
+            [r"  slow.work ▕████░░░░░░▏  40% step \x1b[2J two"]
+        );
+        assert_eq!(
+            r.render(&Event::ToolProgress {
+                call_id: "c".into(),
+                progress: 3.0,
+                total: None,
+                message: None,
+            }),
+            ["  slow.work 3 so far"]
         );
     }
 

@@ -17,7 +17,7 @@ use super::{
 };
 use crate::config::{HttpConfig, ServerConfig, StdioConfig, TransportConfig};
 use crate::events::{Event, EventSink, ServerState};
-use crate::mediation::{invalid_root, Handshake, SharedRoots};
+use crate::mediation::{invalid_root, Attention, Handshake, SharedRoots};
 
 /// Why a server that ran out of start-up time failed.
 pub(super) fn timeout_reason(after: Duration) -> String {
@@ -198,9 +198,16 @@ pub(super) async fn connect(
     let mut client_options = options.client.clone();
     client_options.session.name = name.to_owned();
     let handshake = Handshake::default();
+    let attention = Attention::default();
     if let Some(mediation) = &options.mediation {
-        client_options =
-            mediation.install(name, settings.sampling, events, &handshake, client_options);
+        client_options = mediation.install(
+            name,
+            settings.sampling,
+            events,
+            &handshake,
+            &attention,
+            client_options,
+        );
     }
     let roots = match &settings.roots {
         Some(roots) => {
@@ -260,6 +267,8 @@ pub(super) async fn connect(
     Ok(ConnectedServer {
         name: name.to_owned(),
         trusted: settings.trusted,
+        tool_timeout: settings.tool_timeout,
+        attention,
         client,
         lists: RwLock::new(Lists {
             tools,

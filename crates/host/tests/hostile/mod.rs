@@ -10,6 +10,10 @@
 //! - `before-call.jsonl`: lines sent before each call's answer (log messages, …);
 //! - `early.jsonl`: lines sent on `initialize`, before its answer (requests a server must
 //!   not send yet);
+//! - `progress`: a number N: each `tools/call` first sends N progress notifications, 0.2 s
+//!   apart;
+//! - `ask`: when it exists, each `tools/call` first asks an elicitation and waits for its
+//!   answer;
 //! - `hang`: when it exists, `tools/call` is never answered.
 //!
 //! It appends every line it receives to `received.jsonl`, writes its pid to `pid` and its
@@ -42,6 +46,19 @@ while IFS= read -r line; do
       ;;
     *'"method":"tools/call"'*)
       if [ -f "$dir/before-call.jsonl" ]; then cat "$dir/before-call.jsonl"; fi
+      if [ -f "$dir/progress" ]; then
+        i=1
+        while [ "$i" -le "$(cat "$dir/progress")" ]; do
+          sleep 0.2
+          printf '{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":%s,"progress":%s,"total":%s,"message":"step %s"}}\n' "$id" "$i" "$(cat "$dir/progress")" "$i"
+          i=$((i + 1))
+        done
+      fi
+      if [ -f "$dir/ask" ]; then
+        printf '%s\n' '{"jsonrpc":"2.0","id":700,"method":"elicitation/create","params":{"message":"Your name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}}'
+        IFS= read -r answer
+        printf '%s\n' "$answer" >> "$dir/received.jsonl"
+      fi
       if [ -f "$dir/hang" ]; then continue; fi
       if [ "$called" = 0 ] && [ -f "$dir/tools-after.json" ]; then
         called=1
@@ -133,6 +150,17 @@ impl Hostile {
                 return;
             }
             std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        panic!("the server never received {method}");
+    }
+
+    /// [`Hostile::wait_for`] without blocking the runtime's thread.
+    pub async fn wait_for_async(&self, method: &str) {
+        for _ in 0..600 {
+            if !self.received_method(method).is_empty() {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         }
         panic!("the server never received {method}");
     }
