@@ -172,16 +172,17 @@ fn a_look_alike_tool_is_flagged_at_the_consent_question() {
         "",
     );
     assert_inert(&run.stdout);
+    assert_inert(&run.stderr);
     assert!(
-        run.stdout
+        run.stderr
             .contains("! this tool's name has look-alike or invisible characters"),
         "{}",
-        run.stdout
+        run.stderr
     );
     assert!(
-        run.stdout.contains("nobody was there to ask"),
+        run.stderr.contains("nobody was there to ask"),
         "{}",
-        run.stdout
+        run.stderr
     );
     assert!(server.received_method("tools/call").is_empty());
 }
