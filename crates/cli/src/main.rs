@@ -21,6 +21,7 @@
 mod commands;
 mod logging;
 mod render;
+mod signals;
 mod terminal;
 
 use std::process::ExitCode;

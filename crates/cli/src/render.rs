@@ -1,5 +1,7 @@
 //! What `junction call` prints and the exit code that goes with it. The protocol work happens
-//! in `commands::call`; this module only turns its outcome into text.
+//! in `commands::call`; this module only turns its outcome into text, with every control
+//! and invisible character a server sent written as an escape (see
+//! [`junction_host::display`]).
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -46,12 +48,15 @@ pub fn outcome(outcome: &Outcome) -> ExitCode {
 
 /// Prints why the call could not be made on stderr and returns [`FAILURE`].
 pub fn failure(error: &anyhow::Error) -> ExitCode {
-    eprintln!("junction call: {error}");
+    eprintln!(
+        "junction call: {}",
+        junction_host::display::text(&format!("{error:#}"))
+    );
     ExitCode::from(FAILURE)
 }
 
 fn print_json(value: &impl Serialize) -> anyhow::Result<()> {
-    let text = serde_json::to_string_pretty(value)?;
+    let text = junction_host::display::json(&serde_json::to_string_pretty(value)?);
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "{text}")?;
     stdout.flush()?;

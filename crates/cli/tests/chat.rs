@@ -102,7 +102,13 @@ fn junction_env(dir: &Path, args: &[&str], input: &str, env: &[(&str, &str)]) ->
 
 #[track_caller]
 fn assert_lines(run: &Run, expected: &[&str]) {
-    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_lines_in(run, &run.stdout, expected);
+}
+
+/// Like [`assert_lines`], in `text` (`run` writes its transcript on stderr).
+#[track_caller]
+fn assert_lines_in(run: &Run, text: &str, expected: &[&str]) {
+    let lines: Vec<&str> = text.lines().collect();
     for line in expected {
         assert!(
             lines.contains(line),
@@ -137,14 +143,15 @@ fn run_calls_a_conformance_tool_and_prints_the_transcript() {
         run.stdout, run.stderr
     );
     assert!(
-        run.stdout
+        run.stderr
             .lines()
             .any(|l| l.starts_with("server conformance: ready (")),
         "{}",
-        run.stdout
+        run.stderr
     );
-    assert_lines(
+    assert_lines_in(
         &run,
+        &run.stderr,
         &[
             "you: Say hi",
             "→ call conformance.test_simple_text {}",
@@ -153,7 +160,11 @@ fn run_calls_a_conformance_tool_and_prints_the_transcript() {
             "assistant: The tool said hello.",
         ],
     );
-    assert!(!run.stdout.contains('\x1b'), "no colour on a pipe");
+    assert_eq!(
+        run.stdout, "The tool said hello.\n",
+        "stdout holds the answer only"
+    );
+    assert!(!run.stderr.contains('\x1b'), "no colour on a pipe");
 }
 
 #[test]
@@ -183,20 +194,21 @@ fn run_denies_calls_that_need_consent_unless_a_rule_allows_them() {
         "stdout:\n{}\nstderr:\n{}",
         run.stdout, run.stderr
     );
-    assert_lines(
+    assert_lines_in(
         &run,
+        &run.stderr,
         &[
             "not asking: calls that need consent, sampling and questions are denied (--yes allows calls)",
             "? consent needed for conformance.test_simple_text: `conformance` is not trusted, so its annotations are not believed",
             "  not asking (non-interactive): denied; pass --yes to allow",
-            "✗ conformance.test_simple_text was not run: the user said no",
+            "✗ conformance.test_simple_text was not run: nobody was there to ask",
             "→ call conformance.test_error_handling {}",
             "← conformance.test_error_handling error: This tool intentionally returns an error for testing",
             "assistant: The tool said hello.",
         ],
     );
     assert!(!run
-        .stdout
+        .stderr
         .contains("consent needed for conformance.test_error_handling"));
 }
 
@@ -217,16 +229,17 @@ fn a_server_that_exits_at_once_is_reported_with_its_stderr_and_the_run_goes_on()
         ],
         "",
     );
-    assert_eq!(run.code, 1, "a failed server fails the run\n{}", run.stdout);
+    assert_eq!(run.code, 1, "a failed server fails the run\n{}", run.stderr);
     assert!(
-        run.stdout
+        run.stderr
             .lines()
             .any(|l| l.starts_with("server broken: failed to start:") && l.contains("status 3")),
         "{}",
-        run.stdout
+        run.stderr
     );
-    assert_lines(
+    assert_lines_in(
         &run,
+        &run.stderr,
         &[
             "  | boom",
             "← conformance.test_simple_text ok: This is a simple text response for testing.",
@@ -338,7 +351,7 @@ fn chat_reads_piped_commands_and_messages_until_quit() {
             "unknown command /nothing; /help lists the commands",
             "> Hello there",
             "  not asking (non-interactive): denied; pass --yes to allow",
-            "✗ conformance.test_simple_text was not run: the user said no",
+            "✗ conformance.test_simple_text was not run: nobody was there to ask",
             "assistant: The tool said hello.",
             "> /quit",
         ],
@@ -498,8 +511,9 @@ fn run_with_an_openai_compatible_server_calls_a_tool_and_prints_the_answer() {
         "stdout:\n{}\nstderr:\n{}",
         run.stdout, run.stderr
     );
-    assert_lines(
+    assert_lines_in(
         &run,
+        &run.stderr,
         &[
             "you: Say hi",
             "→ call conformance.test_simple_text {}",
@@ -507,6 +521,7 @@ fn run_with_an_openai_compatible_server_calls_a_tool_and_prints_the_answer() {
             "assistant: The tool said hello.",
         ],
     );
+    assert_eq!(run.stdout, "The tool said hello.\n");
     let received = api.received.lock().unwrap().clone();
     assert_eq!(received.len(), 2);
     for (path, auth, body) in &received {

@@ -20,8 +20,8 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
-use junction::session::RequestOptions;
 use junction::transport::Connection;
 use junction::RequestError;
 use junction_protocol::completion::{CompleteParams, CompletionRef};
@@ -31,6 +31,7 @@ use junction_protocol::roots::Root;
 use junction_protocol::tools::CallToolParams;
 use serde_json::{Map, Value};
 use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
 
 use crate::config::{Config, ConfigError};
 use crate::consent::{Consent, ConsentAnswer, ConsentRequest};
@@ -48,6 +49,7 @@ use crate::resources::{attachables, parse_attachment, Attachable, AttachmentSynt
 use crate::servers::{
     ConnectedServer, RootsError, ServerSettings, Servers, StartFailure, StartOptions,
 };
+use crate::tool_call::{self, CallFailure, DEFAULT_TOOL_TIMEOUT};
 
 /// How many model calls one [`Host::run`] makes at most, unless told otherwise.
 pub const DEFAULT_MAX_STEPS: usize = 10;
@@ -100,6 +102,8 @@ pub enum Stop {
     Answered,
     /// The step limit was reached while the model still asked for tools.
     StepLimit,
+    /// The turn was interrupted (see [`Host::interrupt_token`]).
+    Interrupted,
 }
 
 /// What one [`Host::run`] produced.
@@ -123,6 +127,47 @@ pub struct Host {
     conversation: Conversation,
     max_steps: usize,
     max_tool_output: usize,
+    tool_timeout: Duration,
+    interrupt: CancellationToken,
+}
+
+/// What an interrupted call's result says.
+const INTERRUPTED: &str = "The user interrupted this call before it finished; it was cancelled.";
+
+/// Who kept a call from running.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Refuser {
+    /// A `deny` rule of the config.
+    Rule,
+    /// The user, asked.
+    User,
+    /// Nobody: the call needed consent and there was no person to ask.
+    Nobody,
+}
+
+/// Why a call did not run.
+#[derive(Debug, Clone)]
+struct Refusal {
+    by: Refuser,
+    reason: String,
+}
+
+impl Refusal {
+    /// What the model is told, truthfully: which of a rule, the user or nobody refused.
+    fn for_model(&self, tool: &str) -> String {
+        let reason = &self.reason;
+        match self.by {
+            Refuser::Rule => format!(
+                "A rule in the user's configuration denied this call of `{tool}` ({reason}), so it was declined without asking the user and not run. Do not retry it; tell the user what you would have done."
+            ),
+            Refuser::User => format!(
+                "The user declined this call of `{tool}`, so it was not run. Do not retry it; tell the user what you would have done or ask how to proceed."
+            ),
+            Refuser::Nobody => format!(
+                "This call of `{tool}` needed the user's consent and nobody was there to ask (a run without a person), so it was not run. Tell the user what you would have done; they can allow it with a rule or --yes."
+            ),
+        }
+    }
 }
 
 /// A tool call after the policy and the user had their say.
@@ -140,6 +185,7 @@ impl std::fmt::Debug for Host {
             .field("policy", &self.policy)
             .field("max_steps", &self.max_steps)
             .field("max_tool_output", &self.max_tool_output)
+            .field("tool_timeout", &self.tool_timeout)
             .finish_non_exhaustive()
     }
 }
@@ -162,6 +208,8 @@ impl Host {
             conversation: Conversation::new(),
             max_steps: DEFAULT_MAX_STEPS,
             max_tool_output: DEFAULT_MAX_TOOL_OUTPUT,
+            tool_timeout: DEFAULT_TOOL_TIMEOUT,
+            interrupt: CancellationToken::new(),
         }
     }
 
@@ -194,6 +242,9 @@ impl Host {
         if let Some(chars) = config.max_tool_output {
             host = host.with_max_tool_output(chars);
         }
+        if let Some(timeout) = config.tool_timeout {
+            host = host.with_tool_timeout(timeout);
+        }
         Ok((host, failures))
     }
 
@@ -207,6 +258,13 @@ impl Host {
     /// results are cut with a marker saying how much was left out.
     pub fn with_max_tool_output(mut self, chars: usize) -> Self {
         self.max_tool_output = chars;
+        self
+    }
+
+    /// Sets how long a tool call may stay silent (no answer, no progress) before it is
+    /// cancelled, for servers whose config does not say (see [`crate::tool_call`]).
+    pub fn with_tool_timeout(mut self, timeout: Duration) -> Self {
+        self.tool_timeout = timeout;
         self
     }
 
@@ -280,13 +338,28 @@ impl Host {
         self.run().await
     }
 
+    /// A token that stops the turn under way, or the next one, when cancelled: the
+    /// model's request is dropped (the user's message stays), a consent question waiting
+    /// for its answer counts as declined, running tool calls are cancelled on their
+    /// servers (`notifications/cancelled`) and get a result saying the user interrupted
+    /// them, and [`Host::run`] returns at once with [`Stop::Interrupted`]. Each call
+    /// gives a fresh token for the turn to come.
+    pub fn interrupt_token(&mut self) -> CancellationToken {
+        self.interrupt = CancellationToken::new();
+        self.interrupt.clone()
+    }
+
     /// Runs the agent loop on the conversation as it is.
     pub async fn run(&mut self) -> Result<TurnOutcome, HostError> {
+        let interrupt = self.interrupt.clone();
         let mut last_text = None;
         for step in 1..=self.max_steps {
             let names = self.tool_names();
             let tools = names.model_tools();
-            let reply = self.model.respond(&self.conversation, &tools).await?;
+            let reply = tokio::select! {
+                reply = self.model.respond(&self.conversation, &tools) => reply?,
+                () = interrupt.cancelled() => return Ok(self.interrupted(last_text, step)),
+            };
             if let Some(text) = &reply.text {
                 self.events.emit(Event::Text { text: text.clone() });
             }
@@ -302,7 +375,9 @@ impl Host {
                     stop: Stop::Answered,
                 });
             }
-            let results = self.execute_all(&names, &reply.tool_calls).await;
+            let results = self
+                .execute_all(&names, &reply.tool_calls, &interrupt)
+                .await;
             for (call, (text, is_error)) in reply.tool_calls.into_iter().zip(results) {
                 self.conversation.push(Message::ToolResult {
                     call_id: call.id,
@@ -310,6 +385,9 @@ impl Host {
                     text,
                     is_error,
                 });
+            }
+            if interrupt.is_cancelled() {
+                return Ok(self.interrupted(last_text, step));
             }
         }
         self.events.emit(Event::StepLimitReached {
@@ -322,14 +400,36 @@ impl Host {
         })
     }
 
+    fn interrupted(&self, text: Option<String>, steps: usize) -> TurnOutcome {
+        self.events.emit(Event::Interrupted);
+        TurnOutcome {
+            text,
+            steps,
+            stop: Stop::Interrupted,
+        }
+    }
+
     /// Settles every call in order (consent questions one at a time), then runs the allowed
     /// ones concurrently. Returns each call's text for the model and whether it is an
     /// error, in call order.
-    async fn execute_all(&self, names: &ToolNames, calls: &[ToolCall]) -> Vec<(String, bool)> {
+    async fn execute_all(
+        &self,
+        names: &ToolNames,
+        calls: &[ToolCall],
+        interrupt: &CancellationToken,
+    ) -> Vec<(String, bool)> {
         let mut results: Vec<Option<(String, bool)>> = vec![None; calls.len()];
         let mut running = JoinSet::new();
         for (index, call) in calls.iter().enumerate() {
-            match self.settle(names, call).await {
+            let settled = if interrupt.is_cancelled() {
+                Settled::Refused(INTERRUPTED.to_owned())
+            } else {
+                tokio::select! {
+                    settled = self.settle(names, call) => settled,
+                    () = interrupt.cancelled() => Settled::Refused(INTERRUPTED.to_owned()),
+                }
+            };
+            match settled {
                 Settled::Refused(text) => {
                     results[index] = Some(finish(
                         &self.events,
@@ -343,13 +443,16 @@ impl Host {
                     let events = self.events.clone();
                     let limit = self.max_tool_output;
                     let call_id = call.id.clone();
+                    let interrupt = interrupt.clone();
+                    let timeout = server.tool_timeout.unwrap_or(self.tool_timeout);
                     running.spawn(async move {
-                        let (text, is_error) = match server
-                            .client
-                            .call_tool(params, RequestOptions::default())
-                            .await
-                        {
+                        let called = tool_call::call(
+                            &server, params, timeout, &interrupt, &events, &call_id,
+                        )
+                        .await;
+                        let (text, is_error) = match called {
                             Ok(result) => (result_text(&result), result.failed()),
+                            Err(CallFailure::Interrupted) => (INTERRUPTED.to_owned(), true),
                             Err(e) => (format!("The call could not be completed: {e}"), true),
                         };
                         (index, finish(&events, limit, &call_id, text, is_error))
@@ -416,33 +519,39 @@ impl Host {
                 call.name
             ));
         };
-        if let Err(reason) = self.consent_for(call, server, entry).await {
+        if let Err(refusal) = self.consent_for(call, server, entry).await {
             self.events.emit(Event::ToolCallDenied {
                 call_id: call.id.clone(),
-                reason: reason.clone(),
+                reason: refusal.reason.clone(),
             });
-            return Settled::Refused(format!(
-                "The user declined this call of `{}`, so it was not run ({reason}). Do not retry it; tell the user what you would have done or ask how to proceed.",
-                call.name
-            ));
+            return Settled::Refused(refusal.for_model(&call.name));
         }
         let params = CallToolParams::new(entry.tool.name.clone()).arguments(arguments);
         Settled::Run(server.clone(), params)
     }
 
-    /// Applies the policy, asking the user when it says so. `Err` holds why it is declined.
+    /// Applies the policy, asking the user when it says so. `Err` says who declined and
+    /// why.
     async fn consent_for(
         &self,
         call: &ToolCall,
         server: &ConnectedServer,
         entry: &crate::naming::ToolEntry,
-    ) -> Result<(), String> {
+    ) -> Result<(), Refusal> {
         let decision = self
             .policy
             .decide(&server.name, &entry.tool, server.trusted);
         match decision.action {
-            Action::Allow => return Ok(()),
-            Action::Deny => return Err(decision.reason),
+            Action::Allow => {
+                self.policy.pin(&server.name, &entry.tool);
+                return Ok(());
+            }
+            Action::Deny => {
+                return Err(Refusal {
+                    by: Refuser::Rule,
+                    reason: decision.reason,
+                })
+            }
             Action::Ask => {}
         }
         let request = ConsentRequest {
@@ -454,6 +563,8 @@ impl Host {
             trusted: server.trusted,
             reason: decision.reason,
             rememberable: decision.rememberable,
+            changes: decision.changes,
+            disguised: decision.disguised,
         };
         self.events.emit(Event::ConsentAsked {
             call_id: call.id.clone(),
@@ -466,22 +577,30 @@ impl Host {
         });
         match answer {
             ConsentAnswer::AlwaysAllow if request.rememberable => {
-                if let Err(e) = self.policy.remember(&server.name, &entry.tool.name) {
+                if let Err(e) = self.policy.remember(&server.name, &entry.tool) {
                     self.events.emit(Event::Warning {
                         message: format!("the answer was not saved: {e}"),
                     });
                 }
             }
             ConsentAnswer::AllowForSession if request.rememberable => {
-                self.policy
-                    .allow_for_session(&server.name, &entry.tool.name);
+                self.policy.allow_for_session(&server.name, &entry.tool);
             }
             _ => {}
         }
-        if answer.allows() {
-            Ok(())
-        } else {
-            Err("the user said no".to_owned())
+        match answer {
+            ConsentAnswer::NobodyToAsk => Err(Refusal {
+                by: Refuser::Nobody,
+                reason: "nobody was there to ask".to_owned(),
+            }),
+            ConsentAnswer::Deny => Err(Refusal {
+                by: Refuser::User,
+                reason: "the user said no".to_owned(),
+            }),
+            _ => {
+                self.policy.pin(&server.name, &entry.tool);
+                Ok(())
+            }
         }
     }
 
@@ -632,8 +751,8 @@ impl Host {
         Ok(())
     }
 
-    /// Ends every server.
-    pub async fn shutdown(self) {
+    /// Ends every server (see [`Servers::shutdown`]); the host keeps its conversation.
+    pub async fn shutdown(&self) {
         self.servers.shutdown().await;
     }
 }

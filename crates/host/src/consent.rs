@@ -13,7 +13,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// One question to the user.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ConsentRequest {
     /// The server's config key.
     pub server: String,
@@ -32,6 +33,11 @@ pub struct ConsentRequest {
     /// Whether an [`ConsentAnswer::AlwaysAllow`] or [`ConsentAnswer::AllowForSession`]
     /// would be remembered (not when a rule asks, since the rule would ask again anyway).
     pub rememberable: bool,
+    /// When the tool was allowed before in another definition: what changed, one line per
+    /// field (`description: "old" → "new"`). The user should read it before answering.
+    pub changes: Vec<String>,
+    /// Whether the tool's name has look-alike or invisible characters.
+    pub disguised: bool,
 }
 
 /// The user's answer.
@@ -46,12 +52,14 @@ pub enum ConsentAnswer {
     AlwaysAllow,
     /// Do not run it.
     Deny,
+    /// Nobody could be asked (a run without a person), so it does not run.
+    NobodyToAsk,
 }
 
 impl ConsentAnswer {
     /// Whether the call runs.
     pub fn allows(self) -> bool {
-        !matches!(self, ConsentAnswer::Deny)
+        !matches!(self, ConsentAnswer::Deny | ConsentAnswer::NobodyToAsk)
     }
 }
 
@@ -118,6 +126,8 @@ mod tests {
             trusted: false,
             reason: "r".into(),
             rememberable: true,
+            changes: Vec::new(),
+            disguised: false,
         }
     }
 
@@ -145,5 +155,6 @@ mod tests {
         assert!(ConsentAnswer::AllowForSession.allows());
         assert!(ConsentAnswer::AlwaysAllow.allows());
         assert!(!ConsentAnswer::Deny.allows());
+        assert!(!ConsentAnswer::NobodyToAsk.allows());
     }
 }

@@ -17,7 +17,12 @@ use crate::consent::{ConsentAnswer, ConsentRequest};
 use crate::interaction::{ElicitationRequest, SamplingRequest};
 
 /// Where a server is in its life.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(
+    tag = "state",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
 pub enum ServerState {
     /// Being started and connected.
     Starting,
@@ -41,8 +46,14 @@ pub enum ServerState {
     },
 }
 
-/// One thing that happened.
-#[derive(Debug, Clone, PartialEq)]
+/// One thing that happened. As JSON (for `junction run --output-format stream-json`), an
+/// object whose `event` names the variant in camelCase, with camelCase fields.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(
+    tag = "event",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
 pub enum Event {
     /// A server changed state.
     ServerStatus {
@@ -218,6 +229,19 @@ pub enum Event {
     StepLimitReached {
         /// The limit.
         steps: usize,
+    },
+    /// The turn was interrupted by the user; its running calls were cancelled.
+    Interrupted,
+    /// A running tool call reported progress.
+    ToolProgress {
+        /// The call.
+        call_id: String,
+        /// Progress so far.
+        progress: f64,
+        /// The total, when the server knows it.
+        total: Option<f64>,
+        /// What it is doing, in the server's words.
+        message: Option<String>,
     },
 }
 

@@ -15,7 +15,7 @@ use junction_protocol::elicitation::{ElicitParams, ElicitValue};
 use junction_protocol::sampling::{CreateMessageParams, CreateMessageResult};
 
 /// A server's request for a completion by the host's model.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct SamplingRequest {
     /// The server's config key: who asks.
     pub server: String,
@@ -24,7 +24,7 @@ pub struct SamplingRequest {
 }
 
 /// A server's question for the user.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ElicitationRequest {
     /// The server's config key: who asks.
     pub server: String,

@@ -20,7 +20,9 @@
 //!   [`Host::set_roots`].
 //! - [`notifications`]: list changes re-list a server's tools, prompts and resources (the
 //!   model sees new tools at its next step); other notifications become events.
-//! - [`events`]: what the host reports.
+//! - [`tool_call`]: one call with a progress token, a timeout that counts only silence,
+//!   and cancellation.
+//! - [`events`]: what the host reports; [`display`]: server text made safe to show.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -70,6 +72,7 @@ pub mod auth;
 pub mod config;
 pub mod consent;
 pub mod conversation;
+pub mod display;
 pub mod events;
 pub mod interaction;
 pub mod mediation;
@@ -80,5 +83,6 @@ pub mod policy;
 pub mod prompts;
 pub mod resources;
 pub mod servers;
+pub mod tool_call;
 
 pub use agent::{Host, HostError, Stop, TurnOutcome};

@@ -15,9 +15,14 @@
 //!   is not told the capability exists.
 //!
 //! Each handler is installed per server and knows only that server's name: a request from
-//! one server is answered to that server alone.
+//! one server is answered to that server alone. Until the handshake with a server has
+//! finished ([`Handshake`]), every request it sends is refused: the specification lets a
+//! server send only pings and logging before the client's `initialized`.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
+
+use tokio::time::Instant;
 
 use junction::client::{ClientOptions, Elicitation, HandlerError, Roots, Sampling};
 use junction_protocol::elicitation::{ElicitParams, ElicitResult};
@@ -34,6 +39,61 @@ use crate::policy::Action;
 /// The message of the error a server gets when its sampling request is refused (as in the
 /// specification's example).
 pub const SAMPLING_REJECTED: &str = "User rejected sampling request";
+
+/// Whether the handshake with one server has finished; the handlers refuse until it has.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Handshake(Arc<AtomicBool>);
+
+impl Handshake {
+    /// Marks the handshake finished: the server's requests are served from now on.
+    pub(crate) fn finish(&self) {
+        self.0.store(true, Ordering::Release);
+    }
+
+    /// Refuses a request that came before the handshake finished.
+    fn check(&self, method: &str) -> Result<(), HandlerError> {
+        if self.0.load(Ordering::Acquire) {
+            Ok(())
+        } else {
+            Err(HandlerError::new(format!(
+                "{method} was sent before the handshake finished; the host refuses it"
+            )))
+        }
+    }
+}
+
+/// Whether the user is answering a question of one server (an elicitation, a sampling
+/// approval or review), and when the last one was answered: a tool call's timeout does not
+/// run meanwhile (see [`crate::agent`]).
+#[derive(Debug, Clone)]
+pub struct Attention(Arc<tokio::sync::watch::Sender<(usize, Instant)>>);
+
+impl Default for Attention {
+    fn default() -> Self {
+        Attention(Arc::new(tokio::sync::watch::Sender::new((
+            0,
+            Instant::now(),
+        ))))
+    }
+}
+
+impl Attention {
+    /// Runs `question` while it counts as the user's attention.
+    async fn during<T>(&self, question: impl std::future::Future<Output = T>) -> T {
+        self.0.send_modify(|(pending, _)| *pending += 1);
+        let answer = question.await;
+        self.0.send_modify(|(pending, answered)| {
+            *pending = pending.saturating_sub(1);
+            *answered = Instant::now();
+        });
+        answer
+    }
+
+    /// Follows the questions: (how many are open, when the last one was answered).
+    pub fn watch(&self) -> tokio::sync::watch::Receiver<(usize, Instant)> {
+        self.0.subscribe()
+    }
+}
 
 /// Who answers servers' sampling and elicitation requests: the host's model and the user.
 #[derive(Clone)]
@@ -60,6 +120,8 @@ impl Mediation {
         server: &str,
         sampling: Action,
         events: &EventSink,
+        handshake: &Handshake,
+        attention: &Attention,
         options: ClientOptions,
     ) -> ClientOptions {
         let handler = Handler {
@@ -67,6 +129,8 @@ impl Mediation {
             server: server.to_owned(),
             sampling,
             events: events.clone(),
+            handshake: handshake.clone(),
+            attention: attention.clone(),
         };
         let for_elicitation = handler.clone();
         options
@@ -80,7 +144,10 @@ impl Mediation {
             .elicitation(
                 Elicitation::form(move |params, _ctx| {
                     let handler = for_elicitation.clone();
-                    async move { Ok(handler.elicit(params).await) }
+                    async move {
+                        handler.handshake.check("elicitation/create")?;
+                        Ok(handler.elicit(params).await)
+                    }
                 })
                 .with_url(),
             )
@@ -94,6 +161,8 @@ struct Handler {
     server: String,
     sampling: Action,
     events: EventSink,
+    handshake: Handshake,
+    attention: Attention,
 }
 
 impl Handler {
@@ -101,6 +170,7 @@ impl Handler {
         &self,
         params: CreateMessageParams,
     ) -> Result<CreateMessageResult, HandlerError> {
+        self.handshake.check("sampling/createMessage")?;
         let request = SamplingRequest {
             server: self.server.clone(),
             params,
@@ -112,7 +182,11 @@ impl Handler {
         let refusal = match self.sampling {
             Action::Allow => None,
             Action::Deny => Some("the config denies sampling to this server"),
-            Action::Ask => (interaction.approve_sampling(&request).await == Approval::Deny)
+            Action::Ask => (self
+                .attention
+                .during(interaction.approve_sampling(&request))
+                .await
+                == Approval::Deny)
                 .then_some("the user declined the request"),
         };
         if let Some(reason) = refusal {
@@ -131,7 +205,11 @@ impl Handler {
                 HandlerError::new(format!("the host's model failed: {e}"))
             })?;
         if self.sampling == Action::Ask
-            && interaction.review_sampling(&request, &result).await == Approval::Deny
+            && self
+                .attention
+                .during(interaction.review_sampling(&request, &result))
+                .await
+                == Approval::Deny
         {
             return Err(self.deny(
                 "the user withheld the model's answer",
@@ -161,7 +239,10 @@ impl Handler {
         self.events.emit(Event::ElicitationRequested {
             request: request.clone(),
         });
-        let answer = self.mediation.interaction.elicit(&request).await;
+        let answer = self
+            .attention
+            .during(self.mediation.interaction.elicit(&request))
+            .await;
         let result = match (answer, &request.params) {
             (ElicitationAnswer::Accept(content), ElicitParams::Form(_)) => {
                 ElicitResult::accept(content)
@@ -199,12 +280,14 @@ impl SharedRoots {
         *self.0.write().unwrap_or_else(PoisonError::into_inner) = roots;
     }
 
-    /// The `roots/list` handler (declares `roots.listChanged`).
-    pub(crate) fn handler(&self) -> Roots {
+    /// The `roots/list` handler (declares `roots.listChanged`), refusing until the
+    /// handshake has finished.
+    pub(crate) fn handler(&self, handshake: &Handshake) -> Roots {
         let roots = self.clone();
+        let handshake = handshake.clone();
         Roots::new(move |_ctx| {
-            let list = roots.get();
-            async move { Ok(list) }
+            let list = handshake.check("roots/list").map(|()| roots.get());
+            async move { list }
         })
     }
 }

@@ -34,6 +34,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use junction_protocol::tools::Tool;
 
+use crate::display::is_invisible;
 use crate::model::ModelTool;
 
 /// The longest name LLM APIs accept.
@@ -79,14 +80,11 @@ pub fn is_valid_name(name: &str) -> bool {
 }
 
 /// A description without control characters (other than newline and tab) and without
-/// invisible format characters (zero-width spaces and joiners, bidirectional controls, the
-/// byte order mark): text the user cannot see must not reach the model either.
+/// invisible format characters ([`is_invisible`]: zero-width spaces and joiners,
+/// bidirectional controls, the byte order mark, tag characters): text the user cannot see must not reach the model either.
 pub fn clean_description(text: &str) -> String {
     text.chars()
-        .filter(|&c| {
-            let invisible = matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}' | '\u{00AD}');
-            !invisible && (!c.is_control() || c == '\n' || c == '\t')
-        })
+        .filter(|&c| !is_invisible(c) && (!c.is_control() || c == '\n' || c == '\t'))
         .collect()
 }
 

@@ -7,7 +7,8 @@
 //! server refuses the initialize POST) and `sse` entries over HTTP+SSE directly, with the
 //! entry's `headers` on every request. A server that exits, cannot be reached, times out or
 //! fails its handshake is reported as a [`StartFailure`] (with the tail of its stderr for a
-//! child), and the others go on. [`Servers::add_connection`] adds a server reached over any
+//! child), and the others go on. A child starts with a clean environment (see
+//! [`environment`]). [`Servers::add_connection`] adds a server reached over any
 //! [`Connection`] (in-process servers, tests).
 //!
 //! Each server's client gets its own handlers for what the server may ask back: sampling
@@ -29,13 +30,14 @@ use junction_protocol::roots::Root;
 use junction_protocol::tools::Tool;
 use tokio::task::JoinSet;
 
+pub mod environment;
 mod start;
 
 use start::{connect, finish, start_one, timeout_reason};
 
 use crate::config::ServerConfig;
 use crate::events::{Event, EventSink, ServerState};
-use crate::mediation::{invalid_root, Mediation, SharedRoots};
+use crate::mediation::{invalid_root, Attention, Mediation, SharedRoots};
 use crate::policy::Action;
 
 /// How servers are started.
@@ -76,15 +78,19 @@ pub struct ServerSettings {
     pub sampling: Action,
     /// The roots it is told about; `None` leaves the roots capability undeclared.
     pub roots: Option<Vec<Root>>,
+    /// How long one of its tool calls may go without an answer or progress; the host's
+    /// default when `None`.
+    pub tool_timeout: Option<Duration>,
 }
 
 impl Default for ServerSettings {
-    /// Untrusted, sampling after asking, no roots.
+    /// Untrusted, sampling after asking, no roots, the host's tool timeout.
     fn default() -> Self {
         ServerSettings {
             trusted: false,
             sampling: Action::Ask,
             roots: None,
+            tool_timeout: None,
         }
     }
 }
@@ -121,6 +127,7 @@ impl ServerConfig {
                 .roots
                 .as_ref()
                 .map(|uris| uris.iter().map(Root::new).collect()),
+            tool_timeout: self.tool_timeout,
         }
     }
 }
@@ -193,6 +200,10 @@ pub struct ConnectedServer {
     pub name: String,
     /// Whether its annotations are believed.
     pub trusted: bool,
+    /// How long one of its tool calls may go quiet; the host's default when `None`.
+    pub tool_timeout: Option<Duration>,
+    /// Whether the user is answering one of its questions (see [`Attention`]).
+    pub attention: Attention,
     /// The client connected to it.
     pub client: Client,
     lists: RwLock<Lists>,
@@ -422,8 +433,8 @@ impl Servers {
     /// Closes every connection and ends every child process (stdin closed, then SIGTERM,
     /// then SIGKILL, as the specification asks) and every HTTP session (`DELETE`, waited
     /// for at most a few seconds).
-    pub async fn shutdown(self) {
-        for server in self.servers {
+    pub async fn shutdown(&self) {
+        for server in &self.servers {
             server.client.close();
             match server.backing.lock().await.take() {
                 Some(Backing::Process(mut process)) => {
@@ -463,6 +474,7 @@ mod tests {
             trusted: false,
             disabled,
             startup_timeout: None,
+            tool_timeout: None,
             sampling: Action::Ask,
             roots: None,
             source: "t.json".into(),

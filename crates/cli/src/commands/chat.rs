@@ -11,16 +11,23 @@
 //! On a terminal the line editor completes commands, attachments and prompt arguments (Tab)
 //! and the host's questions are asked; with stdin piped, lines are read as they come,
 //! echoed, and the questions are answered no (or yes with `--yes`).
+//!
+//! Ctrl-C during a turn stops that turn only: its running tool calls are cancelled on their
+//! servers, the model's request is dropped, the conversation keeps what happened and the
+//! prompt comes back. Ctrl-C at the prompt drops the line being typed; a second one in a
+//! row leaves. SIGTERM and SIGHUP (and SIGINT while piped input is read) end the chat: every
+//! server is shut down first, and the exit code is 128 + the signal's number.
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use junction_host::Host;
+use junction_host::{display, Host};
 use rustyline::error::ReadlineError;
 use tokio::sync::Mutex;
 
 use super::host_options::{report, HostOptions};
+use crate::signals::{Signals, Stop, TerminalModes};
 use crate::terminal::editor::{self, ChatEditor};
 use crate::terminal::{listing, Style, Terminal};
 
@@ -43,6 +50,14 @@ const HELP: &[&str] = &[
     "  /quit                 leave",
 ];
 
+/// What the person did at the prompt.
+enum Input {
+    /// Typed a line.
+    Line(String),
+    /// Pressed Ctrl-C (the line editor reads it as a key, not a signal).
+    Interrupted,
+}
+
 /// Where lines come from.
 enum Lines {
     /// The line editor, on a terminal (lent to the reading thread while it reads).
@@ -53,9 +68,9 @@ enum Lines {
 
 impl Lines {
     /// The next line; `None` at the end of input.
-    async fn next(&mut self) -> Option<String> {
+    async fn next(&mut self) -> Option<Input> {
         match self {
-            Lines::Editor(slot) => loop {
+            Lines::Editor(slot) => {
                 let mut taken = slot.take()?;
                 let (back, line) = tokio::task::spawn_blocking(move || {
                     let line = taken.readline("> ");
@@ -67,20 +82,20 @@ impl Lines {
                 match line {
                     Ok(line) => {
                         let _ = editor.add_history_entry(line.as_str());
-                        return Some(line);
+                        Some(Input::Line(line))
                     }
                     // Ctrl-C drops the line being typed, as shells do.
-                    Err(ReadlineError::Interrupted) => continue,
-                    Err(_) => return None,
+                    Err(ReadlineError::Interrupted) => Some(Input::Interrupted),
+                    Err(_) => None,
                 }
-            },
+            }
             Lines::Piped(terminal) => {
                 let terminal = terminal.clone();
                 tokio::task::spawn_blocking(move || {
                     terminal.with(|io| {
                         let line = io.ask("> ")?;
                         io.say(&line);
-                        Some(line)
+                        Some(Input::Line(line))
                     })
                 })
                 .await
@@ -90,12 +105,25 @@ impl Lines {
     }
 }
 
-/// Runs the chat until `/quit` or the end of input.
+/// Runs the chat until `/quit`, the end of input or a signal.
 pub async fn run(args: ChatArgs) -> ExitCode {
+    let mut signals = match Signals::install() {
+        Ok(signals) => signals,
+        Err(e) => {
+            eprintln!("junction chat: could not catch signals: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let modes = TerminalModes::save();
     let terminal = Terminal::stdio(Style::detect());
     let interactive = std::io::stdin().is_terminal();
     let answers = args.host.answers(interactive);
-    let (host, _failures) = match args.host.start(&terminal, answers).await {
+    let started = tokio::select! {
+        started = args.host.start(&terminal, answers) => started,
+        // Servers still starting are killed with the future that starts them.
+        stop = signals.recv() => return stopped(stop),
+    };
+    let (host, _failures) = match started {
         Ok(started) => started,
         Err(e) => return report("chat", e),
     };
@@ -123,25 +151,71 @@ pub async fn run(args: ChatArgs) -> ExitCode {
     } else {
         Lines::Piped(terminal.clone())
     };
-    while let Some(line) = input.next().await {
+    let mut interrupts = 0;
+    let stop = loop {
+        let next = tokio::select! {
+            biased;
+            stop = signals.recv() => break Some(stop),
+            next = input.next() => next,
+        };
+        let line = match next {
+            None => break None,
+            Some(Input::Interrupted) => {
+                interrupts += 1;
+                if interrupts == 2 {
+                    break None;
+                }
+                terminal.say_all(&["(Ctrl-C again to leave, or /quit)".to_owned()]);
+                continue;
+            }
+            Some(Input::Line(line)) => line,
+        };
+        interrupts = 0;
         let line = line.trim();
         if line.is_empty() {
             continue;
         }
         if line == "/quit" || line == "/exit" {
-            break;
+            break None;
         }
-        let said = handle(&mut *host.lock().await, line).await;
+        let mut host = host.lock().await;
+        let interrupt = host.interrupt_token();
+        let turn = handle(&mut host, line);
+        tokio::pin!(turn);
+        let said = tokio::select! {
+            biased;
+            stop = signals.recv() => match stop {
+                // The turn winds down by itself once interrupted: calls cancelled, results in.
+                Stop::Interrupt => {
+                    interrupt.cancel();
+                    turn.await
+                }
+                other => break Some(other),
+            },
+            said = &mut turn => said,
+        };
         terminal.say_all(&said);
-    }
-    drop(input);
-    match Arc::try_unwrap(host) {
-        Ok(host) => host.into_inner().shutdown().await,
-        Err(_) => {
-            tracing::warn!("the host is still shared at exit; its servers end with the process")
-        }
-    }
-    ExitCode::SUCCESS
+    };
+    host.lock().await.shutdown().await;
+    modes.restore();
+    let Some(stop) = stop else {
+        return ExitCode::SUCCESS;
+    };
+    say_stopped(stop);
+    // The line editor's thread may still be reading; it must not keep the process alive.
+    std::process::exit(i32::from(stop.code()))
+}
+
+fn say_stopped(stop: Stop) {
+    eprintln!(
+        "junction chat: stopped by {}; every server was shut down",
+        stop.name()
+    );
+}
+
+fn stopped(stop: Stop) -> ExitCode {
+    say_stopped(stop);
+    stop.exit_code()
 }
 
 /// Does what one line asks; returns what to say about it (the turn itself is rendered
@@ -158,23 +232,27 @@ async fn handle(host: &mut Host, line: &str) -> Vec<String> {
     }
     if first.starts_with('/') {
         if !first.contains(':') {
-            return vec![format!("unknown command {first}; /help lists the commands")];
+            return vec![format!(
+                "unknown command {}; /help lists the commands",
+                display::line(first)
+            )];
         }
         return match host.apply_prompt(line).await {
             Ok(added) => {
                 let mut said = vec![format!(
-                    "+ {first} added {added} message{} to the conversation",
+                    "+ {} added {added} message{} to the conversation",
+                    display::line(first),
                     if added == 1 { "" } else { "s" }
                 )];
                 said.extend(turn(host.run().await));
                 said
             }
-            Err(e) => vec![format!("error: {e}")],
+            Err(e) => vec![format!("error: {}", display::line(&e.to_string()))],
         };
     }
     if first.starts_with('@') {
         if let Err(e) = host.attach(first).await {
-            return vec![format!("error: {e}")];
+            return vec![format!("error: {}", display::line(&e.to_string()))];
         }
         let rest = line[first.len()..].trim();
         if rest.is_empty() {
@@ -188,6 +266,9 @@ async fn handle(host: &mut Host, line: &str) -> Vec<String> {
 fn turn(outcome: Result<junction_host::TurnOutcome, junction_host::HostError>) -> Vec<String> {
     match outcome {
         Ok(_) => Vec::new(),
-        Err(e) => vec![format!("error: the turn failed: {e}")],
+        Err(e) => vec![format!(
+            "error: the turn failed: {}",
+            display::line(&e.to_string())
+        )],
     }
 }

@@ -9,8 +9,9 @@ use anyhow::Context as _;
 use junction_host::config::Config;
 use junction_host::events::EventSink;
 use junction_host::model::{AnthropicModel, Model, OpenAiModel, ScriptedModel};
+use junction_host::policy::{Action, Rule};
 use junction_host::servers::{StartFailure, StartOptions};
-use junction_host::Host;
+use junction_host::{display, Host};
 
 use crate::terminal::consent::TerminalConsent;
 use crate::terminal::events::Renderer;
@@ -43,6 +44,18 @@ pub struct HostOptions {
     /// Where "always allow" answers are kept (overrides the config's `junction.consentFile`).
     #[arg(long, value_name = "FILE")]
     pub consent_file: Option<PathBuf>,
+    /// How long a tool call may go without an answer or progress before it is cancelled
+    /// (overrides the config's `junction.toolTimeoutMs`; a server's own `toolTimeoutMs`
+    /// still wins) [default: 600000, ten minutes].
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub tool_timeout_ms: Option<u64>,
+    /// Allow calls of tools matching this glob over `server__tool` without asking, for this
+    /// run (repeatable; the same globs as `junction.policy`).
+    #[arg(long, value_name = "PATTERN")]
+    pub allow: Vec<String>,
+    /// Deny calls of tools matching this glob, for this run (repeatable; a deny always wins).
+    #[arg(long, value_name = "PATTERN")]
+    pub deny: Vec<String>,
     /// Answer every question without asking: allow tool calls once, let sampling through.
     #[arg(long, conflicts_with = "no")]
     pub yes: bool,
@@ -130,7 +143,14 @@ impl HostOptions {
         let mut config = match self.config_path() {
             Some(path) => {
                 terminal.say_all(&[format!("config: {}", path.display())]);
-                Config::load(&path).map_err(|e| SetupError::Failed(e.into()))?
+                let config = Config::load(&path).map_err(|e| SetupError::Failed(e.into()))?;
+                let warnings: Vec<String> = config
+                    .warnings
+                    .iter()
+                    .map(|w| format!("warning: {}", display::line(w)))
+                    .collect();
+                terminal.say_all(&warnings);
+                config
             }
             None => {
                 terminal.say_all(&[format!(
@@ -142,6 +162,15 @@ impl HostOptions {
         if let Some(file) = &self.consent_file {
             config.policy.consent_file = Some(file.clone());
         }
+        for (patterns, action) in [(&self.allow, Action::Allow), (&self.deny, Action::Deny)] {
+            config
+                .policy
+                .rules
+                .extend(patterns.iter().map(|p| Rule::new(p.clone(), action)));
+        }
+        if let Some(ms) = self.tool_timeout_ms {
+            config.tool_timeout = Some(std::time::Duration::from_millis(ms));
+        }
         Ok(config)
     }
 
@@ -151,6 +180,17 @@ impl HostOptions {
         &self,
         terminal: &Terminal,
         answers: Answers,
+    ) -> Result<(Host, Vec<StartFailure>), SetupError> {
+        self.start_with(terminal, answers, stdout_sink(terminal.style()))
+            .await
+    }
+
+    /// [`HostOptions::start`] with the host's events going to `events`.
+    pub async fn start_with(
+        &self,
+        terminal: &Terminal,
+        answers: Answers,
+        events: EventSink,
     ) -> Result<(Host, Vec<StartFailure>), SetupError> {
         let model = self.model()?;
         let config = self.config(terminal)?;
@@ -172,7 +212,7 @@ impl HostOptions {
             model,
             consent,
             interaction,
-            stdout_sink(terminal.style()),
+            events,
         )
         .await
         .map_err(|e| SetupError::Failed(e.into()))
@@ -211,11 +251,11 @@ pub fn stdout_sink(style: Style) -> EventSink {
 pub fn report(command: &str, error: SetupError) -> std::process::ExitCode {
     match error {
         SetupError::Usage(e) => {
-            eprintln!("junction {command}: {e:#}");
+            eprintln!("junction {command}: {}", display::text(&format!("{e:#}")));
             std::process::ExitCode::from(2)
         }
         SetupError::Failed(e) => {
-            eprintln!("junction {command}: {e:#}");
+            eprintln!("junction {command}: {}", display::text(&format!("{e:#}")));
             std::process::ExitCode::FAILURE
         }
     }

@@ -8,10 +8,19 @@
 
 use junction::session::BoxFuture;
 use junction_host::consent::{Consent, ConsentAnswer, ConsentRequest};
+use junction_host::display;
 use junction_host::events::describe_annotations;
 
+use super::events::{call_name, compact};
 use super::style::Paint;
-use super::{Answers, Io, Terminal};
+use super::{shorten, Answers, Io, Terminal};
+
+/// How many characters of one changed field are shown.
+const CHANGE_SHOWN: usize = 400;
+
+/// How many characters of the arguments are shown (all of them, within reason: the person
+/// decides on what the server would receive).
+const ARGUMENTS_SHOWN: usize = 4_000;
 
 /// Answers consent questions at the terminal.
 #[derive(Debug, Clone)]
@@ -40,9 +49,33 @@ impl Consent for TerminalConsent {
 /// Puts one consent question and returns the answer.
 pub fn consent(io: &mut Io, request: &ConsentRequest, answers: Answers) -> ConsentAnswer {
     io.say(&format!(
-        "  {}.{} would receive: {}",
-        request.server, request.tool, request.arguments
+        "  {} would receive: {}",
+        call_name(&request.server, &request.tool),
+        compact(&request.arguments, ARGUMENTS_SHOWN)
     ));
+    io.say(&format!(
+        "  server: `{}` (its name in your config); tool: `{}`",
+        display::name(&request.server),
+        display::exact(&request.tool)
+    ));
+    if request.disguised {
+        io.say(&io.style.paint(
+            Paint::Red,
+            "  ! this tool's name has look-alike or invisible characters: it is not the name it looks like",
+        ));
+    }
+    if !request.changes.is_empty() || request.reason.contains("definition changed") {
+        io.say(&io.style.paint(
+            Paint::Red,
+            "  ! this tool changed since you allowed it; review what changed:",
+        ));
+        for change in &request.changes {
+            io.say(&format!(
+                "    {}",
+                shorten(&display::line(change), CHANGE_SHOWN)
+            ));
+        }
+    }
     let trust = if request.trusted {
         "trusted server"
     } else {
@@ -59,7 +92,7 @@ pub fn consent(io: &mut Io, request: &ConsentRequest, answers: Answers) -> Conse
         }
         Answers::No => {
             io.say("  not asking (non-interactive): denied; pass --yes to allow");
-            return ConsentAnswer::Deny;
+            return ConsentAnswer::NobodyToAsk;
         }
         Answers::Ask => {}
     }
@@ -104,6 +137,8 @@ mod tests {
             trusted: false,
             reason: "it is not marked read-only".into(),
             rememberable,
+            changes: Vec::new(),
+            disguised: false,
         }
     }
 
@@ -156,7 +191,10 @@ mod tests {
     async fn without_a_person_the_answer_is_given_and_said_without_reading() {
         let (terminal, out) = scripted("o\n");
         let consent = TerminalConsent::new(terminal.clone(), Answers::No);
-        assert_eq!(consent.ask(&request(true)).await, ConsentAnswer::Deny);
+        assert_eq!(
+            consent.ask(&request(true)).await,
+            ConsentAnswer::NobodyToAsk
+        );
         assert!(out
             .text()
             .contains("not asking (non-interactive): denied; pass --yes to allow"));

@@ -2,10 +2,15 @@
 //!
 //! The renderer remembers which tool each call id belongs to, so that a call's result names
 //! its tool even though the host's `ToolCallFinished` carries only the id.
+//!
+//! Every string that came from a server or the model goes through
+//! [`junction_host::display`] before it is shown: escape sequences and other controls
+//! appear escaped, invisible characters visible, long names cut.
 
 use std::collections::HashMap;
 
 use junction_host::consent::ConsentAnswer;
+use junction_host::display;
 use junction_host::events::{Event, ServerState};
 use junction_protocol::elicitation::{ElicitAction, ElicitParams};
 use junction_protocol::sampling::{CreateMessageResult, SamplingMessageContentBlock};
@@ -26,13 +31,19 @@ pub struct Renderer {
     calls: HashMap<String, String>,
 }
 
-/// `value` as one line of JSON (strings without their quotes), at most `limit` characters.
+/// `value` as one line of JSON (strings without their quotes), safe to show, at most
+/// `limit` characters.
 pub fn compact(value: &Value, limit: usize) -> String {
     let text = match value {
         Value::String(s) => s.clone(),
         other => other.to_string(),
     };
-    shorten(&text.replace('\n', " "), limit)
+    shorten(&display::line(&text.replace('\n', " ")), limit)
+}
+
+/// `server.tool`, each part safe to show.
+pub fn call_name(server: &str, tool: &str) -> String {
+    format!("{}.{}", display::name(server), display::name(tool))
 }
 
 /// The text of a sampling answer (non-text blocks named by kind).
@@ -71,8 +82,9 @@ impl Renderer {
     /// The lines for one event.
     pub fn render(&mut self, event: &Event) -> Vec<String> {
         match event {
-            Event::ServerStatus { server, state } => self.status(server, state),
+            Event::ServerStatus { server, state } => self.status(&display::name(server), state),
             Event::Text { text } => {
+                let text = display::text(text);
                 let mut lines = text.lines();
                 let first = lines.next().unwrap_or_default();
                 let mut out = vec![format!(
@@ -90,9 +102,9 @@ impl Renderer {
                 arguments,
             } => {
                 let name = if server.is_empty() {
-                    format!("{tool} (no server offers it)")
+                    format!("{} (no server offers it)", display::name(tool))
                 } else {
-                    format!("{server}.{tool}")
+                    call_name(server, tool)
                 };
                 self.calls.insert(call_id.clone(), name.clone());
                 vec![format!(
@@ -105,8 +117,8 @@ impl Renderer {
                 Paint::Yellow,
                 &format!(
                     "? consent needed for {}: {}",
-                    self.call_name(call_id, &format!("{}.{}", request.server, request.tool)),
-                    request.reason
+                    self.call_name(call_id, &call_name(&request.server, &request.tool)),
+                    display::line(&request.reason)
                 ),
             )],
             Event::ConsentAnswered { call_id, answer } => {
@@ -115,6 +127,7 @@ impl Renderer {
                     ConsentAnswer::AllowForSession => "allowed for this session",
                     ConsentAnswer::AlwaysAllow => "always allowed",
                     ConsentAnswer::Deny => "denied",
+                    ConsentAnswer::NobodyToAsk => "denied (nobody to ask)",
                 };
                 vec![format!(
                     "  consent for {}: {said}",
@@ -124,8 +137,9 @@ impl Renderer {
             Event::ToolCallDenied { call_id, reason } => vec![self.paint(
                 Paint::Red,
                 &format!(
-                    "✗ {} was not run: {reason}",
-                    self.call_name(call_id, call_id)
+                    "✗ {} was not run: {}",
+                    self.call_name(call_id, &display::line(call_id)),
+                    display::line(reason)
                 ),
             )],
             Event::ToolCallFinished {
@@ -136,8 +150,8 @@ impl Renderer {
                 let name = self
                     .calls
                     .remove(call_id)
-                    .unwrap_or_else(|| call_id.clone());
-                let output = shorten(output.trim(), RESULT_SHOWN);
+                    .unwrap_or_else(|| display::line(call_id));
+                let output = shorten(&display::text(output.trim()), RESULT_SHOWN);
                 let (mark, paint) = if *is_error {
                     ("error", Paint::Red)
                 } else {
@@ -160,11 +174,14 @@ impl Renderer {
                 Paint::Yellow,
                 &format!(
                     "! {} returned {total_chars} characters; the model sees the first {kept_chars}",
-                    self.call_name(call_id, call_id)
+                    self.call_name(call_id, &display::line(call_id))
                 ),
             )],
             Event::ContextAttached { source, chars } => {
-                vec![format!("+ attached {source} ({chars} characters)")]
+                vec![format!(
+                    "+ attached {} ({chars} characters)",
+                    display::line(source)
+                )]
             }
             Event::LogLine {
                 server,
@@ -173,12 +190,16 @@ impl Renderer {
                 data,
             } => {
                 let from = match logger {
-                    Some(logger) => format!("{server}/{logger}"),
-                    None => server.clone(),
+                    Some(logger) => format!("{}/{}", display::name(server), display::name(logger)),
+                    None => display::name(server),
                 };
                 vec![self.paint(
                     Paint::Dim,
-                    &format!("[{from} {level}] {}", compact(data, RESULT_SHOWN)),
+                    &format!(
+                        "[{from} {}] {}",
+                        display::name(level),
+                        compact(data, RESULT_SHOWN)
+                    ),
                 )]
             }
             Event::ServerNotification {
@@ -190,7 +211,14 @@ impl Renderer {
                     .as_ref()
                     .map(|p| format!(" {}", compact(p, ARGUMENTS_SHOWN)))
                     .unwrap_or_default();
-                vec![self.paint(Paint::Dim, &format!("[{server}] {method}{params}"))]
+                vec![self.paint(
+                    Paint::Dim,
+                    &format!(
+                        "[{}] {}{params}",
+                        display::name(server),
+                        display::name(method)
+                    ),
+                )]
             }
             Event::SamplingRequested { request } => {
                 let n = request.params.messages.len();
@@ -198,7 +226,7 @@ impl Renderer {
                     Paint::Yellow,
                     &format!(
                         "? {} asks the model for a completion ({n} message{}, at most {} tokens)",
-                        request.server,
+                        display::name(&request.server),
                         if n == 1 { "" } else { "s" },
                         request.params.max_tokens
                     ),
@@ -206,20 +234,32 @@ impl Renderer {
             }
             Event::SamplingDenied { server, reason } => vec![self.paint(
                 Paint::Red,
-                &format!("✗ sampling for {server} refused: {reason}"),
+                &format!(
+                    "✗ sampling for {} refused: {}",
+                    display::name(server),
+                    display::line(reason)
+                ),
             )],
             Event::SamplingAnswered { server, result } => vec![format!(
-                "  sampling for {server} answered by {}: {}",
-                result.model,
-                shorten(&sampling_text(result).replace('\n', " "), RESULT_SHOWN)
+                "  sampling for {} answered by {}: {}",
+                display::name(server),
+                display::name(&result.model),
+                shorten(
+                    &display::line(&sampling_text(result).replace('\n', " ")),
+                    RESULT_SHOWN
+                )
             )],
             Event::ElicitationRequested { request } => {
                 let mut out = vec![self.paint(
                     Paint::Yellow,
-                    &format!("? {} asks you: {}", request.server, request.params.message()),
+                    &format!(
+                        "? {} asks you: {}",
+                        display::name(&request.server),
+                        display::line(request.params.message())
+                    ),
                 )];
                 if let ElicitParams::Url(url) = &request.params {
-                    out.push(format!("  URL: {}", url.url));
+                    out.push(format!("  URL: {}", display::line(&url.url)));
                 }
                 out
             }
@@ -229,47 +269,107 @@ impl Renderer {
                     ElicitAction::Decline => "declined",
                     ElicitAction::Cancel => "cancelled",
                 };
-                vec![format!("  your answer to {server}: {said}")]
+                vec![format!("  your answer to {}: {said}", display::name(server))]
             }
             Event::ElicitationCompleted {
                 server,
                 elicitation_id,
             } => vec![format!(
-                "  {server} says elicitation {elicitation_id} is complete"
+                "  {} says elicitation {} is complete",
+                display::name(server),
+                display::line(elicitation_id)
             )],
             Event::ToolsChanged { server, tools } => vec![format!(
-                "~ {server}'s tools changed: {}",
+                "~ {}'s tools changed: {}",
+                display::name(server),
                 if tools.is_empty() {
                     "none now".to_owned()
                 } else {
-                    tools.join(", ")
+                    tools
+                        .iter()
+                        .map(|t| display::name(t))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 }
             )],
             Event::PromptsChanged { server, prompts } => {
-                vec![format!("~ {server}'s prompts changed: {prompts} now")]
+                vec![format!(
+                    "~ {}'s prompts changed: {prompts} now",
+                    display::name(server)
+                )]
             }
             Event::ResourcesChanged { server, resources } => {
-                vec![format!("~ {server}'s resources changed: {resources} now")]
+                vec![format!(
+                    "~ {}'s resources changed: {resources} now",
+                    display::name(server)
+                )]
             }
             Event::ResourceUpdated { server, uri } => {
-                vec![format!("~ {server} updated {uri}")]
+                vec![format!(
+                    "~ {} updated {}",
+                    display::name(server),
+                    display::line(uri)
+                )]
             }
             Event::RootsChanged { server, roots } => vec![format!(
-                "~ {server}'s roots are now: {}",
+                "~ {}'s roots are now: {}",
+                display::name(server),
                 if roots.is_empty() {
                     "none".to_owned()
                 } else {
-                    roots.join(", ")
+                    display::line(&roots.join(", "))
                 }
             )],
             Event::Warning { message } => {
-                vec![self.paint(Paint::Yellow, &format!("warning: {message}"))]
+                vec![self.paint(
+                    Paint::Yellow,
+                    &format!("warning: {}", display::line(message)),
+                )]
             }
             Event::StepLimitReached { steps } => vec![self.paint(
                 Paint::Yellow,
                 &format!("stopped: the model used all {steps} steps of this turn and still asked for tools"),
             )],
+            Event::ToolProgress {
+                call_id,
+                progress,
+                total,
+                message,
+            } => vec![self.progress(call_id, *progress, *total, message.as_deref())],
+            Event::Interrupted => vec![self.paint(
+                Paint::Yellow,
+                "interrupted: the turn was stopped and its running calls cancelled; the conversation keeps what happened",
+            )],
         }
+    }
+
+    /// `  slow.work ▕████░░░░░░▏ 40% message`, or the count alone without a total.
+    fn progress(
+        &self,
+        call_id: &str,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<&str>,
+    ) -> String {
+        let name = self.call_name(call_id, &display::line(call_id));
+        let bar = match total.filter(|t| *t > 0.0) {
+            Some(total) => {
+                let fraction = (progress / total).clamp(0.0, 1.0);
+                // Rounded down to whole cells of ten.
+                let filled = (fraction * 10.0) as usize;
+                format!(
+                    "▕{}{}▏ {:>3}%",
+                    "█".repeat(filled),
+                    "░".repeat(10 - filled),
+                    (fraction * 100.0).round()
+                )
+            }
+            None => format!("{progress} so far"),
+        };
+        let message = message
+            .map(|m| format!(" {}", shorten(&display::line(m), RESULT_SHOWN)))
+            .unwrap_or_default();
+        self.paint(Paint::Dim, &format!("  {name} {bar}{message}"))
     }
 
     fn call_name(&self, call_id: &str, otherwise: &str) -> String {
@@ -301,15 +401,16 @@ impl Renderer {
                 stderr_tail,
             } => {
                 let mut out = vec![format!(
-                    "server {server}: {} {reason}",
-                    self.paint(Paint::Red, "failed to start:")
+                    "server {server}: {} {}",
+                    self.paint(Paint::Red, "failed to start:"),
+                    display::line(reason)
                 )];
                 if !stderr_tail.is_empty() {
                     out.push("  its stderr ended with:".to_owned());
                     out.extend(
                         stderr_tail
                             .iter()
-                            .map(|l| self.paint(Paint::Dim, &format!("  | {l}"))),
+                            .map(|l| self.paint(Paint::Dim, &format!("  | {}", display::line(l)))),
                     );
                 }
                 out
@@ -486,6 +587,8 @@ mod tests {
             trusted: false,
             reason: "it is not marked read-only".into(),
             rememberable: true,
+            changes: Vec::new(),
+            disguised: false,
         };
         assert_eq!(
             r.render(&Event::ConsentAsked {
@@ -656,6 +759,35 @@ mod tests {
         assert_eq!(
             one(Event::StepLimitReached { steps: 10 }),
             ["stopped: the model used all 10 steps of this turn and still asked for tools"]
+        );
+    }
+
+    #[test]
+    fn progress_is_a_bar_with_its_message() {
+        let mut r = Renderer::new(Style::plain());
+        r.render(&Event::ToolCallStarted {
+            call_id: "c".into(),
+            server: "slow".into(),
+            tool: "work".into(),
+            arguments: json!({}),
+        });
+        assert_eq!(
+            r.render(&Event::ToolProgress {
+                call_id: "c".into(),
+                progress: 2.0,
+                total: Some(5.0),
+                message: Some("step \u{1b}[2J two".into()),
+            }),
+            [r"  slow.work ▕████░░░░░░▏  40% step \x1b[2J two"]
+        );
+        assert_eq!(
+            r.render(&Event::ToolProgress {
+                call_id: "c".into(),
+                progress: 3.0,
+                total: None,
+                message: None,
+            }),
+            ["  slow.work 3 so far"]
         );
     }
 

@@ -25,6 +25,8 @@ use junction_protocol::elicitation::{
 use junction_protocol::sampling::CreateMessageResult;
 use serde_json::Number;
 
+use junction_host::display;
+
 use super::events::{blocks_text, sampling_text};
 use super::style::Paint;
 use super::{Answers, Io, Terminal};
@@ -110,17 +112,19 @@ pub fn approve_sampling(io: &mut Io, request: &SamplingRequest, answers: Answers
     let params = &request.params;
     io.say(&format!(
         "  {} wants the model to answer (at most {} tokens):",
-        request.server, params.max_tokens
+        display::name(&request.server),
+        params.max_tokens
     ));
     if let Some(system) = &params.system_prompt {
-        io.say(&format!("    system: {system}"));
+        io.say(&format!("    system: {}", display::line(system)));
     }
     for message in &params.messages {
         let role = match message.role {
             Role::User => "user",
             Role::Assistant => "assistant",
         };
-        for (i, line) in blocks_text(message.content.blocks()).lines().enumerate() {
+        let text = display::text(&blocks_text(message.content.blocks()));
+        for (i, line) in text.lines().enumerate() {
             if i == 0 {
                 io.say(&format!("    {role}: {line}"));
             } else {
@@ -129,13 +133,16 @@ pub fn approve_sampling(io: &mut Io, request: &SamplingRequest, answers: Answers
         }
     }
     if let Some(tools) = &params.tools {
-        let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+        let names: Vec<String> = tools.iter().map(|t| display::name(&t.name)).collect();
         io.say(&format!("    tools offered: {}", names.join(", ")));
     }
     if let Some(approval) = unattended(io, answers, "the request") {
         return approval;
     }
-    match yes_no(io, &format!("Let the model answer {}?", request.server)) {
+    match yes_no(
+        io,
+        &format!("Let the model answer {}?", display::name(&request.server)),
+    ) {
         Some(true) => Approval::Allow,
         Some(false) => Approval::Deny,
         None => {
@@ -152,14 +159,20 @@ pub fn review_sampling(
     answer: &CreateMessageResult,
     answers: Answers,
 ) -> Approval {
-    io.say(&format!("  the model ({}) answered:", answer.model));
-    for line in sampling_text(answer).lines() {
+    io.say(&format!(
+        "  the model ({}) answered:",
+        display::name(&answer.model)
+    ));
+    for line in display::text(&sampling_text(answer)).lines() {
         io.say(&format!("    {line}"));
     }
     if let Some(approval) = unattended(io, answers, "sending the answer") {
         return approval;
     }
-    match yes_no(io, &format!("Send this answer to {server}?")) {
+    match yes_no(
+        io,
+        &format!("Send this answer to {}?", display::name(server)),
+    ) {
         Some(true) => Approval::Allow,
         Some(false) => Approval::Deny,
         None => {
@@ -174,7 +187,7 @@ pub fn elicit(io: &mut Io, request: &ElicitationRequest, answers: Answers) -> El
     if answers != Answers::Ask {
         io.say(&format!(
             "  not asking (non-interactive): {}'s question declined",
-            request.server
+            display::name(&request.server)
         ));
         return ElicitationAnswer::Decline;
     }
@@ -205,8 +218,15 @@ fn choose(io: &mut Io, question: &str) -> Option<Result<(), ElicitationAnswer>> 
 }
 
 fn visit_url(io: &mut Io, server: &str, params: &UrlParams) -> Option<ElicitationAnswer> {
-    io.say(&format!("  {server} asks you to open: {}", params.url));
-    io.say(&format!("  site: {}", site(&params.url)));
+    io.say(&format!(
+        "  {} asks you to open: {}",
+        display::name(server),
+        display::line(&params.url)
+    ));
+    io.say(&format!(
+        "  site: {}",
+        display::exact(&display::line(site(&params.url)))
+    ));
     io.say(
         "  Junction never opens URLs itself; open it in your browser only if you trust the site.",
     );
@@ -227,7 +247,7 @@ fn site(url: &str) -> &str {
 
 fn fill_form(io: &mut Io, server: &str, form: &FormParams) -> Option<ElicitationAnswer> {
     let schema = &form.requested_schema;
-    if let Err(refusal) = choose(io, &format!("Answer {server}'s form?"))? {
+    if let Err(refusal) = choose(io, &format!("Answer {}'s form?", display::name(server)))? {
         return Some(refusal);
     }
     let mut content = BTreeMap::new();
@@ -239,7 +259,10 @@ fn fill_form(io: &mut Io, server: &str, form: &FormParams) -> Option<Elicitation
     }
     if let Err(why) = schema.check(&content) {
         // Each field was checked as it was typed; this guards the form as a whole.
-        io.say(&format!("  the form is not valid ({why}); cancelled"));
+        io.say(&format!(
+            "  the form is not valid ({}); cancelled",
+            display::line(&why.to_string())
+        ));
         return Some(ElicitationAnswer::Cancel);
     }
     Some(ElicitationAnswer::Accept(content))
@@ -306,19 +329,22 @@ fn ask_field(
     required: bool,
 ) -> Option<Option<ElicitValue>> {
     let (kind, default) = describe(field);
+    let kind = display::line(&kind);
     let label = match field.label() {
-        Some(title) if title != name => format!("{title} ({name})"),
-        _ => name.to_owned(),
+        Some(title) if title != name => {
+            format!("{} ({})", display::line(title), display::name(name))
+        }
+        _ => display::name(name),
     };
     if let Some(description) = field_description(field) {
-        io.say(&format!("  {label}: {description}"));
+        io.say(&format!("  {label}: {}", display::line(description)));
     }
     let mut hint = vec![kind];
     if required {
         hint.push("required".to_owned());
     }
     if let Some(default) = &default {
-        hint.push(format!("default {default}"));
+        hint.push(format!("default {}", display::line(default)));
     }
     let prompt = format!("  {label} [{}]: ", hint.join("; "));
     loop {
@@ -328,7 +354,7 @@ fn ask_field(
             match &default {
                 Some(default) => default.clone(),
                 None if required => {
-                    io.say(&format!("  {name} is required"));
+                    io.say(&format!("  {} is required", display::name(name)));
                     continue;
                 }
                 None => return Some(None),
@@ -338,7 +364,11 @@ fn ask_field(
         };
         match parse_value(field, &text).and_then(|v| field.check(&v).map(|()| v)) {
             Ok(value) => return Some(Some(value)),
-            Err(why) => io.say(&format!("  {name} {why}; try again")),
+            Err(why) => io.say(&format!(
+                "  {} {}; try again",
+                display::name(name),
+                display::line(&why)
+            )),
         }
     }
 }

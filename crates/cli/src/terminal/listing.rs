@@ -1,6 +1,10 @@
 //! What a host offers, as lines for the person: the tools under the names the model sees,
-//! the prompts as slash commands, the resources to attach, and the servers.
+//! the prompts as slash commands, the resources to attach, and the servers. Every name and
+//! description a server chose goes through [`junction_host::display`] first, so a listing
+//! cannot be rewritten or hidden by the server's own text.
 
+use junction_host::display;
+use junction_host::policy::canonical::is_disguised;
 use junction_host::resources::Attachable;
 use junction_host::Host;
 use junction_protocol::prompts::Prompt;
@@ -12,7 +16,7 @@ const DESCRIPTION_SHOWN: usize = 80;
 
 fn first_line(text: Option<&str>) -> String {
     shorten(
-        text.unwrap_or_default().lines().next().unwrap_or_default(),
+        &display::line(text.unwrap_or_default().lines().next().unwrap_or_default()),
         DESCRIPTION_SHOWN,
     )
 }
@@ -33,23 +37,27 @@ pub fn tools(host: &Host) -> Vec<String> {
         return vec!["no tools".to_owned()];
     }
     let mut lines = vec!["tools (as the model sees them):".to_owned()];
-    lines.extend(
-        names
-            .entries()
-            .iter()
-            .map(|e| with_description(e.model_name.clone(), e.tool.description.as_deref())),
-    );
+    lines.extend(names.entries().iter().map(|e| {
+        let mut head = e.model_name.clone();
+        if is_disguised(&e.tool.name) {
+            head.push_str(&format!(
+                " (! look-alike name: `{}`)",
+                display::exact(&display::name(&e.tool.name))
+            ));
+        }
+        with_description(head, e.tool.description.as_deref())
+    }));
     lines
 }
 
 /// How a prompt is invoked: `/server:prompt <required> [optional]`.
 pub fn command(server: &str, prompt: &Prompt) -> String {
-    let mut text = format!("/{server}:{}", prompt.name);
+    let mut text = format!("/{}:{}", display::name(server), display::name(&prompt.name));
     for argument in prompt.arguments.iter().flatten() {
         if argument.required == Some(true) {
-            text.push_str(&format!(" <{}>", argument.name));
+            text.push_str(&format!(" <{}>", display::name(&argument.name)));
         } else {
-            text.push_str(&format!(" [{}]", argument.name));
+            text.push_str(&format!(" [{}]", display::name(&argument.name)));
         }
     }
     text
@@ -74,7 +82,7 @@ pub fn prompts(host: &Host) -> Vec<String> {
 }
 
 fn attachable(a: &Attachable) -> String {
-    let mut head = a.reference();
+    let mut head = display::line(&a.reference());
     if a.template {
         head.push_str(" (template: fill in the {braces})");
     }
@@ -102,9 +110,9 @@ pub fn servers(host: &Host) -> Vec<String> {
         let info = server.client.server_info();
         lines.push(format!(
             "  {}: {} {}{}, {} tools, {} prompts, {} resources",
-            server.name,
-            info.name,
-            info.version,
+            display::name(&server.name),
+            display::name(&info.name),
+            display::name(&info.version),
             if server.trusted { ", trusted" } else { "" },
             server.tools().len(),
             server.prompts().len(),

@@ -108,6 +108,16 @@ impl Terminal {
         )
     }
 
+    /// This process's stdin, with what is shown going to stderr (so that stdout carries
+    /// only a command's result).
+    pub fn stdin_stderr(style: Style) -> Self {
+        Terminal::new(
+            std::io::BufReader::new(std::io::stdin()),
+            std::io::stderr(),
+            style,
+        )
+    }
+
     /// How output is coloured.
     pub fn style(&self) -> Style {
         self.style

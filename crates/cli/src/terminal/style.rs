@@ -42,9 +42,14 @@ pub struct Style {
 impl Style {
     /// Colour when stdout is a terminal and `NO_COLOR` is unset or empty.
     pub fn detect() -> Self {
+        Style::detect_on(&std::io::stdout())
+    }
+
+    /// Colour when `stream` is a terminal and `NO_COLOR` is unset or empty.
+    pub fn detect_on(stream: &impl IsTerminal) -> Self {
         let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
         Style {
-            colour: std::io::stdout().is_terminal() && !no_color,
+            colour: stream.is_terminal() && !no_color,
         }
     }
 

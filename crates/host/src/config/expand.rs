@@ -14,14 +14,24 @@
 /// assert_eq!(expand("${MISSING} $TOKEN", &env), "${MISSING} $TOKEN");
 /// ```
 pub fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> String {
+    expand_checked(text, lookup).0
+}
+
+/// [`expand`], and the names of the variables that were unset with no default (left as
+/// written), in order. The config reader makes each of those an error.
+pub fn expand_checked(
+    text: &str,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> (String, Vec<String>) {
     let mut out = String::with_capacity(text.len());
+    let mut missing = Vec::new();
     let mut rest = text;
     while let Some(start) = rest.find("${") {
         out.push_str(&rest[..start]);
         let after = &rest[start + 2..];
         let Some(end) = after.find('}') else {
             out.push_str(&rest[start..]);
-            return out;
+            return (out, missing);
         };
         let inner = &after[..end];
         let body = inner.strip_prefix("env:").unwrap_or(inner);
@@ -32,12 +42,15 @@ pub fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> String {
         match (lookup(name), default) {
             (Some(value), _) => out.push_str(&value),
             (None, Some(default)) => out.push_str(default),
-            (None, None) => out.push_str(&rest[start..start + 2 + end + 1]),
+            (None, None) => {
+                missing.push(name.to_owned());
+                out.push_str(&rest[start..start + 2 + end + 1]);
+            }
         }
         rest = &after[end + 1..];
     }
     out.push_str(rest);
-    out
+    (out, missing)
 }
 
 #[cfg(test)]
@@ -50,6 +63,13 @@ mod tests {
             "EMPTY" => Some(String::new()),
             _ => None,
         }
+    }
+
+    #[test]
+    fn unset_variables_without_a_default_are_named() {
+        let (text, missing) = expand_checked("${NOPE}/${HOME}/${ALSO:-x}/${env:GONE}", &env);
+        assert_eq!(text, "${NOPE}//home/ada/x/${env:GONE}");
+        assert_eq!(missing, ["NOPE", "GONE"]);
     }
 
     #[test]

@@ -27,11 +27,14 @@
 //!
 //! A bad file gets a [`ConfigError`] that names the file, the server and the field.
 
+mod env_file;
 mod expand;
 mod jsonc;
+mod keys;
 
-pub use expand::expand;
+pub use expand::{expand, expand_checked};
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -126,6 +129,9 @@ pub struct ServerConfig {
     pub disabled: bool,
     /// How long connecting may take, when the entry sets it.
     pub startup_timeout: Option<Duration>,
+    /// How long one tool call may go without an answer or progress (`toolTimeoutMs`),
+    /// when the entry sets it.
+    pub tool_timeout: Option<Duration>,
     /// Whether its sampling requests reach the model without asking (`allow`), after the
     /// user approves them (`ask`, the default), or never (`deny`).
     pub sampling: Action,
@@ -154,6 +160,15 @@ pub struct Config {
     /// At most how many characters one tool result puts into the conversation
     /// (`junction.maxToolOutput`); `None` leaves the host's default.
     pub max_tool_output: Option<usize>,
+    /// How long one tool call may go without an answer or progress
+    /// (`junction.toolTimeoutMs`); `None` leaves the host's default.
+    pub tool_timeout: Option<Duration>,
+    /// The system prompt for the model (`junction.systemPrompt`); `None` leaves the host's
+    /// default.
+    pub system_prompt: Option<String>,
+    /// Mistakes that do not stop the config from being used (an unknown member, with the
+    /// member probably meant), one sentence each, for the user to see.
+    pub warnings: Vec<String>,
 }
 
 impl Config {
@@ -180,7 +195,11 @@ impl Config {
             column: e.column(),
             message: e.to_string(),
         })?;
-        let reader = Reader { path, env };
+        let reader = Reader {
+            path,
+            env,
+            warnings: RefCell::new(Vec::new()),
+        };
         let Value::Object(root) = root else {
             return Err(reader.invalid(None, "(top level)", "expected a JSON object"));
         };
@@ -210,6 +229,7 @@ impl Config {
         if let Some(section) = root.get("junction") {
             reader.junction(section, &mut config)?;
         }
+        config.warnings = reader.warnings.into_inner();
         Ok(config)
     }
 
@@ -222,6 +242,7 @@ impl Config {
 struct Reader<'a> {
     path: &'a Path,
     env: &'a dyn Fn(&str) -> Option<String>,
+    warnings: RefCell<Vec<String>>,
 }
 
 /// Characters a server name may not hold: they separate parts of tool names (`__`),
@@ -239,6 +260,42 @@ fn name_problem(name: &str) -> Option<&'static str> {
 }
 
 impl Reader<'_> {
+    /// Warns about the members of `object` that are not in `known` (nor in `tolerated`).
+    fn check_members(
+        &self,
+        object: &Map<String, Value>,
+        known: &[&str],
+        tolerated: &[&str],
+        place: &str,
+    ) {
+        let place = format!("{}: {place}", self.path.display());
+        let found = object
+            .keys()
+            .filter(|k| !tolerated.contains(&k.as_str()))
+            .filter_map(|k| keys::unknown(k, known, &place));
+        self.warnings.borrow_mut().extend(found);
+    }
+
+    /// A positive number of milliseconds, or nothing.
+    fn millis(
+        &self,
+        server: Option<&str>,
+        field: &str,
+        value: Option<&Value>,
+    ) -> Result<Option<Duration>, ConfigError> {
+        match value {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => match v.as_u64() {
+                Some(ms) if ms > 0 => Ok(Some(Duration::from_millis(ms))),
+                _ => Err(self.invalid(
+                    server,
+                    field,
+                    "expected a positive whole number of milliseconds",
+                )),
+            },
+        }
+    }
+
     fn invalid(&self, server: Option<&str>, field: &str, reason: &str) -> ConfigError {
         ConfigError::Invalid {
             path: self.path.to_owned(),
@@ -248,8 +305,49 @@ impl Reader<'_> {
         }
     }
 
-    fn expand(&self, text: &str) -> String {
-        expand(text, self.env)
+    /// Expands `text` (member `field` of `server`); a variable that is unset with no
+    /// default is an error naming it. `${workspaceFolder}` (VS Code) is the folder that
+    /// holds the config (the one above `.vscode/` for `.vscode/mcp.json`), `${userHome}`
+    /// the home directory, and `${input:ID}` reads `JUNCTION_INPUT_ID` from the
+    /// environment.
+    fn expand(&self, server: Option<&str>, field: &str, text: &str) -> Result<String, ConfigError> {
+        let lookup = |name: &str| match name {
+            "workspaceFolder" => Some(self.workspace_folder()),
+            "userHome" => (self.env)("HOME"),
+            _ => match name.strip_prefix("input:") {
+                Some(id) => (self.env)(&format!("JUNCTION_INPUT_{}", id.to_ascii_uppercase())),
+                None => (self.env)(name),
+            },
+        };
+        let (expanded, missing) = expand_checked(text, &lookup);
+        match missing.first() {
+            None => Ok(expanded),
+            Some(name) => Err(self.invalid(
+                server,
+                field,
+                &match name.strip_prefix("input:") {
+                    Some(id) => format!(
+                        "`${{{name}}}` has no value: Junction does not prompt for VS Code inputs; set JUNCTION_INPUT_{}",
+                        id.to_ascii_uppercase()
+                    ),
+                    None => format!(
+                        "the variable `{name}` is not set and `${{{name}}}` has no default; set it, or write `${{{name}:-default}}`"
+                    ),
+                },
+            )),
+        }
+    }
+
+    /// The folder `${workspaceFolder}` names.
+    fn workspace_folder(&self) -> String {
+        let absolute = std::path::absolute(self.path).unwrap_or_else(|_| self.path.to_owned());
+        let dir = absolute.parent().unwrap_or(Path::new("."));
+        let dir = if dir.file_name().is_some_and(|n| n == ".vscode") {
+            dir.parent().unwrap_or(dir)
+        } else {
+            dir
+        };
+        dir.display().to_string()
     }
 
     fn string(
@@ -260,7 +358,7 @@ impl Reader<'_> {
     ) -> Result<Option<String>, ConfigError> {
         match entry.get(field) {
             None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(self.expand(s))),
+            Some(Value::String(s)) => self.expand(Some(server), field, s).map(Some),
             Some(_) => Err(self.invalid(Some(server), field, "expected a string")),
         }
     }
@@ -285,6 +383,12 @@ impl Reader<'_> {
         let Value::Object(entry) = entry else {
             return Err(self.invalid(Some(name), "(entry)", "expected an object"));
         };
+        self.check_members(
+            entry,
+            keys::SERVER,
+            keys::OTHER_HOSTS,
+            &format!("server `{name}`"),
+        );
         let kind = self.string(name, entry, "type")?;
         let transport = match kind.as_deref() {
             Some("stdio") => self.stdio(name, entry)?,
@@ -309,19 +413,12 @@ impl Reader<'_> {
                 "missing: a server needs `command` (a local process) or `url` (a remote server)",
             )),
         };
-        let startup_timeout = match entry.get("startupTimeoutMs") {
-            None | Some(Value::Null) => None,
-            Some(v) => match v.as_u64() {
-                Some(ms) if ms > 0 => Some(Duration::from_millis(ms)),
-                _ => {
-                    return Err(self.invalid(
-                        Some(name),
-                        "startupTimeoutMs",
-                        "expected a positive whole number of milliseconds",
-                    ))
-                }
-            },
-        };
+        let startup_timeout = self.millis(
+            Some(name),
+            "startupTimeoutMs",
+            entry.get("startupTimeoutMs"),
+        )?;
+        let tool_timeout = self.millis(Some(name), "toolTimeoutMs", entry.get("toolTimeoutMs"))?;
         let rules = match entry.get("policy") {
             None | Some(Value::Null) => Vec::new(),
             Some(policy) => self
@@ -346,6 +443,7 @@ impl Reader<'_> {
             trusted: self.flag(name, entry, "trusted")?,
             disabled: self.flag(name, entry, "disabled")?,
             startup_timeout,
+            tool_timeout,
             sampling,
             roots: self.roots(name, entry)?,
             source: self.path.to_owned(),
@@ -373,7 +471,7 @@ impl Reader<'_> {
                 let Value::String(uri) = item else {
                     return Err(self.invalid(Some(name), &field, "expected a file:// URI"));
                 };
-                let uri = self.expand(uri);
+                let uri = self.expand(Some(name), &field, uri)?;
                 if uri.starts_with("file://") {
                     Ok(uri)
                 } else {
@@ -409,7 +507,7 @@ impl Reader<'_> {
                 .iter()
                 .enumerate()
                 .map(|(i, item)| match item {
-                    Value::String(s) => Ok(self.expand(s)),
+                    Value::String(s) => self.expand(Some(name), &format!("args[{i}]"), s),
                     Value::Number(n) => Ok(n.to_string()),
                     _ => Err(self.invalid(Some(name), &format!("args[{i}]"), "expected a string")),
                 })
@@ -419,12 +517,28 @@ impl Reader<'_> {
             }
         };
         let mut env = BTreeMap::new();
+        if let Some(file) = self.string(name, entry, "envFile")? {
+            let file = Path::new(&self.workspace_folder()).join(file);
+            let read = |reason: String| {
+                self.invalid(
+                    Some(name),
+                    "envFile",
+                    &format!("{}: {reason}", file.display()),
+                )
+            };
+            let text = std::fs::read_to_string(&file).map_err(|e| read(e.to_string()))?;
+            let vars = env_file::parse(&text)
+                .map_err(|line| read(format!("line {line} is not KEY=VALUE")))?;
+            env.extend(vars.into_iter().map(|(k, v)| (k, Some(v))));
+        }
         match entry.get("env") {
             None | Some(Value::Null) => {}
             Some(Value::Object(vars)) => {
                 for (key, value) in vars {
                     let value = match value {
-                        Value::String(s) => Some(self.expand(s)),
+                        Value::String(s) => {
+                            Some(self.expand(Some(name), &format!("env.{key}"), s)?)
+                        }
                         Value::Number(n) => Some(n.to_string()),
                         Value::Bool(b) => Some(b.to_string()),
                         Value::Null => None,
@@ -484,7 +598,10 @@ impl Reader<'_> {
                             "expected a string",
                         ));
                     };
-                    headers.insert(key.clone(), self.expand(value));
+                    headers.insert(
+                        key.clone(),
+                        self.expand(Some(name), &format!("headers.{key}"), value)?,
+                    );
                 }
             }
             Some(_) => {
@@ -537,6 +654,16 @@ impl Reader<'_> {
         let Value::Object(section) = section else {
             return Err(self.invalid(None, "junction", "expected an object"));
         };
+        self.check_members(section, keys::JUNCTION, &[], "junction");
+        config.tool_timeout =
+            self.millis(None, "junction.toolTimeoutMs", section.get("toolTimeoutMs"))?;
+        match section.get("systemPrompt") {
+            None | Some(Value::Null) => {}
+            Some(Value::String(text)) => config.system_prompt = Some(text.clone()),
+            Some(_) => {
+                return Err(self.invalid(None, "junction.systemPrompt", "expected a string"))
+            }
+        }
         if let Some(rules) = section.get("policy") {
             for (pattern, action) in self.rules(None, "junction.policy", rules)? {
                 policy.rules.push(Rule::new(pattern, action));
@@ -545,7 +672,11 @@ impl Reader<'_> {
         match section.get("consentFile") {
             None | Some(Value::Null) => {}
             Some(Value::String(path)) => {
-                policy.consent_file = Some(PathBuf::from(self.expand(path)))
+                policy.consent_file = Some(PathBuf::from(self.expand(
+                    None,
+                    "junction.consentFile",
+                    path,
+                )?))
             }
             Some(_) => return Err(self.invalid(None, "junction.consentFile", "expected a path")),
         }

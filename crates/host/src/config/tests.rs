@@ -246,3 +246,82 @@ fn a_missing_file_is_a_read_error_naming_it() {
         "{err}"
     );
 }
+
+#[test]
+fn an_unset_variable_without_a_default_names_the_server_and_the_variable() {
+    let err =
+        parse(r#"{"mcpServers": {"gh": {"command": "x", "env": {"TOKEN": "${GITHUB_TOKEN}"}}}}"#)
+            .unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("server `gh`")
+            && text.contains("env.TOKEN")
+            && text.contains("`GITHUB_TOKEN` is not set"),
+        "{text}"
+    );
+    let err = parse(r#"{"mcpServers": {"r": {"url": "https://x/${NOPE}"}}}"#).unwrap_err();
+    assert!(err.to_string().contains("`NOPE` is not set"), "{err}");
+    let ok = parse(r#"{"mcpServers": {"r": {"url": "https://x/${NOPE:-mcp}"}}}"#).unwrap();
+    assert!(
+        matches!(&ok.server("r").unwrap().transport, TransportConfig::Http(h) if h.url == "https://x/mcp")
+    );
+}
+
+#[test]
+fn unknown_members_are_warned_about_with_the_closest_known_one() {
+    let config = parse(
+        r#"{"mcpServers": {"a": {"comand": "x", "command": "y", "autoApprove": []}},
+            "junction": {"consentFlie": "c.json"}, "globalShortcut": "x"}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        config.warnings,
+        [
+            "/etc/junction/servers.json: server `a`: unknown member `comand` is ignored; did you mean `command`?",
+            "/etc/junction/servers.json: junction: unknown member `consentFlie` is ignored; did you mean `consentFile`?",
+        ]
+    );
+}
+
+#[test]
+fn env_files_null_values_and_the_workspace_folder_are_read() {
+    let dir = std::env::temp_dir().join(format!("junction-config-envfile-{}", std::process::id()));
+    let vscode = dir.join(".vscode");
+    std::fs::create_dir_all(&vscode).unwrap();
+    std::fs::write(dir.join("secrets.env"), "TOKEN=from-file\nKEEP=1\n").unwrap();
+    let text = r#"{"servers": {"s": {"command": "x", "args": ["${workspaceFolder}/data"],
+        "envFile": "${workspaceFolder}/secrets.env", "env": {"TOKEN": "from-entry", "HOME": null}}}}"#;
+    let config = Config::parse(text, &vscode.join("mcp.json"), &env).unwrap();
+    let s = stdio(&config, "s");
+    assert_eq!(s.args, [format!("{}/data", dir.display())]);
+    assert_eq!(s.env["TOKEN"].as_deref(), Some("from-entry"));
+    assert_eq!(s.env["KEEP"].as_deref(), Some("1"));
+    assert_eq!(s.env["HOME"], None);
+    let missing = Config::parse(
+        r#"{"servers": {"s": {"command": "x", "envFile": "nope.env"}}}"#,
+        &vscode.join("mcp.json"),
+        &env,
+    )
+    .unwrap_err();
+    assert!(
+        missing.to_string().contains("envFile") && missing.to_string().contains("nope.env"),
+        "{missing}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn tool_timeouts_and_the_system_prompt_are_read() {
+    let config = parse(
+        r#"{"mcpServers": {"slow": {"command": "x", "toolTimeoutMs": 300000}},
+            "junction": {"toolTimeoutMs": 120000, "systemPrompt": "Be brief."}}"#,
+    )
+    .unwrap();
+    assert_eq!(config.tool_timeout, Some(Duration::from_secs(120)));
+    assert_eq!(
+        config.server("slow").unwrap().tool_timeout,
+        Some(Duration::from_secs(300))
+    );
+    assert_eq!(config.system_prompt.as_deref(), Some("Be brief."));
+    assert!(parse(r#"{"junction": {"toolTimeoutMs": 0}}"#).is_err());
+}

@@ -27,11 +27,20 @@
 //! assert_eq!(policy.decide("library", &delete, true).action, Action::Deny);
 //! ```
 
+pub mod canonical;
+pub mod definition;
 mod remembered;
 
-pub use remembered::{Remembered, RememberedError};
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+
+pub use remembered::{Recall, Remembered, RememberedError};
 
 use junction_protocol::tools::Tool;
+
+use crate::naming::SEPARATOR;
+use canonical::{canonical, is_disguised};
+use definition::Definition;
 
 /// What to do with a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -83,10 +92,33 @@ impl Rule {
         }
     }
 
-    /// Whether the rule covers `tool` of `server`.
+    /// Whether the rule covers `tool` of `server`. The part before the first `__` is
+    /// matched against the server's config key as a whole (config keys never hold `__`, so
+    /// `a__*` never covers a server `a_`), the part after it against the tool's
+    /// [canonical](canonical::canonical) name (so a look-alike of a covered name is covered
+    /// too). A pattern without `__` is matched against `server__tool`, with the tool's
+    /// canonical name.
     pub fn matches(&self, server: &str, tool: &str) -> bool {
-        glob_match(&self.pattern, &format!("{server}__{tool}"))
+        let tool = canonical(tool);
+        match self.pattern.split_once(SEPARATOR) {
+            Some((server_glob, tool_glob)) => {
+                glob_match(server_glob, server) && glob_match(&canonical_pattern(tool_glob), &tool)
+            }
+            None => glob_match(
+                &canonical_pattern(&self.pattern),
+                &format!("{server}{SEPARATOR}{tool}"),
+            ),
+        }
     }
+}
+
+/// A glob whose literal parts are in [canonical](canonical::canonical) form.
+pub(crate) fn canonical_pattern(pattern: &str) -> String {
+    pattern
+        .split('*')
+        .map(canonical)
+        .collect::<Vec<_>>()
+        .join("*")
 }
 
 /// Whether `text` matches `pattern`, where `*` matches any run of characters (also none).
@@ -119,14 +151,21 @@ pub struct Decision {
     /// Whether an "always allow" answer may be remembered for this tool (not when an `ask`
     /// rule asked, since the rule would win again anyway).
     pub rememberable: bool,
+    /// When the tool was allowed before in another definition: what changed, one line per
+    /// field.
+    pub changes: Vec<String>,
+    /// Whether the tool's name has characters outside those the specification recommends
+    /// (look-alike or invisible ones); such a tool is never allowed without asking.
+    pub disguised: bool,
 }
 
-/// Rules plus remembered answers.
+/// Rules, remembered answers, and the definitions tools were allowed in.
 #[derive(Debug)]
 pub struct Policy {
     rules: Vec<Rule>,
     remembered: Remembered,
     session: Remembered,
+    pins: Mutex<HashMap<(String, String), Definition>>,
 }
 
 impl Policy {
@@ -141,6 +180,7 @@ impl Policy {
             rules,
             remembered,
             session: Remembered::in_memory(),
+            pins: Mutex::new(HashMap::new()),
         }
     }
 
@@ -149,8 +189,22 @@ impl Policy {
         &self.rules
     }
 
-    /// Decides what to do with a call of `tool` on `server`.
+    /// The answers kept across runs.
+    pub fn remembered(&self) -> &Remembered {
+        &self.remembered
+    }
+
+    /// Decides what to do with a call of `tool` on `server`:
+    ///
+    /// 1. a `deny` rule denies;
+    /// 2. a tool allowed earlier (by a rule, an answer or its annotations) whose
+    ///    definition changed since asks, with what changed;
+    /// 3. an `ask` rule asks;
+    /// 4. an "always" or "this session" answer given for this definition allows;
+    /// 5. a name with look-alike or invisible characters asks;
+    /// 6. an `allow` rule allows; then a read-only tool of a trusted server; else ask.
     pub fn decide(&self, server: &str, tool: &Tool, trusted: bool) -> Decision {
+        let disguised = is_disguised(&tool.name);
         let matching = |action: Action| {
             self.rules
                 .iter()
@@ -160,6 +214,8 @@ impl Policy {
             action,
             reason,
             rememberable,
+            changes: Vec::new(),
+            disguised,
         };
         if let Some(rule) = matching(Action::Deny) {
             return decision(
@@ -168,6 +224,16 @@ impl Policy {
                 false,
             );
         }
+        if let Some(changes) = self.changed(server, tool) {
+            return Decision {
+                changes,
+                ..decision(
+                    Action::Ask,
+                    "its definition changed since it was allowed".to_owned(),
+                    true,
+                )
+            };
+        }
         if let Some(rule) = matching(Action::Ask) {
             return decision(
                 Action::Ask,
@@ -175,24 +241,32 @@ impl Policy {
                 false,
             );
         }
-        if let Some(rule) = matching(Action::Allow) {
-            return decision(
-                Action::Allow,
-                format!("the rule `{}` allows it", rule.pattern),
-                true,
-            );
-        }
-        if self.remembered.contains(server, &tool.name) {
+        if self.remembered.recall(server, tool) == Recall::Same {
             return decision(
                 Action::Allow,
                 "you chose to always allow it".to_owned(),
                 true,
             );
         }
-        if self.session.contains(server, &tool.name) {
+        if self.session.recall(server, tool) == Recall::Same {
             return decision(
                 Action::Allow,
                 "you allowed it for this session".to_owned(),
+                true,
+            );
+        }
+        if disguised {
+            return decision(
+                Action::Ask,
+                "its name has characters outside A-Z a-z 0-9 _ - . (look-alike or invisible ones)"
+                    .to_owned(),
+                true,
+            );
+        }
+        if let Some(rule) = matching(Action::Allow) {
+            return decision(
+                Action::Allow,
+                format!("the rule `{}` allows it", rule.pattern),
                 true,
             );
         }
@@ -215,13 +289,49 @@ impl Policy {
         }
     }
 
-    /// Remembers an "always allow" answer (and saves it, when a file is configured).
-    pub fn remember(&self, server: &str, tool: &str) -> Result<(), RememberedError> {
+    /// What changed in `tool` since it was last allowed, if it was allowed before in
+    /// another definition (by an answer kept across runs, for this session, or once) and
+    /// not since in this one.
+    fn changed(&self, server: &str, tool: &Tool) -> Option<Vec<String>> {
+        let answers = [&self.session, &self.remembered].map(|a| a.recall(server, tool));
+        if answers.contains(&Recall::Same) {
+            return None;
+        }
+        if let Some(Recall::Changed(changes)) = answers
+            .into_iter()
+            .find(|r| matches!(r, Recall::Changed(_)))
+        {
+            return Some(changes);
+        }
+        let pins = self.pins.lock().unwrap_or_else(PoisonError::into_inner);
+        let pinned = pins.get(&(server.to_owned(), canonical(&tool.name)))?;
+        let now = Definition::of(tool);
+        (pinned.hash() != now.hash()).then(|| now.changes(pinned))
+    }
+
+    /// Records that `tool` of `server` was allowed as it is now: a later call of a changed
+    /// definition asks again (see [`Policy::decide`]).
+    pub fn pin(&self, server: &str, tool: &Tool) {
+        self.pins
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(
+                (server.to_owned(), canonical(&tool.name)),
+                Definition::of(tool),
+            );
+    }
+
+    /// Remembers an "always allow" answer for `tool` as it is now (and saves it, when a
+    /// file is configured).
+    pub fn remember(&self, server: &str, tool: &Tool) -> Result<(), RememberedError> {
+        self.pin(server, tool);
         self.remembered.insert(server, tool)
     }
 
-    /// Allows `tool` of `server` until this policy is dropped; nothing is saved.
-    pub fn allow_for_session(&self, server: &str, tool: &str) {
+    /// Allows `tool` of `server`, as it is now, until this policy is dropped; nothing is
+    /// saved.
+    pub fn allow_for_session(&self, server: &str, tool: &Tool) {
+        self.pin(server, tool);
         // An in-memory set has no file to fail on.
         let _ = self.session.insert(server, tool);
     }

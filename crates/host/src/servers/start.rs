@@ -12,11 +12,12 @@ use junction::transport::Connection;
 use junction::RequestError;
 
 use super::{
-    status, Backing, ConnectedServer, Lists, RootsError, ServerSettings, StartFailure, StartOptions,
+    environment, status, Backing, ConnectedServer, Lists, RootsError, ServerSettings, StartFailure,
+    StartOptions,
 };
 use crate::config::{HttpConfig, ServerConfig, StdioConfig, TransportConfig};
 use crate::events::{Event, EventSink, ServerState};
-use crate::mediation::{invalid_root, SharedRoots};
+use crate::mediation::{invalid_root, Attention, Handshake, SharedRoots};
 
 /// Why a server that ran out of start-up time failed.
 pub(super) fn timeout_reason(after: Duration) -> String {
@@ -48,14 +49,8 @@ async fn start_child(
 ) -> Result<ConnectedServer, StartFailure> {
     let name = &config.name;
     let mut spec = CommandSpec::new(&stdio.command).args(stdio.args.iter().cloned());
-    for (key, value) in &stdio.env {
-        match value {
-            Some(value) => spec = spec.env(key, value),
-            None => {
-                tracing::warn!(server = %name, variable = %key, "removing an inherited variable is not supported; it stays set")
-            }
-        }
-    }
+    spec.clear_env = true;
+    spec.env = environment::for_server(std::env::vars(), &stdio.env);
     if let Some(cwd) = &stdio.cwd {
         spec = spec.cwd(cwd);
     }
@@ -208,8 +203,17 @@ pub(super) async fn connect(
 ) -> Result<ConnectedServer, String> {
     let mut client_options = options.client.clone();
     client_options.session.name = name.to_owned();
+    let handshake = Handshake::default();
+    let attention = Attention::default();
     if let Some(mediation) = &options.mediation {
-        client_options = mediation.install(name, settings.sampling, events, client_options);
+        client_options = mediation.install(
+            name,
+            settings.sampling,
+            events,
+            &handshake,
+            &attention,
+            client_options,
+        );
     }
     let roots = match &settings.roots {
         Some(roots) => {
@@ -217,7 +221,7 @@ pub(super) async fn connect(
                 return Err(RootsError::NotAFileUri(bad.uri.clone()).to_string());
             }
             let shared = SharedRoots::new(roots.clone());
-            client_options = client_options.roots(shared.handler());
+            client_options = client_options.roots(shared.handler(&handshake));
             Some(shared)
         }
         None => None,
@@ -230,6 +234,7 @@ pub(super) async fn connect(
             }
             other => other.to_string(),
         })?;
+    handshake.finish();
     let capabilities = client.server_capabilities().clone();
     let tools = if capabilities.tools.is_some() {
         client
@@ -268,6 +273,8 @@ pub(super) async fn connect(
     Ok(ConnectedServer {
         name: name.to_owned(),
         trusted: settings.trusted,
+        tool_timeout: settings.tool_timeout,
+        attention,
         client,
         lists: RwLock::new(Lists {
             tools,
@@ -299,6 +306,7 @@ mod tests {
             trusted: false,
             disabled: false,
             startup_timeout: None,
+            tool_timeout: None,
             sampling: Action::Ask,
             roots: None,
             source: "t.json".into(),

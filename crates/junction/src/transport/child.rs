@@ -35,6 +35,8 @@ pub struct CommandSpec {
     pub args: Vec<String>,
     /// Variables added to (or overriding) the inherited environment.
     pub env: BTreeMap<String, String>,
+    /// Start from an empty environment instead of the parent's: the child gets `env` only.
+    pub clear_env: bool,
     /// The working directory; the parent's when `None`.
     pub cwd: Option<PathBuf>,
 }
@@ -112,6 +114,9 @@ pub struct ChildProcess {
 /// Starts `spec` and returns the connection to it and the process handle.
 pub fn spawn(spec: &CommandSpec, limits: Limits) -> Result<(Connection, ChildProcess), SpawnError> {
     let mut command = Command::new(&spec.program);
+    if spec.clear_env {
+        command.env_clear();
+    }
     command
         .args(&spec.args)
         .envs(&spec.env)
@@ -119,6 +124,10 @@ pub fn spawn(spec: &CommandSpec, limits: Limits) -> Result<(Connection, ChildPro
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
+    // Its own process group: Ctrl-C at the host's terminal is for the host (which ends the
+    // server the specification's way), not a signal for every server to die of.
+    #[cfg(unix)]
+    command.process_group(0);
     if let Some(dir) = &spec.cwd {
         command.current_dir(dir);
     }

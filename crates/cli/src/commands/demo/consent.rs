@@ -5,8 +5,10 @@ use std::io::Write;
 
 use junction::session::BoxFuture;
 use junction_host::consent::{Consent, ConsentAnswer, ConsentRequest};
+use junction_host::display;
 use junction_host::events::describe_annotations;
 
+use crate::terminal::events::call_name;
 use crate::terminal::style::Paint;
 use crate::terminal::Style;
 
@@ -36,8 +38,9 @@ impl DemoConsent {
         };
         vec![
             format!(
-                "  {}.{} would receive: {}",
-                request.server, request.tool, request.arguments
+                "  {} would receive: {}",
+                call_name(&request.server, &request.tool),
+                display::line(&request.arguments.to_string())
             ),
             format!(
                 "  annotations ({trust}): {}",
@@ -80,6 +83,8 @@ mod tests {
             trusted: true,
             reason: "it may destroy data".into(),
             rememberable: true,
+            changes: Vec::new(),
+            disguised: false,
         };
         let consent = DemoConsent::new(Style::plain());
         assert_eq!(

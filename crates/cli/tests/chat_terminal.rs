@@ -1,0 +1,138 @@
+//! `junction chat` in a real terminal, as a person uses it: the chat runs on a
+//! pseudo-terminal made by `script` (util-linux), so the line editor is on, Ctrl-C is the
+//! byte 0x03 that the terminal turns into SIGINT while a turn runs, and the test reads what
+//! the screen receives.
+
+#[path = "../../host/tests/hostile/mod.rs"]
+mod hostile;
+
+mod common;
+
+use std::io::{Read, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use hostile::{alive, tool, Hostile};
+use serde_json::json;
+
+use common::JUNCTION;
+
+/// A command on a pseudo-terminal: keys in, screen bytes out.
+struct Pty {
+    child: Child,
+    keys: ChildStdin,
+    screen: Arc<Mutex<String>>,
+}
+
+impl Pty {
+    fn start(command: &str) -> Pty {
+        let mut child = Command::new("script")
+            .args(["-qfec", command, "/dev/null"])
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("`script` (util-linux) runs the chat on a pseudo-terminal");
+        let keys = child.stdin.take().expect("stdin is piped");
+        let mut out = child.stdout.take().expect("stdout is piped");
+        let screen = Arc::new(Mutex::new(String::new()));
+        let filled = screen.clone();
+        std::thread::spawn(move || {
+            let mut buffer = [0u8; 4096];
+            while let Ok(n) = out.read(&mut buffer) {
+                if n == 0 {
+                    break;
+                }
+                filled
+                    .lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buffer[..n]));
+            }
+        });
+        Pty {
+            child,
+            keys,
+            screen,
+        }
+    }
+
+    fn press(&mut self, keys: &str) {
+        self.keys.write_all(keys.as_bytes()).unwrap();
+        self.keys.flush().unwrap();
+    }
+
+    fn screen(&self) -> String {
+        self.screen.lock().unwrap().clone()
+    }
+
+    /// Waits (at most a minute) until `text` has appeared `times` times on the screen.
+    #[track_caller]
+    fn wait_for(&self, text: &str, times: usize) {
+        for _ in 0..600 {
+            if self.screen().matches(text).count() >= times {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!(
+            "{text:?} never appeared {times} time(s); the screen:\n{}",
+            self.screen()
+        );
+    }
+}
+
+impl Drop for Pty {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn ctrl_c_stops_the_turn_not_the_chat_and_twice_at_the_prompt_leaves() {
+    let server = Hostile::new("pty-ctrl-c");
+    server.write("tools.json", &json!([tool("work", "Works for ever.")]));
+    std::fs::write(server.path("hang"), "").unwrap();
+    let config = server.path("config.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"slow": server.entry()}}).to_string(),
+    )
+    .unwrap();
+    let model = server.path("model.json");
+    std::fs::write(
+        &model,
+        json!([
+            {"toolCalls": [{"id": "1", "name": "slow__work", "arguments": {}}]},
+            {"text": "Sorry, the work was interrupted."}
+        ])
+        .to_string(),
+    )
+    .unwrap();
+    let mut chat = Pty::start(&format!(
+        "{JUNCTION} chat --yes --config {} --model scripted:{}",
+        config.display(),
+        model.display()
+    ));
+    chat.wait_for("Type a message", 1);
+    chat.wait_for("> ", 1);
+    chat.press("do the work\r");
+    server.wait_for("tools/call");
+    chat.press("\x03");
+    chat.wait_for("interrupted: the turn was stopped", 1);
+    server.wait_for("notifications/cancelled");
+    // The prompt is back and the conversation goes on from what happened.
+    chat.wait_for("> ", 2);
+    chat.press("what happened?\r");
+    chat.wait_for("assistant: Sorry, the work was interrupted.", 1);
+    let pid = server.pid().expect("the server started");
+    assert!(alive(pid), "the server must survive an interrupted turn");
+    chat.press("\x03");
+    chat.wait_for("(Ctrl-C again to leave, or /quit)", 1);
+    chat.press("\x03");
+    let status = chat.child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "the screen:\n{}", chat.screen());
+    assert!(!alive(pid), "the server outlived the chat");
+}
