@@ -37,12 +37,9 @@ pub struct OAuthSettings {
 }
 
 impl OAuthSettings {
-    /// Reads the `oauth` object; `expand` resolves `${VAR}` in strings. An error names the
-    /// field (relative to `oauth`) and what is wrong.
-    pub fn parse(
-        value: Option<&Value>,
-        expand: impl Fn(&str) -> String,
-    ) -> Result<Option<OAuthSettings>, (String, String)> {
+    /// Reads the `oauth` object, its strings as written (see [`OAuthSettings::expand`]). An
+    /// error names the field and what is wrong.
+    pub fn parse(value: Option<&Value>) -> Result<Option<OAuthSettings>, (String, String)> {
         let map: &Map<String, Value> = match value {
             None | Some(Value::Null) => return Ok(None),
             Some(Value::Object(map)) => map,
@@ -51,19 +48,17 @@ impl OAuthSettings {
         let text = |key: &str| -> Result<Option<String>, (String, String)> {
             match map.get(key) {
                 None | Some(Value::Null) => Ok(None),
-                Some(Value::String(s)) => Ok(Some(expand(s))),
+                Some(Value::String(s)) => Ok(Some(s.clone())),
                 Some(_) => Err((format!("oauth.{key}"), "expected a string".into())),
             }
         };
         let scopes = match map.get("scopes") {
             None | Some(Value::Null) => None,
-            Some(Value::String(s)) => {
-                Some(expand(s).split_whitespace().map(str::to_owned).collect())
-            }
+            Some(Value::String(s)) => Some(s.split_whitespace().map(str::to_owned).collect()),
             Some(Value::Array(items)) => Some(
                 items
                     .iter()
-                    .map(|v| v.as_str().map(&expand))
+                    .map(|v| v.as_str().map(str::to_owned))
                     .collect::<Option<Vec<_>>>()
                     .ok_or_else(|| ("oauth.scopes".to_owned(), "expected strings".to_owned()))?,
             ),
@@ -94,6 +89,32 @@ impl OAuthSettings {
             ));
         }
         Ok(Some(settings))
+    }
+
+    /// Resolves `${VAR}` in the client id, the secret and the scopes with `expand`, which is
+    /// given each field's name (`oauth.clientSecret`) and text; a scope that expands to
+    /// several words becomes several scopes.
+    pub fn expand<E>(self, expand: impl Fn(&str, &str) -> Result<String, E>) -> Result<Self, E> {
+        let one = |field: &str, text: Option<String>| -> Result<Option<String>, E> {
+            text.map(|t| expand(field, &t)).transpose()
+        };
+        let scopes = match self.scopes {
+            None => None,
+            Some(scopes) => {
+                let mut all = Vec::new();
+                for scope in scopes {
+                    let expanded = expand("oauth.scopes", &scope)?;
+                    all.extend(expanded.split_whitespace().map(str::to_owned));
+                }
+                Some(all)
+            }
+        };
+        Ok(OAuthSettings {
+            client_id: one("oauth.clientId", self.client_id)?,
+            client_secret: one("oauth.clientSecret", self.client_secret)?,
+            scopes,
+            callback_port: self.callback_port,
+        })
     }
 }
 
@@ -141,7 +162,17 @@ mod tests {
     use serde_json::json;
 
     fn parse(v: Value) -> Result<Option<OAuthSettings>, (String, String)> {
-        OAuthSettings::parse(Some(&v), |s| s.replace("${SECRET}", "s3cret"))
+        OAuthSettings::parse(Some(&v)).map(|o| {
+            o.map(|o| {
+                let expanded = o.expand(|_, s| {
+                    Ok::<_, std::convert::Infallible>(s.replace("${SECRET}", "s3cret"))
+                });
+                match expanded {
+                    Ok(o) => o,
+                    Err(never) => match never {},
+                }
+            })
+        })
     }
 
     #[test]
@@ -162,7 +193,7 @@ mod tests {
                 .len(),
             2
         );
-        assert_eq!(OAuthSettings::parse(None, |s| s.to_owned()), Ok(None));
+        assert_eq!(OAuthSettings::parse(None), Ok(None));
     }
 
     #[test]

@@ -612,8 +612,10 @@ impl Reader<'_> {
                 ))
             }
         }
-        let oauth = crate::auth::OAuthSettings::parse(entry.get("oauth"), |s| self.expand(s))
-            .map_err(|(field, reason)| self.invalid(Some(name), &field, &reason))?;
+        let oauth = crate::auth::OAuthSettings::parse(entry.get("oauth"))
+            .map_err(|(field, reason)| self.invalid(Some(name), &field, &reason))?
+            .map(|o| o.expand(|field, text| self.expand(Some(name), field, text)))
+            .transpose()?;
         Ok(TransportConfig::Http(HttpConfig {
             url,
             headers,
