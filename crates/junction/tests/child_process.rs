@@ -185,6 +185,9 @@ async fn an_answer_over_the_frame_limit_fails_its_request_at_once() {
     .await
     .expect("the request failed before its timeout");
     let error = answered.unwrap_err().to_string();
-    assert!(error.contains("the answer was larger than 4 MiB"), "{error}");
+    assert!(
+        error.contains("the answer was larger than 4 MiB"),
+        "{error}"
+    );
     child.shutdown(short()).await.unwrap();
 }

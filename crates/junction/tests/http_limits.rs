@@ -94,7 +94,10 @@ async fn a_declared_length_over_the_limit_is_refused_before_the_body_is_sent() {
         .unwrap();
     let answer = read_to_close(&mut tcp).await;
     assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
-    assert!(answer.contains("exceeds the limit of 1024 bytes"), "{answer}");
+    assert!(
+        answer.contains("exceeds the limit of 1024 bytes"),
+        "{answer}"
+    );
 }
 
 #[tokio::test]
@@ -212,7 +215,10 @@ async fn idle_sockets_do_not_lock_out_a_server_limited_to_1024_descriptors() {
         }
     })
     .await;
-    assert!(served.is_ok(), "no request was served while 1,100 sockets sat idle");
+    assert!(
+        served.is_ok(),
+        "no request was served while 1,100 sockets sat idle"
+    );
     drop(idle);
     let mut stdin = child.stdin.take().unwrap();
     let _ = stdin.flush();

@@ -201,7 +201,9 @@ async fn soak_calls(sessions: usize, calls: usize) {
                 let text = format!("{s}-{n}");
                 let call = json!({"jsonrpc":"2.0","id":n + 1,"method":"tools/call",
                     "params":{"name":"echo","arguments":{"text":text}}});
-                let response = raw.post(&[("mcp-session-id", &id)], &call.to_string()).await;
+                let response = raw
+                    .post(&[("mcp-session-id", &id)], &call.to_string())
+                    .await;
                 let answer = http_support::answer(response).await;
                 assert_eq!(answer["id"], n + 1);
                 assert_eq!(answer["result"]["content"][0]["text"], text);

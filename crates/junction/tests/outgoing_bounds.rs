@@ -48,7 +48,10 @@ fn server() -> Server {
                 for _ in 0..f.count {
                     let params = json!({"level": "info", "data": data});
                     let raw = junction::protocol::jsonrpc::to_raw(&params).unwrap();
-                    if peer.notify_raw("notifications/message", Some(raw), None).is_err() {
+                    if peer
+                        .notify_raw("notifications/message", Some(raw), None)
+                        .is_err()
+                    {
                         break;
                     }
                     sent += 1;
@@ -81,7 +84,8 @@ async fn a_stdio_client_that_never_reads_is_disconnected_and_costs_a_bounded_amo
     let before = rss_kb();
     let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
     let mut client_out = client_out;
-    let mut lines = format!("{init}\n{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}}\n");
+    let mut lines =
+        format!("{init}\n{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}}\n");
     let text = "y".repeat(10 * 1024);
     let mut sent = 0usize;
     let disconnected = tokio::time::timeout(PATIENCE, async {
@@ -130,7 +134,10 @@ async fn initialize(raw: &Raw, version: &str) -> String {
         .to_str()
         .unwrap()
         .to_owned();
-    let headers = [("mcp-session-id", id.as_str()), ("mcp-protocol-version", version)];
+    let headers = [
+        ("mcp-session-id", id.as_str()),
+        ("mcp-protocol-version", version),
+    ];
     let accepted = raw
         .post(
             &headers,
@@ -154,7 +161,10 @@ async fn unread_get_stream(addr: std::net::SocketAddr, session: &str, version: &
 async fn flood(raw: &Raw, session: &str, version: &str, count: usize) -> reqwest::Response {
     let call = json!({"jsonrpc":"2.0","id":1,"method":"tools/call",
         "params":{"name":"flood","arguments":{"count": count, "size": 10 * 1024}}});
-    let headers = [("mcp-session-id", session), ("mcp-protocol-version", version)];
+    let headers = [
+        ("mcp-session-id", session),
+        ("mcp-protocol-version", version),
+    ];
     raw.post(&headers, &call.to_string()).await
 }
 
@@ -201,9 +211,7 @@ async fn an_unread_get_stream_of_a_resumable_session_is_closed_and_resumed() {
     );
     let echo = json!({"jsonrpc":"2.0","id":2,"method":"tools/call",
         "params":{"name":"echo","arguments":{"text":"still here"}}});
-    let still = raw
-        .post(&headers[..2], &echo.to_string())
-        .await;
+    let still = raw.post(&headers[..2], &echo.to_string()).await;
     assert_eq!(still.status(), 200);
 }
 
@@ -222,9 +230,14 @@ async fn an_unread_get_stream_that_cannot_resume_ends_its_session() {
     // The session ended under the call: its answer says so instead of never coming.
     assert_eq!(answer.status(), 404);
     let grown_mb = rss_kb().saturating_sub(before) / 1024;
-    eprintln!("GET stream, 2025-06-18: unread events of 10 KiB; session ended; RSS grew {grown_mb} MB");
+    eprintln!(
+        "GET stream, 2025-06-18: unread events of 10 KiB; session ended; RSS grew {grown_mb} MB"
+    );
     assert!(grown_mb < 100, "RSS grew {grown_mb} MB");
-    let headers = [("mcp-session-id", session.as_str()), ("mcp-protocol-version", version)];
+    let headers = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", version),
+    ];
     let echo = json!({"jsonrpc":"2.0","id":2,"method":"tools/call",
         "params":{"name":"echo","arguments":{"text":"gone"}}});
     assert_eq!(raw.post(&headers, &echo.to_string()).await.status(), 404);

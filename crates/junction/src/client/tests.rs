@@ -162,7 +162,12 @@ async fn an_endless_listing_stops_at_the_byte_cap_with_a_clear_error() {
             let tools: Vec<Value> = (0..100)
                 .map(|i| json!({"name": format!("t{page}-{i}"), "description": description, "inputSchema": {"type": "object"}}))
                 .collect();
-            answer(&raw, &req["id"], json!({"tools": tools, "nextCursor": format!("c{page}")})).await;
+            answer(
+                &raw,
+                &req["id"],
+                json!({"tools": tools, "nextCursor": format!("c{page}")}),
+            )
+            .await;
         }
     });
     let err = client.list_tools().await.unwrap_err().to_string();
@@ -176,12 +181,22 @@ async fn an_endless_listing_stops_at_the_item_cap() {
         let mut page = 0;
         while let Some(req) = raw.recv().await {
             page += 1;
-            let prompts: Vec<Value> = (0..1000).map(|i| json!({"name": format!("p{i}")})).collect();
-            answer(&raw, &req["id"], json!({"prompts": prompts, "nextCursor": format!("c{page}")})).await;
+            let prompts: Vec<Value> = (0..1000)
+                .map(|i| json!({"name": format!("p{i}")}))
+                .collect();
+            answer(
+                &raw,
+                &req["id"],
+                json!({"prompts": prompts, "nextCursor": format!("c{page}")}),
+            )
+            .await;
         }
     });
     let err = client.list_prompts().await.unwrap_err().to_string();
-    assert!(err.contains(&format!("more than {MAX_LIST_ITEMS} items")), "{err}");
+    assert!(
+        err.contains(&format!("more than {MAX_LIST_ITEMS} items")),
+        "{err}"
+    );
 }
 
 #[tokio::test]

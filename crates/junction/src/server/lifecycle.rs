@@ -204,9 +204,16 @@ mod tests {
     fn a_bloated_initialize_is_kept_small() {
         let junk = serde_json::Value::String("j".repeat(1024 * 1024));
         let mut offered = offer("2025-11-25");
-        offered.capabilities.extra.insert("junk".into(), junk.clone());
-        offered.capabilities.experimental = Some([("junk".to_owned(), junk.clone())].into_iter().collect());
-        offered.capabilities.extra.insert("small".into(), serde_json::json!(1));
+        offered
+            .capabilities
+            .extra
+            .insert("junk".into(), junk.clone());
+        offered.capabilities.experimental =
+            Some([("junk".to_owned(), junk.clone())].into_iter().collect());
+        offered
+            .capabilities
+            .extra
+            .insert("small".into(), serde_json::json!(1));
         offered.client_info.name = "n".repeat(100_000);
         offered.client_info.description = Some("é".repeat(100_000));
         let kept_caps = kept_capabilities(&offered.capabilities);

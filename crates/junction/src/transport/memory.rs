@@ -18,8 +18,8 @@
 use tokio::sync::mpsc;
 
 use super::{
-    outbound_queue, Connection, FrameError, Inbound, Limits, OutboundReceiver,
-    DEFAULT_MAX_QUEUED, INBOUND_QUEUE,
+    outbound_queue, Connection, FrameError, Inbound, Limits, OutboundReceiver, DEFAULT_MAX_QUEUED,
+    INBOUND_QUEUE,
 };
 
 /// The test side of [`raw`]: sends frames as bytes, receives what the connection sends.

@@ -56,7 +56,9 @@ impl Weigh for Outbound {
         const ENVELOPE: usize = 64;
         ENVELOPE
             + match &self.message {
-                Message::Request(r) => r.method.len() + r.params.as_ref().map_or(0, |p| p.get().len()),
+                Message::Request(r) => {
+                    r.method.len() + r.params.as_ref().map_or(0, |p| p.get().len())
+                }
                 Message::Notification(n) => {
                     n.method.len() + n.params.as_ref().map_or(0, |p| p.get().len())
                 }

@@ -80,7 +80,9 @@ pub(crate) async fn read_frames<R: AsyncBufRead + Unpin>(
             Some(size) => *size += chunk.len(),
             None if line.len() + chunk.len() > max_frame => {
                 discarded = Some(line.len() + chunk.len());
-                line.extend_from_slice(&chunk[..max_frame.saturating_sub(line.len()).min(chunk.len())]);
+                line.extend_from_slice(
+                    &chunk[..max_frame.saturating_sub(line.len()).min(chunk.len())],
+                );
                 response_to = peek_response_id(&line);
                 line.clear();
                 line.shrink_to(0);

@@ -155,7 +155,8 @@ impl HttpClient {
     /// connection closed and the session was deleted on the server. A command that exits
     /// right after closing its client waits on it, so that the `DELETE` is sent.
     pub fn start(self) -> (Connection, Finished) {
-        let (out_tx, out_rx) = crate::transport::outbound_queue(crate::transport::DEFAULT_MAX_QUEUED);
+        let (out_tx, out_rx) =
+            crate::transport::outbound_queue(crate::transport::DEFAULT_MAX_QUEUED);
         let (in_tx, in_rx) = mpsc::channel(INBOUND_QUEUE);
         let driver = Arc::new(Driver {
             http: self.http,

@@ -267,9 +267,15 @@ mod tests {
             assert_eq!(kept.len(), 1, "session {session}");
         }
         // One event larger than the per-session limit is kept alone.
-        store.store("huge", EventId { stream: 2, seq: 1 }, Bytes::from(vec![0; 8000]));
+        store.store(
+            "huge",
+            EventId { stream: 2, seq: 1 },
+            Bytes::from(vec![0; 8000]),
+        );
         assert_eq!(
-            store.replay_after("huge", EventId { stream: 2, seq: 0 }).len(),
+            store
+                .replay_after("huge", EventId { stream: 2, seq: 0 })
+                .len(),
             1
         );
     }

@@ -518,15 +518,11 @@ async fn reap(shared: Weak<Shared>) {
 
 /// Refuses an oversized declared body at once, and puts a deadline on reading the body.
 async fn limit_body(State(shared): State<Arc<Shared>>, request: Request, next: Next) -> Response {
-    if let Err(refusal) = guard::check_declared_length(request.headers(), shared.config.max_body)
-    {
+    if let Err(refusal) = guard::check_declared_length(request.headers(), shared.config.max_body) {
         return axum::response::IntoResponse::into_response(refusal);
     }
     let (parts, body) = request.into_parts();
-    let body = axum::body::Body::new(guard::DeadlineBody::new(
-        body,
-        shared.config.body_timeout,
-    ));
+    let body = axum::body::Body::new(guard::DeadlineBody::new(body, shared.config.body_timeout));
     next.run(Request::from_parts(parts, body)).await
 }
 

@@ -36,7 +36,9 @@ use super::event_store::{EventId, EventStore};
 use crate::sync::lock;
 use crate::transport::http::sse::Event;
 use crate::transport::queue::{self, SendError};
-use crate::transport::{outbound_queue, Connection, Inbound, Outbound, OutboundReceiver, INBOUND_QUEUE};
+use crate::transport::{
+    outbound_queue, Connection, Inbound, Outbound, OutboundReceiver, INBOUND_QUEUE,
+};
 
 /// What an SSE response reads: encoded events.
 pub(super) type EventReceiver = queue::Receiver<Bytes>;
@@ -251,7 +253,8 @@ impl HttpSession {
 
     /// Whether nothing has happened for `idle`: no request in flight, no stream open.
     pub(super) fn idle_for(&self, idle: Duration) -> bool {
-        self.idle_since().is_some_and(|since| since.elapsed() >= idle)
+        self.idle_since()
+            .is_some_and(|since| since.elapsed() >= idle)
     }
 
     /// When the session was last active, if it is idle now (no request in flight, no
