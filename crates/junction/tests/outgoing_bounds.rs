@@ -192,8 +192,8 @@ async fn an_unread_get_stream_of_a_resumable_session_is_closed_and_resumed() {
     let text = String::from_utf8_lossy(&seen);
     let last_id = text
         .lines()
-        .filter_map(|l| l.strip_prefix("id: "))
-        .last()
+        .rev()
+        .find_map(|l| l.strip_prefix("id: "))
         .expect("the stream carried event ids")
         .to_owned();
     // The client resumes from the last event it got, and the session is alive.

@@ -75,6 +75,20 @@ pub struct ServeArgs {
     /// A scope every request needs (repeatable).
     #[arg(long, value_name = "SCOPE", requires = "auth_issuer")]
     auth_scope: Vec<String>,
+    /// With --http: the most connections served at once (default 512); one more gets 503.
+    #[arg(long, value_name = "N", requires = "http")]
+    max_connections: Option<usize>,
+    /// With --http: the most live sessions (default 1024); beyond it the session idle the
+    /// longest ends, or initialize gets 503 when all are busy.
+    #[arg(long, value_name = "N", requires = "http")]
+    max_sessions: Option<usize>,
+    /// With --http: seconds a connection may take to send a request's headers, or stay idle
+    /// between requests (default 10).
+    #[arg(long, value_name = "SECS", requires = "http")]
+    header_timeout: Option<u64>,
+    /// With --http: seconds a session may stay idle before it ends (default 1800).
+    #[arg(long, value_name = "SECS", requires = "http")]
+    session_idle: Option<u64>,
 }
 
 fn parse_addr(text: &str) -> Result<SocketAddr, String> {
@@ -210,6 +224,18 @@ async fn serve_http(
     }
     if args.sse_always {
         http = http.response_mode(ResponseMode::AlwaysSse);
+    }
+    if let Some(n) = args.max_connections {
+        http = http.max_connections(n);
+    }
+    if let Some(n) = args.max_sessions {
+        http = http.max_sessions(n);
+    }
+    if let Some(secs) = args.header_timeout {
+        http = http.header_timeout(std::time::Duration::from_secs(secs));
+    }
+    if let Some(secs) = args.session_idle {
+        http = http.idle_timeout(std::time::Duration::from_secs(secs));
     }
     if !addr.ip().is_loopback() {
         tracing::warn!(%addr, "bound beyond loopback, but only loopback Host and Origin headers are accepted");

@@ -288,6 +288,6 @@ mod tests {
     #[tokio::test]
     async fn stderr_lines_are_bytes_cut_at_the_limit() {
         let got = lines(b"ok\r\nbad \xff byte\n0123456789abcdef\nlast", 10).await;
-        assert_eq!(got, vec!["ok", "bad \u{fffd} byt…", "0123456789…", "last"]);
+        assert_eq!(got, vec!["ok", "bad \u{fffd} byte", "0123456789…", "last"]);
     }
 }

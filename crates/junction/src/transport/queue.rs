@@ -92,6 +92,11 @@ impl<T> SendError<T> {
     }
 }
 
+/// [`Receiver::try_recv`] found nothing waiting (none yet, or none will come).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("nothing is waiting in the queue")]
+pub struct Empty;
+
 struct State<T> {
     items: VecDeque<T>,
     bytes: usize,
@@ -243,13 +248,13 @@ impl<T: Weigh> Receiver<T> {
         std::future::poll_fn(|cx| self.poll_recv(cx)).await
     }
 
-    /// The next item if one is waiting (`Err(())` when there is none yet or none will come).
-    pub fn try_recv(&mut self) -> Result<T, ()> {
+    /// The next item if one is waiting.
+    pub fn try_recv(&mut self) -> Result<T, Empty> {
         let mut state = lock(&self.shared.state);
         if state.overflowed {
-            return Err(());
+            return Err(Empty);
         }
-        let item = state.items.pop_front().ok_or(())?;
+        let item = state.items.pop_front().ok_or(Empty)?;
         state.bytes -= item.weight();
         Ok(item)
     }
