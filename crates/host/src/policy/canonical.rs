@@ -71,10 +71,7 @@ mod tests {
 
     #[test]
     fn names_outside_the_recommended_characters_are_flagged() {
-        for name in LOOK_ALIKES
-            .iter()
-            .filter(|n| !n.is_ascii())
-        {
+        for name in LOOK_ALIKES.iter().filter(|n| !n.is_ascii()) {
             assert!(is_disguised(name), "{name:?}");
         }
         assert!(is_disguised("search\u{1b}[2K"));
