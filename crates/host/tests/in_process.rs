@@ -434,8 +434,13 @@ async fn the_server_receives_only_tool_arguments_never_the_conversation() {
         .filter(|v| v["method"] == "tools/call")
         .collect();
     assert_eq!(calls.len(), 1);
+    // Beside the arguments the server gets only the call's progress token.
+    let mut params = calls[0]["params"].clone();
+    let meta = params.as_object_mut().unwrap().remove("_meta").unwrap();
+    assert_eq!(meta.as_object().unwrap().len(), 1, "{meta}");
+    assert!(meta["progressToken"].is_number(), "{meta}");
     assert_eq!(
-        calls[0]["params"],
+        params,
         json!({"name": "search", "arguments": {"query": "rust"}})
     );
     let secret_in_host = host
