@@ -62,10 +62,30 @@ pub enum Event {
         /// Its new state.
         state: ServerState,
     },
-    /// The model said something.
+    /// The model is being asked (a spinner may turn until its first text or its answer).
+    Thinking,
+    /// A piece of the model's text, as it arrives; the pieces of one answer joined are the
+    /// [`Event::Text`] that follows them.
+    TextDelta {
+        /// The piece.
+        text: String,
+    },
+    /// The model said something (its whole text for this step).
     Text {
         /// What it said.
         text: String,
+    },
+    /// The model gave no answer; the turn ends with this error.
+    ModelFailed {
+        /// Why, in words.
+        error: String,
+    },
+    /// The model finished one answer.
+    ModelAnswered {
+        /// The tokens it took, when the provider said.
+        usage: Option<crate::model::Usage>,
+        /// Why it stopped, in the provider's words, when it said.
+        stop_reason: Option<String>,
     },
     /// A tool call is about to be decided on and run.
     ToolCallStarted {

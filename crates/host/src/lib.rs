@@ -22,6 +22,7 @@
 //!   model sees new tools at its next step); other notifications become events.
 //! - [`tool_call`]: one call with a progress token, a timeout that counts only silence,
 //!   and cancellation.
+//! - [`saved`]: conversations kept as one JSON file per session, to resume.
 //! - [`events`]: what the host reports; [`display`]: server text made safe to show.
 //!
 //! ```
@@ -82,6 +83,7 @@ pub mod notifications;
 pub mod policy;
 pub mod prompts;
 pub mod resources;
+pub mod saved;
 pub mod servers;
 pub mod tool_call;
 

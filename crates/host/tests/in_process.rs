@@ -385,10 +385,12 @@ async fn names_that_collide_after_sanitizing_reach_the_right_tool() {
                 call("2", &underscored_name),
                 call("3", &dotted_name),
             ],
+            ..ModelReply::default()
         },
         ModelReply {
             text: Some("ok".to_owned()),
             tool_calls: Vec::new(),
+            ..ModelReply::default()
         },
     ]);
     let mut host = Host::new(

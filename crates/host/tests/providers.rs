@@ -15,11 +15,13 @@ use common::{tapped, Frames};
 use junction::server::{tool, Context, Server};
 use junction::session::Peer;
 use junction_host::consent::ScriptedConsent;
-use junction_host::events::EventSink;
+use junction_host::agent::DEFAULT_SYSTEM_PROMPT;
+use junction_host::events::{Event, EventSink};
 use junction_host::interaction::{Approval, ScriptedInteraction};
 use junction_host::mediation::Mediation;
 use junction_host::model::{
-    AnthropicModel, HttpSettings, Model, ModelError, OpenAiModel, ANTHROPIC_VERSION,
+    AnthropicModel, HttpSettings, Model, ModelError, ModelRequest, OpenAiModel, Usage,
+    ANTHROPIC_VERSION,
 };
 use junction_host::policy::{Action, Policy, Rule};
 use junction_host::servers::{ServerSettings, Servers, StartOptions};
@@ -193,7 +195,8 @@ fn weather() -> Server {
         .unwrap()
 }
 
-/// A host with `model` over the weather server, every call allowed, sampling approved.
+/// A host with `model` over the weather server, every call allowed, sampling approved, and
+/// no system prompt (the weather server gives no instructions).
 async fn host(model: Arc<dyn Model>) -> (Host, Peer) {
     let user = Arc::new(ScriptedInteraction::new().sampling([Approval::Allow]));
     let options = StartOptions::default().mediation(Mediation::new(model.clone(), user));
@@ -215,7 +218,8 @@ async fn host(model: Arc<dyn Model>) -> (Host, Peer) {
         model,
         Arc::new(ScriptedConsent::deny_all()),
         EventSink::discard(),
-    );
+    )
+    .with_system_prompt("");
     (host, peer)
 }
 
@@ -283,6 +287,7 @@ async fn anthropic_tool_use_then_text_round_trips_through_the_agent_loop() {
         first,
         json!({
             "model": "claude-test", "max_tokens": 4096, "tool_choice": {"type": "auto"},
+            "stream": true,
             "messages": [{"role": "user", "content": [{"type": "text", "text": "Weather in Oslo?"}]}]
         })
     );
@@ -360,6 +365,7 @@ async fn openai_tool_calls_then_text_round_trip_through_the_agent_loop() {
         first,
         json!({
             "model": "gpt-test", "tool_choice": "auto",
+            "stream": true, "stream_options": {"include_usage": true},
             "messages": [{"role": "user", "content": "Weather in Oslo?"}]
         })
     );
@@ -531,7 +537,7 @@ async fn a_500_is_retried_a_bounded_number_of_times_then_reported() {
     };
     let api = FakeApi::start(vec![overloaded(), overloaded(), overloaded(), overloaded()]).await;
     let err = anthropic(&api)
-        .respond(&Default::default(), &[])
+        .respond(ModelRequest::new(&Default::default(), &[]))
         .await
         .unwrap_err();
     assert!(
@@ -564,16 +570,16 @@ async fn malformed_answers_give_a_clear_error() {
     ])
     .await;
     let model = anthropic(&api);
-    let err = model.respond(&Default::default(), &[]).await.unwrap_err();
+    let err = model.respond(ModelRequest::new(&Default::default(), &[])).await.unwrap_err();
     assert!(matches!(err, ModelError::Malformed { .. }), "{err:?}");
     assert!(err.to_string().contains("no `content` array"), "{err}");
-    let err = model.respond(&Default::default(), &[]).await.unwrap_err();
+    let err = model.respond(ModelRequest::new(&Default::default(), &[])).await.unwrap_err();
     assert!(err.to_string().contains("the body is not JSON"), "{err}");
     assert!(err.to_string().contains("<html>gateway</html>"), "{err}");
 
     let api = FakeApi::start(vec![ok(json!({"id": "chatcmpl-1", "choices": []}))]).await;
     let err = openai(&api)
-        .respond(&Default::default(), &[])
+        .respond(ModelRequest::new(&Default::default(), &[]))
         .await
         .unwrap_err();
     assert_eq!(
@@ -588,7 +594,7 @@ async fn an_unreachable_provider_is_named_with_its_url() {
     let base = format!("http://{}", listener.local_addr().unwrap());
     drop(listener);
     let model = OpenAiModel::new("m", None, format!("{base}/v1")).unwrap();
-    let err = model.respond(&Default::default(), &[]).await.unwrap_err();
+    let err = model.respond(ModelRequest::new(&Default::default(), &[])).await.unwrap_err();
     let ModelError::Unreachable { url, .. } = &err else {
         panic!("not unreachable: {err:?}");
     };
@@ -614,7 +620,7 @@ async fn a_provider_that_never_answers_times_out_with_a_clear_error() {
         .unwrap()
         .http(settings)
         .unwrap();
-    let err = model.respond(&Default::default(), &[]).await.unwrap_err();
+    let err = model.respond(ModelRequest::new(&Default::default(), &[])).await.unwrap_err();
     assert!(matches!(err, ModelError::Unreachable { .. }), "{err:?}");
     assert!(
         err.to_string()
@@ -640,4 +646,300 @@ fn keys_never_show_in_debug_output_and_bad_settings_are_refused() {
         OpenAiModel::new("m", None, "localhost:11434"),
         Err(ModelError::Settings { .. })
     ));
+}
+
+/// A `text/event-stream` answer: each `(name, data)` one event (no `event:` line when the
+/// name is empty, as OpenAI sends them), then `tail` as it is.
+fn sse(events: &[(&str, Value)], tail: &str) -> Answer {
+    let mut body = String::new();
+    for (name, data) in events {
+        if !name.is_empty() {
+            body.push_str(&format!("event: {name}\n"));
+        }
+        body.push_str(&format!("data: {data}\n\n"));
+    }
+    body.push_str(tail);
+    Answer {
+        status: 200,
+        headers: vec![("content-type", "text/event-stream")],
+        body,
+    }
+}
+
+/// Every event of a host, as they happened.
+fn recorded() -> (EventSink, Arc<Mutex<Vec<Event>>>) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let kept = seen.clone();
+    let sink = EventSink::callback(move |e| kept.lock().unwrap().push(e));
+    (sink, seen)
+}
+
+fn deltas(events: &[Event]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::TextDelta { text } => Some(text.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A host with `model` over a weather server that gives instructions, events recorded.
+async fn instructed_host(model: Arc<dyn Model>) -> (Host, Arc<Mutex<Vec<Event>>>) {
+    let server = Server::builder("weather", "1.0.0")
+        .instructions("Give temperatures in Celsius.")
+        .tool(tool("forecast", |c: City| async move { format!("Rain in {}", c.city) }))
+        .build()
+        .unwrap();
+    let (connection, _peer) = tapped(&server, Frames::default());
+    let (events, seen) = recorded();
+    let mut servers = Servers::new();
+    servers
+        .add_connection(
+            "weather",
+            connection,
+            ServerSettings::default(),
+            &StartOptions::default(),
+            &EventSink::discard(),
+        )
+        .await
+        .unwrap();
+    let host = Host::new(
+        servers,
+        Policy::new(vec![Rule::new("*", Action::Allow)]),
+        model,
+        Arc::new(ScriptedConsent::deny_all()),
+        events,
+    );
+    (host, seen)
+}
+
+fn anthropic_stream_start() -> (&'static str, Value) {
+    (
+        "message_start",
+        json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test", "content": [], "stop_reason": null, "usage": {"input_tokens": 20, "output_tokens": 1}}}),
+    )
+}
+
+#[tokio::test]
+async fn anthropic_streams_text_as_it_comes_and_joins_split_tool_arguments() {
+    let api = FakeApi::start(vec![
+        sse(
+            &[
+                anthropic_stream_start(),
+                ("content_block_start", json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})),
+                ("ping", json!({"type": "ping"})),
+                ("content_block_delta", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Let me "}})),
+                ("content_block_delta", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "check."}})),
+                ("content_block_stop", json!({"type": "content_block_stop", "index": 0})),
+                ("content_block_start", json!({"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "weather__forecast", "input": {}}})),
+                ("content_block_delta", json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": ""}})),
+                ("content_block_delta", json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "{\"ci"}})),
+                ("content_block_delta", json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "ty\": \"Os"}})),
+                ("content_block_delta", json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "lo\"}"}})),
+                ("content_block_stop", json!({"type": "content_block_stop", "index": 1})),
+                ("message_delta", json!({"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": null}, "usage": {"output_tokens": 30}})),
+                ("message_stop", json!({"type": "message_stop"})),
+            ],
+            "",
+        ),
+        sse(
+            &[
+                anthropic_stream_start(),
+                ("content_block_start", json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})),
+                ("content_block_delta", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "It rains "}})),
+                ("content_block_delta", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "in Oslo."}})),
+                ("content_block_stop", json!({"type": "content_block_stop", "index": 0})),
+                ("message_delta", json!({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": null}, "usage": {"output_tokens": 5}})),
+                ("message_stop", json!({"type": "message_stop"})),
+            ],
+            "",
+        ),
+    ])
+    .await;
+    let (mut host, seen) = instructed_host(anthropic(&api)).await;
+    let outcome = host.send("Weather in Oslo?").await.unwrap();
+    assert_eq!(outcome.text.as_deref(), Some("It rains in Oslo."));
+    assert_eq!(outcome.stop_reason.as_deref(), Some("end_turn"));
+    assert_eq!(
+        outcome.usage,
+        Usage {
+            input_tokens: 40,
+            output_tokens: 35
+        }
+    );
+    let events = seen.lock().unwrap().clone();
+    assert_eq!(
+        deltas(&events),
+        ["Let me ", "check.", "It rains ", "in Oslo."],
+        "text is handed on piece by piece"
+    );
+    assert!(events.contains(&Event::ModelAnswered {
+        usage: Some(Usage {
+            input_tokens: 20,
+            output_tokens: 30
+        }),
+        stop_reason: Some("tool_use".into())
+    }));
+    let received = api.received();
+    assert_eq!(received[0].body["stream"], true);
+    let system = received[0].body["system"].as_str().unwrap();
+    assert!(system.starts_with(DEFAULT_SYSTEM_PROMPT), "{system}");
+    assert!(
+        system.ends_with("# Instructions from the MCP server `weather` (its tools are `weather__*`)\nGive temperatures in Celsius."),
+        "the server's instructions follow, labelled: {system}"
+    );
+    let messages = received[1].body["messages"].as_array().unwrap();
+    assert_eq!(
+        messages[1]["content"][1],
+        json!({"type": "tool_use", "id": "toolu_1", "name": "weather__forecast", "input": {"city": "Oslo"}}),
+        "the pieces of the arguments were joined and parsed"
+    );
+    assert_eq!(
+        messages[2]["content"][0],
+        json!({"type": "tool_result", "tool_use_id": "toolu_1", "content": "Rain in Oslo"})
+    );
+}
+
+#[tokio::test]
+async fn an_anthropic_error_mid_stream_fails_the_turn_and_keeps_the_user_message() {
+    let api = FakeApi::start(vec![sse(
+        &[
+            anthropic_stream_start(),
+            ("content_block_start", json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})),
+            ("content_block_delta", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Half an"}})),
+            ("error", json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})),
+        ],
+        "",
+    )])
+    .await;
+    let (mut host, seen) = instructed_host(anthropic(&api)).await;
+    let err = host.send("Weather?").await.unwrap_err();
+    assert!(
+        matches!(&err, HostError::Model(ModelError::Stream { message, .. }) if message == "Overloaded (overloaded_error)"),
+        "{err}"
+    );
+    assert_eq!(deltas(&seen.lock().unwrap()), ["Half an"]);
+    assert_eq!(host.conversation().messages().len(), 1, "only the user's message");
+
+    let cut = FakeApi::start(vec![sse(
+        &[
+            anthropic_stream_start(),
+            ("content_block_start", json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})),
+        ],
+        "event: content_block_delta\ndata: {\"type\": \"content_blo",
+    )])
+    .await;
+    let err = anthropic(&cut)
+        .respond(ModelRequest::new(&Default::default(), &[]))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("cannot be read") || err.to_string().contains("message_stop"), "{err}");
+}
+
+#[tokio::test]
+async fn openai_streams_text_and_joins_tool_call_fragments_by_index() {
+    let chunk = |delta: Value, finish: Value| {
+        ("", json!({"id": "c1", "object": "chat.completion.chunk", "model": "gpt-test", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}))
+    };
+    let usage = (
+        "",
+        json!({"id": "c1", "object": "chat.completion.chunk", "choices": [], "usage": {"prompt_tokens": 50, "completion_tokens": 9, "total_tokens": 59}}),
+    );
+    let api = FakeApi::start(vec![
+        sse(
+            &[
+                chunk(json!({"role": "assistant", "content": ""}), Value::Null),
+                chunk(json!({"content": "Checking"}), Value::Null),
+                chunk(json!({"tool_calls": [{"index": 0, "id": "call_a", "type": "function", "function": {"name": "weather__forecast", "arguments": ""}}]}), Value::Null),
+                chunk(json!({"tool_calls": [{"index": 0, "function": {"arguments": "{\"city\""}}]}), Value::Null),
+                chunk(json!({"tool_calls": [{"index": 1, "id": "call_b", "type": "function", "function": {"name": "weather__forecast", "arguments": "{\"city\": \"Bergen\"}"}}]}), Value::Null),
+                chunk(json!({"tool_calls": [{"index": 0, "function": {"arguments": ": \"Oslo\"}"}}]}), Value::Null),
+                chunk(json!({}), json!("tool_calls")),
+                usage.clone(),
+            ],
+            "data: [DONE]\n\n",
+        ),
+        sse(
+            &[
+                chunk(json!({"content": "Rain in "}), Value::Null),
+                chunk(json!({"content": "both."}), Value::Null),
+                chunk(json!({}), json!("stop")),
+                usage,
+            ],
+            "data: [DONE]\n\n",
+        ),
+    ])
+    .await;
+    let (mut host, seen) = instructed_host(openai(&api)).await;
+    let outcome = host.send("Oslo and Bergen?").await.unwrap();
+    assert_eq!(outcome.text.as_deref(), Some("Rain in both."));
+    assert_eq!(outcome.stop_reason.as_deref(), Some("stop"));
+    assert_eq!(
+        outcome.usage,
+        Usage {
+            input_tokens: 100,
+            output_tokens: 18
+        }
+    );
+    assert_eq!(
+        deltas(&seen.lock().unwrap()),
+        ["Checking", "Rain in ", "both."]
+    );
+    let received = api.received();
+    let first = &received[0].body;
+    assert_eq!(first["stream_options"], json!({"include_usage": true}));
+    assert_eq!(first["messages"][0]["role"], "system");
+    assert!(first["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .contains("MCP server `weather`"));
+    let messages = received[1].body["messages"].as_array().unwrap();
+    assert_eq!(
+        messages[2],
+        json!({"role": "assistant", "content": "Checking", "tool_calls": [
+            {"id": "call_a", "type": "function", "function": {"name": "weather__forecast", "arguments": "{\"city\":\"Oslo\"}"}},
+            {"id": "call_b", "type": "function", "function": {"name": "weather__forecast", "arguments": "{\"city\":\"Bergen\"}"}}
+        ]})
+    );
+    assert_eq!(
+        messages[3],
+        json!({"role": "tool", "tool_call_id": "call_a", "content": "Rain in Oslo"})
+    );
+    assert_eq!(
+        messages[4],
+        json!({"role": "tool", "tool_call_id": "call_b", "content": "Rain in Bergen"})
+    );
+}
+
+#[tokio::test]
+async fn openai_stream_errors_and_cut_streams_are_errors() {
+    let api = FakeApi::start(vec![
+        sse(
+            &[
+                ("", json!({"choices": [{"index": 0, "delta": {"content": "Hal"}, "finish_reason": null}]})),
+                ("", json!({"error": {"message": "The server had an error while processing your request.", "type": "server_error"}})),
+            ],
+            "",
+        ),
+        sse(
+            &[("", json!({"choices": [{"index": 0, "delta": {"content": "Hal"}, "finish_reason": null}]}))],
+            "",
+        ),
+    ])
+    .await;
+    let model = openai(&api);
+    let err = model
+        .respond(ModelRequest::new(&Default::default(), &[]))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, ModelError::Stream { message, .. } if message.contains("had an error")),
+        "{err}"
+    );
+    let err = model
+        .respond(ModelRequest::new(&Default::default(), &[]))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("before a `finish_reason`"), "{err}");
 }

@@ -12,6 +12,10 @@
 //! and the host's questions are asked; with stdin piped, lines are read as they come,
 //! echoed, and the questions are answered no (or yes with `--yes`).
 //!
+//! The conversation is saved after every line (see `junction_host::saved`): `--continue`
+//! goes on with the one saved last in this directory, `--resume ID` with a given one, and
+//! `--no-save` keeps none.
+//!
 //! Ctrl-C during a turn stops that turn only: its running tool calls are cancelled on their
 //! servers, the model's request is dropped, the conversation keeps what happened and the
 //! prompt comes back. Ctrl-C at the prompt drops the line being typed; a second one in a
@@ -123,8 +127,8 @@ pub async fn run(args: ChatArgs) -> ExitCode {
         // Servers still starting are killed with the future that starts them.
         stop = signals.recv() => return stopped(stop),
     };
-    let (host, _failures) = match started {
-        Ok(started) => started,
+    let (host, mut saving) = match started {
+        Ok(started) => (started.host, started.saving),
         Err(e) => return report("chat", e),
     };
     let mut lines = Vec::new();
@@ -134,6 +138,12 @@ pub async fn run(args: ChatArgs) -> ExitCode {
         listing::resources(&host),
     ] {
         lines.extend(part);
+    }
+    if let Some(saving) = &saving {
+        lines.push(format!(
+            "conversation {} (go on with it later: --resume {0})",
+            saving.id()
+        ));
     }
     lines.push("Type a message, /help for commands, /quit to leave.".to_owned());
     terminal.say_all(&lines);
@@ -180,21 +190,26 @@ pub async fn run(args: ChatArgs) -> ExitCode {
         }
         let mut host = host.lock().await;
         let interrupt = host.interrupt_token();
-        let turn = handle(&mut host, line);
-        tokio::pin!(turn);
-        let said = tokio::select! {
-            biased;
-            stop = signals.recv() => match stop {
-                // The turn winds down by itself once interrupted: calls cancelled, results in.
-                Stop::Interrupt => {
-                    interrupt.cancel();
-                    turn.await
-                }
-                other => break Some(other),
-            },
-            said = &mut turn => said,
+        let said = {
+            let turn = handle(&mut host, line);
+            tokio::pin!(turn);
+            tokio::select! {
+                biased;
+                stop = signals.recv() => match stop {
+                    // The turn winds down by itself once interrupted: calls cancelled, results in.
+                    Stop::Interrupt => {
+                        interrupt.cancel();
+                        turn.await
+                    }
+                    other => break Some(other),
+                },
+                said = &mut turn => said,
+            }
         };
         terminal.say_all(&said);
+        if let Some(saving) = &mut saving {
+            saving.save_or_warn(host.conversation(), &terminal);
+        }
     };
     host.lock().await.shutdown().await;
     modes.restore();

@@ -1,20 +1,24 @@
 //! The options `junction chat` and `junction run` share, and starting a host from them:
 //! which config (given, else `./.mcp.json`, else none), which model, where "always allow"
-//! answers are kept, and who answers the host's questions.
+//! answers are kept, who answers the host's questions, and which saved conversation (if
+//! any) goes on.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use anyhow::Context as _;
 use junction_host::config::Config;
-use junction_host::events::EventSink;
+use junction_host::conversation::Conversation;
+use junction_host::events::{Event, EventSink};
 use junction_host::model::{AnthropicModel, Model, OpenAiModel, ScriptedModel};
 use junction_host::policy::{Action, Rule};
+use junction_host::saved::{ConversationStore, SavedConversation, SavedError};
 use junction_host::servers::{StartFailure, StartOptions};
 use junction_host::{display, Host};
 
 use crate::terminal::consent::TerminalConsent;
 use crate::terminal::events::Renderer;
+use crate::terminal::spinner::Spinner;
 use crate::terminal::interaction::TerminalInteraction;
 use crate::terminal::{Answers, Style, Terminal};
 
@@ -41,6 +45,10 @@ pub struct HostOptions {
     /// server's own limit for openai]. Sampling requests bring their own limit.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_tokens: Option<u64>,
+    /// The host's own system prompt (overrides the config's `junction.systemPrompt`); the
+    /// servers' instructions still follow it, each labelled with its server.
+    #[arg(long, value_name = "TEXT")]
+    pub system: Option<String>,
     /// Where "always allow" answers are kept (overrides the config's `junction.consentFile`).
     #[arg(long, value_name = "FILE")]
     pub consent_file: Option<PathBuf>,
@@ -62,6 +70,58 @@ pub struct HostOptions {
     /// Answer every question without asking: deny (the default when nobody can be asked).
     #[arg(long)]
     pub no: bool,
+    /// Go on with the conversation saved last in this directory.
+    #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
+    pub continue_last: bool,
+    /// Go on with the saved conversation ID.
+    #[arg(long, value_name = "ID")]
+    pub resume: Option<String>,
+    /// Do not save this conversation (by default each is saved under
+    /// $XDG_DATA_HOME/junction/conversations/).
+    #[arg(long)]
+    pub no_save: bool,
+}
+
+/// A host ready to go, with what did not start and where its conversation is kept.
+pub struct Started {
+    /// The host, holding the resumed conversation if one was asked for.
+    pub host: Host,
+    /// The servers that did not start.
+    pub failures: Vec<StartFailure>,
+    /// Where the conversation is saved; `None` with `--no-save`.
+    pub saving: Option<Saving>,
+}
+
+/// Where one session's conversation is saved.
+pub struct Saving {
+    store: ConversationStore,
+    saved: SavedConversation,
+}
+
+impl Saving {
+    /// The conversation's id, for `--resume`.
+    pub fn id(&self) -> &str {
+        &self.saved.id
+    }
+
+    /// Saves `conversation` (once it holds anything: empty sessions leave no file).
+    pub fn save(&mut self, conversation: &Conversation) -> Result<(), SavedError> {
+        if conversation.messages().is_empty() {
+            return Ok(());
+        }
+        self.saved.conversation = conversation.clone();
+        self.store.save(&mut self.saved)
+    }
+
+    /// Saves, saying on `terminal` when it failed (the session goes on regardless).
+    pub fn save_or_warn(&mut self, conversation: &Conversation, terminal: &Terminal) {
+        if let Err(e) = self.save(conversation) {
+            terminal.say_all(&[format!(
+                "warning: the conversation was not saved: {}",
+                display::line(&e.to_string())
+            )]);
+        }
+    }
 }
 
 /// Why a host could not be set up, and so how the command exits.
@@ -138,6 +198,50 @@ impl HostOptions {
         }
     }
 
+    /// The conversation to go on with (`--continue`, `--resume`) or a new one, and where it
+    /// is saved; read before any server starts, so that a wrong id costs nothing.
+    fn conversation(
+        &self,
+        terminal: &Terminal,
+    ) -> Result<(Option<Saving>, Conversation), SetupError> {
+        let resuming = self.continue_last || self.resume.is_some();
+        if self.no_save && !resuming {
+            return Ok((None, Conversation::new()));
+        }
+        let failed = |e: SavedError| SetupError::Failed(e.into());
+        let store = ConversationStore::in_data_dir().map_err(failed)?;
+        let directory = std::env::current_dir()
+            .map(|d| d.display().to_string())
+            .unwrap_or_default();
+        let model = self.model.clone().unwrap_or_default();
+        let saved = if let Some(id) = &self.resume {
+            store.load(id).map_err(failed)?
+        } else if self.continue_last {
+            store.latest(Some(&directory)).map_err(failed)?.ok_or_else(|| {
+                SetupError::Failed(anyhow::anyhow!(
+                    "no saved conversation to continue in {directory} (looked in {})",
+                    store.dir().display()
+                ))
+            })?
+        } else {
+            SavedConversation::start(directory, model.clone())
+        };
+        let conversation = saved.conversation.clone();
+        if resuming {
+            terminal.say_all(&[format!(
+                "resumed conversation {} ({} messages)",
+                saved.id,
+                conversation.messages().len()
+            )]);
+        }
+        if self.no_save {
+            return Ok((None, conversation));
+        }
+        let mut saved = saved;
+        saved.model = model;
+        Ok((Some(Saving { store, saved }), conversation))
+    }
+
     /// Reads the config (saying which, or that there is none) and applies `--consent-file`.
     pub fn config(&self, terminal: &Terminal) -> Result<Config, SetupError> {
         let mut config = match self.config_path() {
@@ -168,6 +272,9 @@ impl HostOptions {
                 .rules
                 .extend(patterns.iter().map(|p| Rule::new(p.clone(), action)));
         }
+        if let Some(system) = &self.system {
+            config.system_prompt = Some(system.clone());
+        }
         if let Some(ms) = self.tool_timeout_ms {
             config.tool_timeout = Some(std::time::Duration::from_millis(ms));
         }
@@ -176,11 +283,7 @@ impl HostOptions {
 
     /// Starts the configured servers and the host; events are rendered on stdout. Servers
     /// that fail are reported (by their events) and returned; the host goes on without them.
-    pub async fn start(
-        &self,
-        terminal: &Terminal,
-        answers: Answers,
-    ) -> Result<(Host, Vec<StartFailure>), SetupError> {
+    pub async fn start(&self, terminal: &Terminal, answers: Answers) -> Result<Started, SetupError> {
         self.start_with(terminal, answers, stdout_sink(terminal.style()))
             .await
     }
@@ -191,8 +294,9 @@ impl HostOptions {
         terminal: &Terminal,
         answers: Answers,
         events: EventSink,
-    ) -> Result<(Host, Vec<StartFailure>), SetupError> {
+    ) -> Result<Started, SetupError> {
         let model = self.model()?;
+        let (saving, conversation) = self.conversation(terminal)?;
         let config = self.config(terminal)?;
         match answers {
             Answers::Ask => {}
@@ -206,7 +310,7 @@ impl HostOptions {
         }
         let consent = Arc::new(TerminalConsent::new(terminal.clone(), answers));
         let interaction = Arc::new(TerminalInteraction::new(terminal.clone(), answers));
-        Host::from_config(
+        let (mut host, failures) = Host::from_config(
             &config,
             &StartOptions::default(),
             model,
@@ -215,7 +319,13 @@ impl HostOptions {
             events,
         )
         .await
-        .map_err(|e| SetupError::Failed(e.into()))
+        .map_err(|e| SetupError::Failed(e.into()))?;
+        host.set_conversation(conversation);
+        Ok(Started {
+            host,
+            failures,
+            saving,
+        })
     }
 }
 
@@ -228,22 +338,29 @@ fn provider_setup(error: junction_host::model::ModelError) -> SetupError {
     SetupError::Usage(error.into())
 }
 
-/// A sink that renders each event on stdout. It writes to stdout directly rather than
-/// through the [`Terminal`], so that a server's log line never waits on a question the
+/// A sink that renders each event on stdout, streamed text as it arrives, with a spinner
+/// while the model thinks when stdout is a terminal. It writes to stdout directly rather
+/// than through the [`Terminal`], so that a server's log line never waits on a question the
 /// person has not answered yet.
 pub fn stdout_sink(style: Style) -> EventSink {
+    use std::io::{IsTerminal, Write};
     let renderer = Mutex::new(Renderer::new(style));
+    let spinner = std::io::stdout().is_terminal().then(Spinner::start);
     EventSink::callback(move |event| {
-        let lines = renderer
+        let text = renderer
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .render(&event);
-        let mut out = std::io::stdout().lock();
-        for line in lines {
-            use std::io::Write;
-            let _ = writeln!(out, "{line}");
+            .output(&event);
+        if let Some(spinner) = &spinner {
+            // The spinner's line is wiped before anything else is written.
+            spinner.set(matches!(event, Event::Thinking));
         }
-        let _ = std::io::Write::flush(&mut out);
+        if text.is_empty() {
+            return;
+        }
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(text.as_bytes());
+        let _ = out.flush();
     })
 }
 

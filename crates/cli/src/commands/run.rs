@@ -6,10 +6,15 @@
 //! `--output-format` says what stdout carries:
 //!
 //! - `text` (the default): the model's final answer only; the transcript goes to stderr;
-//! - `json`: one object at the end: `text`, `stop`, `exitCode` and `toolCalls` (each with
-//!   its server, tool, arguments, consent outcome, result and whether it failed);
+//! - `json`: one object at the end: `text`, `stop`, `exitCode`, `toolCalls` (each with
+//!   its server, tool, arguments, consent outcome, result and whether it failed), `usage`
+//!   (`inputTokens`, `outputTokens` over every answer), `stopReason` (the provider's, of
+//!   the last answer) and `conversationId`;
 //! - `stream-json`: every host event as one JSON object per line, as it happens (see
 //!   `junction_host::events::Event`), then the same final object as `json`.
+//!
+//! The conversation is saved (see `junction_host::saved`) and its id given on stderr and
+//! as `conversationId`; `--continue` or `--resume ID` sends the message into a saved one.
 //!
 //! Exit codes: 0 the model answered; 1 a server did not start or the model failed; 2 bad
 //! usage; 3 the turn was cut by `--max-turns`; 4 the model asked for tools and every call
@@ -23,6 +28,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use junction_host::consent::ConsentAnswer;
 use junction_host::display;
 use junction_host::events::{Event, EventSink};
+use junction_host::model::Usage;
 use junction_host::{Stop, TurnOutcome};
 use serde_json::{json, Map, Value};
 
@@ -96,8 +102,8 @@ pub async fn run(args: RunArgs) -> ExitCode {
         // Servers still starting are killed with the future that starts them.
         stop = signals.recv() => return stopped(stop),
     };
-    let (mut host, failures) = match started {
-        Ok(started) => started,
+    let (mut host, failures, mut saving) = match started {
+        Ok(started) => (started.host, started.failures, started.saving),
         Err(e) => return report("run", e),
     };
     if let Some(turns) = args.max_turns {
@@ -119,6 +125,13 @@ pub async fn run(args: RunArgs) -> ExitCode {
         }
     };
     host.shutdown().await;
+    if let Some(saving) = &mut saving {
+        saving.save_or_warn(host.conversation(), &terminal);
+        terminal.say_all(&[format!(
+            "conversation {} saved (go on with it: --resume {0})",
+            saving.id()
+        )]);
+    }
     if let Some(stop) = stop {
         return stopped(stop);
     }
@@ -133,6 +146,7 @@ pub async fn run(args: RunArgs) -> ExitCode {
         .unwrap_or_else(PoisonError::into_inner)
         .clone();
     let calls = calls(&events);
+    let (usage, stop_reason) = usage(&events);
     let (code, stop, text, error) = match outcome {
         Err(e) => {
             let why = display::line(&e.to_string());
@@ -165,6 +179,9 @@ pub async fn run(args: RunArgs) -> ExitCode {
                 "error": error,
                 "failedServers": failures.iter().map(|f| f.server.clone()).collect::<Vec<_>>(),
                 "toolCalls": calls,
+                "usage": usage,
+                "stopReason": stop_reason,
+                "conversationId": saving.as_ref().map(|s| s.id()),
             });
             writeln!(out, "{}", display::json(&summary.to_string()))
         }
@@ -203,14 +220,13 @@ fn message(given: Option<String>) -> Result<String, String> {
 fn sink(style: Style, format: OutputFormat, kept: Arc<Mutex<Vec<Event>>>) -> EventSink {
     let renderer = Mutex::new(Renderer::new(style));
     EventSink::callback(move |event| {
-        let lines = renderer
+        let text = renderer
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .render(&event);
+            .output(&event);
         let mut err = std::io::stderr().lock();
-        for line in lines {
-            let _ = writeln!(err, "{line}");
-        }
+        let _ = err.write_all(text.as_bytes());
+        let _ = err.flush();
         if format == OutputFormat::StreamJson {
             if let Ok(text) = serde_json::to_string(&event) {
                 let mut out = std::io::stdout().lock();
@@ -222,6 +238,22 @@ fn sink(style: Style, format: OutputFormat, kept: Arc<Mutex<Vec<Event>>>) -> Eve
             .unwrap_or_else(PoisonError::into_inner)
             .push(event);
     })
+}
+
+/// The tokens of every answer the model gave in the run, added up (also when the turn
+/// failed later), and why its last answer stopped.
+fn usage(events: &[Event]) -> (Usage, Option<String>) {
+    let mut total = Usage::default();
+    let mut last = None;
+    for event in events {
+        if let Event::ModelAnswered { usage, stop_reason } = event {
+            if let Some(usage) = usage {
+                total.add(*usage);
+            }
+            last.clone_from(stop_reason);
+        }
+    }
+    (total, last)
 }
 
 /// Every tool call of the run, from its events: server, tool, arguments, consent, result.

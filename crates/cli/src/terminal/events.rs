@@ -1,7 +1,9 @@
 //! Each host [`Event`] as lines for the terminal.
 //!
 //! The renderer remembers which tool each call id belongs to, so that a call's result names
-//! its tool even though the host's `ToolCallFinished` carries only the id.
+//! its tool even though the host's `ToolCallFinished` carries only the id. Streamed text
+//! grows on its line as it arrives ([`Renderer::output`]); the line is ended by the whole
+//! text that follows it, or by whatever is shown next.
 //!
 //! Every string that came from a server or the model goes through
 //! [`junction_host::display`] before it is shown: escape sequences and other controls
@@ -29,6 +31,8 @@ const RESULT_SHOWN: usize = 300;
 pub struct Renderer {
     style: Style,
     calls: HashMap<String, String>,
+    /// Whether streamed text is on the current line, not yet ended.
+    streaming: bool,
 }
 
 /// `value` as one line of JSON (strings without their quotes), safe to show, at most
@@ -72,7 +76,43 @@ impl Renderer {
         Renderer {
             style,
             calls: HashMap::new(),
+            streaming: false,
         }
+    }
+
+    /// The exact text to write for one event: whole lines, each ending in a newline,
+    /// except for a piece of streamed text, which is written as it is so that the answer
+    /// grows as the model writes it.
+    pub fn output(&mut self, event: &Event) -> String {
+        let mut out = String::new();
+        match event {
+            Event::TextDelta { text } => {
+                if !self.streaming {
+                    out.push_str(&self.paint(Paint::Bold, "assistant:"));
+                    out.push(' ');
+                    self.streaming = true;
+                }
+                let text = display::text(text).replace('\n', "\n  ");
+                out.push_str(&self.paint(Paint::Cyan, &text));
+                return out;
+            }
+            // The text was shown as it came: the line only needs ending.
+            Event::Text { .. } if self.streaming => {
+                self.streaming = false;
+                return "\n".to_owned();
+            }
+            _ => {}
+        }
+        let lines = self.render(event);
+        let ends_line = !lines.is_empty() || matches!(event, Event::ModelFailed { .. });
+        if ends_line && std::mem::take(&mut self.streaming) {
+            out.push('\n');
+        }
+        for line in lines {
+            out.push_str(&line);
+            out.push('\n');
+        }
+        out
     }
 
     fn paint(&self, paint: Paint, text: &str) -> String {
@@ -83,6 +123,12 @@ impl Renderer {
     pub fn render(&mut self, event: &Event) -> Vec<String> {
         match event {
             Event::ServerStatus { server, state } => self.status(&display::name(server), state),
+            // Shown by `output`, or not at all.
+            // The command that ran the turn says why it failed.
+            Event::Thinking
+            | Event::TextDelta { .. }
+            | Event::ModelAnswered { .. }
+            | Event::ModelFailed { .. } => Vec::new(),
             Event::Text { text } => {
                 let text = display::text(text);
                 let mut lines = text.lines();
@@ -477,6 +523,39 @@ mod tests {
                 "  | boom"
             ]
         );
+    }
+
+    #[test]
+    fn streamed_text_grows_on_its_line_and_is_not_repeated() {
+        let mut r = Renderer::new(Style::plain());
+        let mut out = String::new();
+        for event in [
+            Event::Thinking,
+            Event::TextDelta {
+                text: "Hel".into(),
+            },
+            Event::TextDelta {
+                text: "lo\nthere \u{1b}[2J".into(),
+            },
+            Event::ModelAnswered {
+                usage: None,
+                stop_reason: Some("end_turn".into()),
+            },
+            Event::Text {
+                text: "Hello\nthere \u{1b}[2J".into(),
+            },
+            Event::StepLimitReached { steps: 1 },
+        ] {
+            out.push_str(&r.output(&event));
+        }
+        assert_eq!(
+            out,
+            "assistant: Hello\n  there \\u{1b}[2J\nstopped: the model used all 1 steps of this turn and still asked for tools\n"
+        );
+        let mut r = Renderer::new(Style::plain());
+        let cut = r.output(&Event::TextDelta { text: "half".into() })
+            + &r.output(&Event::Interrupted);
+        assert!(cut.starts_with("assistant: half\ninterrupted:"), "{cut}");
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //!   input stream, or without asking in a non-interactive run.
 //! - [`listing`]: the tools, slash commands, resources and servers a host offers.
 //! - [`editor`]: the chat's line editor, with completion.
+//! - [`spinner`]: the spinner shown while the model thinks.
 //!
 //! Questions and answers go through one [`Terminal`]: any `BufRead` and `Write`, so tests
 //! drive the prompts with scripted input and read what was shown.
@@ -16,6 +17,7 @@ pub mod editor;
 pub mod events;
 pub mod interaction;
 pub mod listing;
+pub mod spinner;
 pub mod style;
 
 use std::io::{BufRead, Write};

@@ -8,6 +8,8 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
+pub mod fake_model;
+
 /// The binary under test.
 pub const JUNCTION: &str = env!("CARGO_BIN_EXE_junction");
 

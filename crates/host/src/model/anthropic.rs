@@ -1,4 +1,10 @@
-//! The Anthropic Messages API (`POST {base}/v1/messages`), without streaming.
+//! The Anthropic Messages API (`POST {base}/v1/messages`).
+//!
+//! The agent's turns are streamed: `text_delta`s reach the request's text sink as they
+//! arrive, `input_json_delta` pieces are joined per block and parsed when the block stops,
+//! `message_delta` brings the stop reason and the output tokens, and an `error` event in the
+//! middle is an error (the turn's text so far already shown). Sampling answers are read
+//! whole. The system prompt goes as `system`.
 //!
 //! The conversation becomes alternating `user` / `assistant` messages of content blocks:
 //! the user's text and attached context are `text` blocks, the model's calls `tool_use`
@@ -15,7 +21,10 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{json, Value};
 
 use super::http::{check_base, join, secret_header, HttpSettings, Transport};
-use super::{context_text, sampling, Model, ModelError, ModelReply, ModelTool};
+use super::sse::SseEvent;
+use super::{
+    context_text, sampling, Model, ModelError, ModelReply, ModelRequest, ModelTool, Usage,
+};
 use crate::conversation::{block_text, Conversation, Message, ToolCall};
 
 /// Where the API is unless `ANTHROPIC_BASE_URL` says otherwise.
@@ -101,6 +110,11 @@ impl AnthropicModel {
     }
 
     async fn post(&self, body: Value) -> Result<Value, ModelError> {
+        let url = join(&self.base_url, "v1/messages");
+        self.transport.post(&url, self.headers()?, &body).await
+    }
+
+    fn headers(&self) -> Result<HeaderMap, ModelError> {
         let mut headers = HeaderMap::new();
         let (name, value) =
             secret_header(PROVIDER, HeaderName::from_static("x-api-key"), &self.key)?;
@@ -109,8 +123,7 @@ impl AnthropicModel {
             HeaderName::from_static("anthropic-version"),
             HeaderValue::from_static(ANTHROPIC_VERSION),
         );
-        let url = join(&self.base_url, "v1/messages");
-        self.transport.post(&url, headers, &body).await
+        Ok(headers)
     }
 }
 
@@ -125,20 +138,33 @@ fn transport(settings: HttpSettings) -> Result<Transport, ModelError> {
 impl Model for AnthropicModel {
     fn respond<'a>(
         &'a self,
-        conversation: &'a Conversation,
-        tools: &'a [ModelTool],
+        request: ModelRequest<'a>,
     ) -> BoxFuture<'a, Result<ModelReply, ModelError>> {
         Box::pin(async move {
             let mut body = json!({
                 "model": self.model,
                 "max_tokens": self.max_tokens,
-                "messages": conversation_messages(conversation),
+                "stream": true,
+                "messages": conversation_messages(request.conversation),
             });
-            add_tools(&mut body, tools, ToolChoiceMode::Auto);
-            let answer = self.post(body).await?;
-            let (reply, stop) = read_answer(&answer)?;
-            if matches!(stop.as_deref(), Some("max_tokens" | "refusal")) {
-                tracing::warn!(model = %self.model, stop_reason = ?stop, "the model stopped early");
+            if let Some(system) = request.system {
+                body["system"] = json!(system);
+            }
+            add_tools(&mut body, request.tools, ToolChoiceMode::Auto);
+            let url = join(&self.base_url, "v1/messages");
+            let mut stream = Stream::default();
+            let whole = self
+                .transport
+                .post_stream(&url, self.headers()?, &body, |event| {
+                    stream.event(&event, &request)
+                })
+                .await?;
+            let reply = match whole {
+                Some(answer) => read_answer(&answer)?,
+                None => stream.reply()?,
+            };
+            if matches!(reply.stop_reason.as_deref(), Some("max_tokens" | "refusal")) {
+                tracing::warn!(model = %self.model, stop_reason = ?reply.stop_reason, "the model stopped early");
             }
             Ok(reply)
         })
@@ -175,8 +201,9 @@ impl Model for AnthropicModel {
                 .unwrap_or(ToolChoiceMode::Auto);
             add_tools(&mut body, &tools, mode);
             let answer = self.post(body).await?;
-            let (reply, stop) = read_answer(&answer)?;
+            let reply = read_answer(&answer)?;
             let model = answer["model"].as_str().unwrap_or(&self.model).to_owned();
+            let stop = reply.stop_reason.clone();
             let mut result = sampling::answer(&model, reply);
             if let Some(stop) = stop {
                 result = result.stop_reason(stop_reason(&stop));
@@ -330,9 +357,166 @@ fn malformed(reason: impl Into<String>) -> ModelError {
     }
 }
 
+/// One content block being streamed.
+#[derive(Debug)]
+enum Block {
+    Text(String),
+    ToolUse {
+        id: String,
+        name: String,
+        json: String,
+    },
+    /// `thinking` and blocks yet unknown: not for the user.
+    Other,
+}
+
+/// A streamed answer put together event by event.
+#[derive(Debug, Default)]
+struct Stream {
+    blocks: std::collections::BTreeMap<u64, Block>,
+    usage: Usage,
+    stop: Option<String>,
+    done: bool,
+}
+
+impl Stream {
+    /// Takes one event; `Ok(true)` once the message has stopped.
+    fn event(&mut self, event: &SseEvent, request: &ModelRequest<'_>) -> Result<bool, ModelError> {
+        if event.name == "ping" || event.data.is_empty() {
+            return Ok(false);
+        }
+        let data: Value = serde_json::from_str(&event.data)
+            .map_err(|e| malformed(format!("an event is not JSON ({e}): {}", event.data)))?;
+        let index = || {
+            data["index"]
+                .as_u64()
+                .ok_or_else(|| malformed(format!("a content event has no index: {data}")))
+        };
+        match data["type"].as_str().unwrap_or(event.name.as_str()) {
+            "message_start" => self.count(&data["message"]["usage"]),
+            "content_block_start" => {
+                let block = &data["content_block"];
+                let started = match block["type"].as_str() {
+                    Some("text") => {
+                        let text = block["text"].as_str().unwrap_or_default().to_owned();
+                        request.text_arrived(&text);
+                        Block::Text(text)
+                    }
+                    Some("tool_use") => {
+                        let (Some(id), Some(name)) = (block["id"].as_str(), block["name"].as_str())
+                        else {
+                            return Err(malformed(format!(
+                                "a tool_use block lacks its id or name: {block}"
+                            )));
+                        };
+                        Block::ToolUse {
+                            id: id.to_owned(),
+                            name: name.to_owned(),
+                            json: String::new(),
+                        }
+                    }
+                    _ => Block::Other,
+                };
+                self.blocks.insert(index()?, started);
+            }
+            "content_block_delta" => {
+                let delta = &data["delta"];
+                match (self.blocks.get_mut(&index()?), delta["type"].as_str()) {
+                    (Some(Block::Text(text)), Some("text_delta")) => {
+                        let piece = delta["text"].as_str().unwrap_or_default();
+                        request.text_arrived(piece);
+                        text.push_str(piece);
+                    }
+                    (Some(Block::ToolUse { json, .. }), Some("input_json_delta")) => {
+                        json.push_str(delta["partial_json"].as_str().unwrap_or_default());
+                    }
+                    (None, _) => {
+                        return Err(malformed(format!(
+                            "a delta for a block that never started: {data}"
+                        )))
+                    }
+                    _ => {}
+                }
+            }
+            "message_delta" => {
+                if let Some(stop) = data["delta"]["stop_reason"].as_str() {
+                    self.stop = Some(stop.to_owned());
+                }
+                self.count(&data["usage"]);
+            }
+            "message_stop" => {
+                self.done = true;
+                return Ok(true);
+            }
+            "error" => {
+                let error = &data["error"];
+                let message = match (error["message"].as_str(), error["type"].as_str()) {
+                    (Some(m), Some(t)) => format!("{m} ({t})"),
+                    (Some(m), None) => m.to_owned(),
+                    _ => data.to_string(),
+                };
+                return Err(ModelError::Stream {
+                    provider: PROVIDER,
+                    message,
+                });
+            }
+            _ => {}
+        }
+        Ok(false)
+    }
+
+    /// Counts the tokens a `usage` object reports (the output count is cumulative).
+    fn count(&mut self, usage: &Value) {
+        if let Some(n) = usage["input_tokens"].as_u64() {
+            self.usage.input_tokens = n;
+        }
+        if let Some(n) = usage["output_tokens"].as_u64() {
+            self.usage.output_tokens = n;
+        }
+    }
+
+    /// The reply, once the message has stopped.
+    fn reply(self) -> Result<ModelReply, ModelError> {
+        if !self.done {
+            return Err(ModelError::Stream {
+                provider: PROVIDER,
+                message: "the stream ended before `message_stop`".to_owned(),
+            });
+        }
+        let mut texts = Vec::new();
+        let mut tool_calls = Vec::new();
+        for block in self.blocks.into_values() {
+            match block {
+                Block::Text(text) => texts.push(text),
+                Block::ToolUse { id, name, json } => {
+                    // Arguments that are not JSON reach the loop as a string, which it
+                    // answers with an error result the model can read.
+                    let arguments = if json.trim().is_empty() {
+                        json!({})
+                    } else {
+                        serde_json::from_str(&json).unwrap_or(Value::String(json))
+                    };
+                    tool_calls.push(ToolCall {
+                        id,
+                        name,
+                        arguments,
+                    });
+                }
+                Block::Other => {}
+            }
+        }
+        Ok(ModelReply {
+            text: (!texts.is_empty()).then(|| texts.concat()),
+            tool_calls,
+            usage: Some(self.usage),
+            stop_reason: self.stop,
+        })
+    }
+}
+
 /// The reply in an answer: its text blocks joined, its `tool_use` blocks as calls (other
-/// blocks, such as `thinking`, are not for the user); and the `stop_reason`.
-fn read_answer(answer: &Value) -> Result<(ModelReply, Option<String>), ModelError> {
+/// blocks, such as `thinking`, are not for the user), the `stop_reason` and the usage.
+fn read_answer(answer: &Value) -> Result<ModelReply, ModelError> {
     let content = answer["content"]
         .as_array()
         .ok_or_else(|| malformed(format!("it has no `content` array: {answer}")))?;
@@ -363,8 +547,17 @@ fn read_answer(answer: &Value) -> Result<(ModelReply, Option<String>), ModelErro
         }
     }
     let text = (!texts.is_empty()).then(|| texts.join("\n"));
-    let stop = answer["stop_reason"].as_str().map(str::to_owned);
-    Ok((ModelReply { text, tool_calls }, stop))
+    let usage = &answer["usage"];
+    let usage = usage.is_object().then(|| Usage {
+        input_tokens: usage["input_tokens"].as_u64().unwrap_or(0),
+        output_tokens: usage["output_tokens"].as_u64().unwrap_or(0),
+    });
+    Ok(ModelReply {
+        text,
+        tool_calls,
+        usage,
+        stop_reason: answer["stop_reason"].as_str().map(str::to_owned),
+    })
 }
 
 fn stop_reason(stop: &str) -> StopReason {

@@ -1,5 +1,7 @@
 //! One JSON POST to a provider, with a timeout, bounded retries of 429 and 5xx (honouring
-//! `retry-after`), and the provider's error message in a typed error.
+//! `retry-after-ms` and `retry-after`), and the provider's error message in a typed error.
+//! The answer is read whole ([`Transport::post`]) or as server-sent events as they arrive
+//! ([`Transport::post_stream`]); a stream has no overall deadline, only one on silence.
 //!
 //! The API key travels only in the headers it is given, marked sensitive so that it never
 //! appears in `Debug` output or logs.
@@ -9,12 +11,14 @@ use std::time::Duration;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE, RETRY_AFTER};
 use serde_json::Value;
 
+use super::sse::{SseEvent, SseParser};
 use super::ModelError;
 
 /// How requests to a provider are made.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HttpSettings {
-    /// How long one request may take, from connecting to the last byte of the answer.
+    /// How long one request may take, from connecting to the last byte of the answer; for
+    /// a streamed answer, how long the stream may stay silent.
     pub timeout: Duration,
     /// How many times a 429 or 5xx answer is retried before giving up.
     pub max_retries: u32,
@@ -43,6 +47,8 @@ const BODY_QUOTE_CHARS: usize = 300;
 #[derive(Debug, Clone)]
 pub(crate) struct Transport {
     client: reqwest::Client,
+    /// For streams: a deadline on each read rather than on the whole answer.
+    streaming: reqwest::Client,
     settings: HttpSettings,
     provider: &'static str,
     /// Said on 401 / 403.
@@ -63,8 +69,17 @@ impl Transport {
                 provider,
                 reason: format!("the HTTP client could not be built: {e}"),
             })?;
+        let streaming = reqwest::Client::builder()
+            .connect_timeout(settings.timeout)
+            .read_timeout(settings.timeout)
+            .build()
+            .map_err(|e| ModelError::Settings {
+                provider,
+                reason: format!("the HTTP client could not be built: {e}"),
+            })?;
         Ok(Transport {
             client,
+            streaming,
             settings,
             provider,
             key_advice,
@@ -78,6 +93,75 @@ impl Transport {
         headers: HeaderMap,
         body: &Value,
     ) -> Result<Value, ModelError> {
+        let response = self.send(&self.client, url, headers, body).await?;
+        let text = response
+            .text()
+            .await
+            .map_err(|e| self.unreachable(url, &e))?;
+        self.json(&text)
+    }
+
+    /// Posts `body` (which asks for a stream) and hands each server-sent event to
+    /// `on_event` as it arrives, until it returns `Ok(true)` (the answer is complete) or the
+    /// stream ends. A server that answers with plain JSON instead of a stream (some
+    /// compatible servers ignore `stream`) has that JSON returned.
+    pub(crate) async fn post_stream(
+        &self,
+        url: &str,
+        headers: HeaderMap,
+        body: &Value,
+        mut on_event: impl FnMut(SseEvent) -> Result<bool, ModelError> + Send,
+    ) -> Result<Option<Value>, ModelError> {
+        let mut response = self.send(&self.streaming, url, headers, body).await?;
+        let is_stream = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        if !is_stream {
+            let text = response
+                .text()
+                .await
+                .map_err(|e| self.unreachable(url, &e))?;
+            return self.json(&text).map(Some);
+        }
+        let mut parser = SseParser::default();
+        let unreadable = |reason: String| ModelError::Malformed {
+            provider: self.provider,
+            reason: format!("the stream cannot be read: {reason}"),
+        };
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|e| self.unreachable(url, &e))?
+        {
+            for event in parser.feed(&chunk).map_err(unreadable)? {
+                if on_event(event)? {
+                    return Ok(None);
+                }
+            }
+        }
+        if let Some(event) = parser.finish() {
+            on_event(event)?;
+        }
+        Ok(None)
+    }
+
+    fn json(&self, text: &str) -> Result<Value, ModelError> {
+        serde_json::from_str(text).map_err(|e| ModelError::Malformed {
+            provider: self.provider,
+            reason: format!("the body is not JSON ({e}): {}", quote(text)),
+        })
+    }
+
+    /// Sends the request until it is answered with success, retrying 429 and 5xx.
+    async fn send(
+        &self,
+        client: &reqwest::Client,
+        url: &str,
+        headers: HeaderMap,
+        body: &Value,
+    ) -> Result<reqwest::Response, ModelError> {
         let bytes = serde_json::to_vec(body).map_err(|e| ModelError::Malformed {
             provider: self.provider,
             reason: format!("the request could not be encoded: {e}"),
@@ -86,8 +170,7 @@ impl Transport {
         loop {
             attempts += 1;
             tracing::debug!(provider = self.provider, url, attempts, "model request");
-            let response = self
-                .client
+            let response = client
                 .post(url)
                 .headers(headers.clone())
                 .header(CONTENT_TYPE, "application/json")
@@ -96,17 +179,14 @@ impl Transport {
                 .await
                 .map_err(|e| self.unreachable(url, &e))?;
             let status = response.status();
-            let retry_after = response.headers().get(RETRY_AFTER).and_then(parse_seconds);
+            if status.is_success() {
+                return Ok(response);
+            }
+            let retry_after = retry_after(response.headers());
             let text = response
                 .text()
                 .await
                 .map_err(|e| self.unreachable(url, &e))?;
-            if status.is_success() {
-                return serde_json::from_str(&text).map_err(|e| ModelError::Malformed {
-                    provider: self.provider,
-                    reason: format!("the body is not JSON ({e}): {}", quote(&text)),
-                });
-            }
             let retryable = status.as_u16() == 429 || status.is_server_error();
             if retryable && attempts <= self.settings.max_retries {
                 let wait = retry_after
@@ -177,6 +257,16 @@ pub(crate) fn secret_header(
     })?;
     value.set_sensitive(true);
     Ok((name, value))
+}
+
+/// How long the provider asks to wait: OpenAI's `retry-after-ms` (milliseconds) when
+/// present, else `retry-after` (seconds).
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let millis = headers
+        .get("retry-after-ms")
+        .and_then(parse_seconds)
+        .map(|d| d / 1000);
+    millis.or_else(|| headers.get(RETRY_AFTER).and_then(parse_seconds))
 }
 
 /// `retry-after` in seconds (the HTTP-date form is not used by model APIs).
@@ -268,6 +358,16 @@ mod tests {
             parse_seconds(&HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT")),
             None
         );
+    }
+
+    #[test]
+    fn retry_after_ms_wins_over_retry_after() {
+        let mut headers = HeaderMap::new();
+        headers.insert(RETRY_AFTER, HeaderValue::from_static("7"));
+        assert_eq!(retry_after(&headers), Some(Duration::from_secs(7)));
+        headers.insert("retry-after-ms", HeaderValue::from_static("250"));
+        assert_eq!(retry_after(&headers), Some(Duration::from_millis(250)));
+        assert_eq!(retry_after(&HeaderMap::new()), None);
     }
 
     #[test]

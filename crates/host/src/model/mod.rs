@@ -3,8 +3,10 @@
 //! [`Model`] is what a provider implements: [`AnthropicModel`] speaks the Anthropic Messages
 //! API, [`OpenAiModel`] the OpenAI Chat Completions API (OpenAI itself, or Ollama, llama.cpp,
 //! vLLM at their `/v1` URL); [`ScriptedModel`] plays a fixed script offline, for demos and
-//! tests. Providers are asked without streaming: each answer arrives whole. The same model also
-//! answers servers' sampling requests ([`Model::sample`]): a completion of only the messages
+//! tests. The agent's turns are streamed (server-sent events): text reaches
+//! [`ModelRequest::on_text`] as it arrives, tool calls are put together from their pieces,
+//! and the reply keeps the provider's [`Usage`] and stop reason. The same model also answers
+//! servers' sampling requests ([`Model::sample`]), whole: a completion of only the messages
 //! the server sent, never of the host's conversation.
 
 mod anthropic;
@@ -12,6 +14,7 @@ mod http;
 mod openai;
 pub mod sampling;
 mod scripted;
+mod sse;
 
 pub use anthropic::{
     AnthropicModel, ANTHROPIC_BASE_URL, ANTHROPIC_KEY_VARIABLE, ANTHROPIC_VERSION,
@@ -39,13 +42,97 @@ pub struct ModelTool {
     pub input_schema: Value,
 }
 
+/// How many tokens an answer took, as the provider counted them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    /// Tokens read: the conversation, the tools and the system prompt.
+    pub input_tokens: u64,
+    /// Tokens written.
+    pub output_tokens: u64,
+}
+
+impl Usage {
+    /// Both counts added.
+    pub fn add(&mut self, other: Usage) {
+        self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
+    }
+}
+
 /// One answer of the model.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ModelReply {
     /// Text for the user, if any.
     pub text: Option<String>,
     /// Calls to make before asking the model again.
     pub tool_calls: Vec<ToolCall>,
+    /// The tokens it took, when the provider says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// Why the model stopped, in the provider's words (`end_turn`, `tool_calls`,
+    /// `max_tokens`, `length`, ...), when it says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<String>,
+}
+
+/// What is called with each piece of text as it arrives.
+pub type TextSink<'a> = &'a (dyn Fn(&str) + Send + Sync);
+
+/// What the model is asked at one step of the agent loop.
+#[derive(Clone, Copy)]
+pub struct ModelRequest<'a> {
+    /// The system prompt, if any.
+    pub system: Option<&'a str>,
+    /// The conversation so far.
+    pub conversation: &'a Conversation,
+    /// The tools it may call.
+    pub tools: &'a [ModelTool],
+    on_text: Option<TextSink<'a>>,
+}
+
+impl std::fmt::Debug for ModelRequest<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ModelRequest")
+            .field("system", &self.system)
+            .field("conversation", &self.conversation)
+            .field("tools", &self.tools)
+            .field("on_text", &self.on_text.is_some())
+            .finish()
+    }
+}
+
+impl<'a> ModelRequest<'a> {
+    /// The conversation with `tools`, without a system prompt.
+    pub fn new(conversation: &'a Conversation, tools: &'a [ModelTool]) -> Self {
+        ModelRequest {
+            system: None,
+            conversation,
+            tools,
+            on_text: None,
+        }
+    }
+
+    /// Sets the system prompt.
+    pub fn system(mut self, system: Option<&'a str>) -> Self {
+        self.system = system.filter(|s| !s.is_empty());
+        self
+    }
+
+    /// Calls `sink` with each piece of the answer's text as it arrives (all the pieces
+    /// joined are the reply's text).
+    pub fn on_text(mut self, sink: TextSink<'a>) -> Self {
+        self.on_text = Some(sink);
+        self
+    }
+
+    /// Hands `piece` to the text sink, if any.
+    pub fn text_arrived(&self, piece: &str) {
+        if let (Some(sink), false) = (self.on_text, piece.is_empty()) {
+            sink(piece);
+        }
+    }
 }
 
 /// Why the model gave no answer.
@@ -106,6 +193,15 @@ pub enum ModelError {
         /// What to do about it, e.g. which variable to set on 401.
         advice: Option<String>,
     },
+    /// The provider reported an error in the middle of a streamed answer (e.g.
+    /// `overloaded_error`), or the stream ended before the answer did.
+    #[error("{provider} stopped answering mid-way: {message}")]
+    Stream {
+        /// The provider.
+        provider: &'static str,
+        /// Its error message, or what was missing.
+        message: String,
+    },
     /// The provider answered 200 with something that is not the documented shape.
     #[error("{provider} sent an answer that cannot be read: {reason}")]
     Malformed {
@@ -123,11 +219,11 @@ pub(crate) fn context_text(source: &str, text: &str) -> String {
 
 /// A language model.
 pub trait Model: Send + Sync {
-    /// Answers the conversation so far, with `tools` available.
+    /// Answers `request`: the conversation so far under its system prompt, with its tools
+    /// available, handing text to [`ModelRequest::text_arrived`] as it comes.
     fn respond<'a>(
         &'a self,
-        conversation: &'a Conversation,
-        tools: &'a [ModelTool],
+        request: ModelRequest<'a>,
     ) -> BoxFuture<'a, Result<ModelReply, ModelError>>;
 
     /// The model's name, reported as `model` in sampling answers.
@@ -147,7 +243,9 @@ pub trait Model: Send + Sync {
     ) -> BoxFuture<'a, Result<CreateMessageResult, ModelError>> {
         Box::pin(async move {
             let (conversation, tools) = sampling::standalone(params);
-            let reply = self.respond(&conversation, &tools).await?;
+            let reply = self
+                .respond(ModelRequest::new(&conversation, &tools))
+                .await?;
             Ok(sampling::answer(self.name(), reply))
         })
     }

@@ -1,4 +1,13 @@
-//! The OpenAI Chat Completions API (`POST {base}/chat/completions`), without streaming.
+//! The OpenAI Chat Completions API (`POST {base}/chat/completions`).
+//!
+//! The agent's turns are streamed: `delta.content` reaches the request's text sink as it
+//! arrives, `delta.tool_calls[]` pieces are joined by `index` (the `id` and name come with
+//! the first piece; servers that send a whole call at once, an object for `arguments`, or
+//! no `index` are taken as they are), the usage comes in the last chunk
+//! (`stream_options.include_usage`), and `data: [DONE]` ends it. Sampling answers are read
+//! whole. The system prompt is the first message, `role: system`. At OpenAI itself the token
+//! limit goes as `max_completion_tokens` (its reasoning models refuse `max_tokens`);
+//! compatible servers get `max_tokens`, which they all read.
 //!
 //! It serves OpenAI itself and the OpenAI-compatible servers (Ollama, llama.cpp's
 //! `llama-server`, vLLM) at their `/v1` base URL; a key is optional for those. The
@@ -16,7 +25,10 @@ use reqwest::header::{HeaderMap, AUTHORIZATION};
 use serde_json::{json, Value};
 
 use super::http::{check_base, join, secret_header, HttpSettings, Transport};
-use super::{context_text, sampling, Model, ModelError, ModelReply, ModelTool};
+use super::sse::SseEvent;
+use super::{
+    context_text, sampling, Model, ModelError, ModelReply, ModelRequest, ModelTool, Usage,
+};
 use crate::conversation::{block_text, Conversation, Message, ToolCall};
 
 /// Where the API is unless `OPENAI_BASE_URL` says otherwise.
@@ -106,13 +118,31 @@ impl OpenAiModel {
     }
 
     async fn post(&self, body: Value) -> Result<Value, ModelError> {
+        let url = join(&self.base_url, "chat/completions");
+        self.transport.post(&url, self.headers()?, &body).await
+    }
+
+    fn headers(&self) -> Result<HeaderMap, ModelError> {
         let mut headers = HeaderMap::new();
         if let Some(key) = &self.key {
             let (name, value) = secret_header(PROVIDER, AUTHORIZATION, &format!("Bearer {key}"))?;
             headers.insert(name, value);
         }
-        let url = join(&self.base_url, "chat/completions");
-        self.transport.post(&url, headers, &body).await
+        Ok(headers)
+    }
+
+    /// The member that carries the token limit: OpenAI's own API wants
+    /// `max_completion_tokens`, compatible servers read `max_tokens`.
+    fn limit_member(&self) -> &'static str {
+        let official = reqwest::Url::parse(&self.base_url)
+            .ok()
+            .and_then(|u| u.host_str().map(|h| h == "api.openai.com"))
+            .unwrap_or(false);
+        if official {
+            "max_completion_tokens"
+        } else {
+            "max_tokens"
+        }
     }
 }
 
@@ -127,21 +157,39 @@ fn transport(settings: HttpSettings) -> Result<Transport, ModelError> {
 impl Model for OpenAiModel {
     fn respond<'a>(
         &'a self,
-        conversation: &'a Conversation,
-        tools: &'a [ModelTool],
+        request: ModelRequest<'a>,
     ) -> BoxFuture<'a, Result<ModelReply, ModelError>> {
         Box::pin(async move {
+            let mut messages = Vec::new();
+            if let Some(system) = request.system {
+                messages.push(json!({"role": "system", "content": system}));
+            }
+            if let Value::Array(rest) = conversation_messages(request.conversation) {
+                messages.extend(rest);
+            }
             let mut body = json!({
                 "model": self.model,
-                "messages": conversation_messages(conversation),
+                "stream": true,
+                "stream_options": {"include_usage": true},
+                "messages": messages,
             });
             if let Some(n) = self.max_tokens {
-                body["max_tokens"] = json!(n);
+                body[self.limit_member()] = json!(n);
             }
-            add_tools(&mut body, tools, ToolChoiceMode::Auto);
-            let answer = self.post(body).await?;
-            let (reply, finish) = read_answer(&answer)?;
-            if finish.as_deref() == Some("length") {
+            add_tools(&mut body, request.tools, ToolChoiceMode::Auto);
+            let url = join(&self.base_url, "chat/completions");
+            let mut stream = Stream::default();
+            let whole = self
+                .transport
+                .post_stream(&url, self.headers()?, &body, |event| {
+                    stream.event(&event, &request)
+                })
+                .await?;
+            let reply = match whole {
+                Some(answer) => read_answer(&answer)?,
+                None => stream.reply()?,
+            };
+            if reply.stop_reason.as_deref() == Some("length") {
                 tracing::warn!(model = %self.model, "the model stopped at its token limit");
             }
             Ok(reply)
@@ -159,9 +207,9 @@ impl Model for OpenAiModel {
         Box::pin(async move {
             let mut body = json!({
                 "model": self.model,
-                "max_tokens": params.max_tokens,
                 "messages": sampling_messages(params),
             });
+            body[self.limit_member()] = json!(params.max_tokens);
             if let Some(t) = params.temperature {
                 body["temperature"] = json!(t);
             }
@@ -175,7 +223,8 @@ impl Model for OpenAiModel {
                 .unwrap_or(ToolChoiceMode::Auto);
             add_tools(&mut body, &sampling::tools(params), mode);
             let answer = self.post(body).await?;
-            let (reply, finish) = read_answer(&answer)?;
+            let reply = read_answer(&answer)?;
+            let finish = reply.stop_reason.clone();
             let model = answer["model"].as_str().unwrap_or(&self.model).to_owned();
             let mut result = sampling::answer(&model, reply);
             if let Some(finish) = finish {
@@ -329,10 +378,143 @@ fn malformed(reason: impl Into<String>) -> ModelError {
     }
 }
 
-/// The reply in `choices[0].message` and its `finish_reason`. Arguments are a JSON string
-/// (some servers send an object, taken as is); a string that is not JSON is kept as a
-/// string, which the agent loop answers with an error result the model can read.
-fn read_answer(answer: &Value) -> Result<(ModelReply, Option<String>), ModelError> {
+/// Arguments as sent: a JSON string (some servers send an object, taken as is); a string
+/// that is not JSON is kept as a string, which the agent loop answers with an error result
+/// the model can read.
+fn arguments(sent: &Value) -> Value {
+    match sent {
+        Value::String(s) if s.trim().is_empty() => json!({}),
+        Value::String(s) => serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.clone())),
+        Value::Null => json!({}),
+        other => other.clone(),
+    }
+}
+
+/// `usage` as OpenAI counts it, when present.
+fn usage(answer: &Value) -> Option<Usage> {
+    let usage = answer.get("usage").filter(|u| u.is_object())?;
+    Some(Usage {
+        input_tokens: usage["prompt_tokens"].as_u64().unwrap_or(0),
+        output_tokens: usage["completion_tokens"].as_u64().unwrap_or(0),
+    })
+}
+
+/// One tool call being streamed.
+#[derive(Debug, Default)]
+struct PartialCall {
+    id: Option<String>,
+    name: String,
+    /// The argument text so far, or a whole object a server sent.
+    arguments: Option<Value>,
+    text: String,
+}
+
+/// A streamed answer put together chunk by chunk.
+#[derive(Debug, Default)]
+struct Stream {
+    text: String,
+    calls: std::collections::BTreeMap<u64, PartialCall>,
+    finish: Option<String>,
+    usage: Option<Usage>,
+    done: bool,
+}
+
+impl Stream {
+    /// Takes one event; `Ok(true)` at `[DONE]`.
+    fn event(&mut self, event: &SseEvent, request: &ModelRequest<'_>) -> Result<bool, ModelError> {
+        let data = event.data.trim();
+        if data.is_empty() {
+            return Ok(false);
+        }
+        if data == "[DONE]" {
+            self.done = true;
+            return Ok(true);
+        }
+        let chunk: Value = serde_json::from_str(data)
+            .map_err(|e| malformed(format!("a chunk is not JSON ({e}): {data}")))?;
+        if let Some(error) = chunk.get("error").filter(|e| !e.is_null()) {
+            let message = error["message"]
+                .as_str()
+                .map(str::to_owned)
+                .unwrap_or_else(|| error.to_string());
+            return Err(ModelError::Stream {
+                provider: PROVIDER,
+                message,
+            });
+        }
+        if let Some(usage) = usage(&chunk) {
+            self.usage = Some(usage);
+        }
+        let Some(choice) = chunk["choices"].get(0) else {
+            return Ok(false);
+        };
+        let delta = &choice["delta"];
+        if let Some(piece) = delta["content"].as_str() {
+            request.text_arrived(piece);
+            self.text.push_str(piece);
+        }
+        if let Some(calls) = delta["tool_calls"].as_array() {
+            for piece in calls {
+                // Without an index, each piece is a whole call of its own.
+                let index = piece["index"]
+                    .as_u64()
+                    .unwrap_or(self.calls.len() as u64);
+                let call = self.calls.entry(index).or_default();
+                if let Some(id) = piece["id"].as_str().filter(|id| !id.is_empty()) {
+                    call.id = Some(id.to_owned());
+                }
+                let function = &piece["function"];
+                if let Some(name) = function["name"].as_str() {
+                    call.name.push_str(name);
+                }
+                match &function["arguments"] {
+                    Value::String(s) => call.text.push_str(s),
+                    Value::Null => {}
+                    whole => call.arguments = Some(whole.clone()),
+                }
+            }
+        }
+        if let Some(finish) = choice["finish_reason"].as_str() {
+            self.finish = Some(finish.to_owned());
+        }
+        Ok(false)
+    }
+
+    /// The reply, once the stream said how it finished (`[DONE]` or a `finish_reason`).
+    fn reply(self) -> Result<ModelReply, ModelError> {
+        if !self.done && self.finish.is_none() {
+            return Err(ModelError::Stream {
+                provider: PROVIDER,
+                message: "the stream ended before a `finish_reason` or `[DONE]`".to_owned(),
+            });
+        }
+        let mut tool_calls = Vec::new();
+        for (index, call) in self.calls {
+            if call.name.is_empty() {
+                return Err(malformed(format!("streamed tool call {index} has no name")));
+            }
+            let arguments = match call.arguments {
+                Some(whole) => whole,
+                None => arguments(&Value::String(call.text)),
+            };
+            tool_calls.push(ToolCall {
+                id: call.id.unwrap_or_else(|| format!("call_{index}")),
+                name: call.name,
+                arguments,
+            });
+        }
+        Ok(ModelReply {
+            text: (!self.text.is_empty()).then_some(self.text),
+            tool_calls,
+            usage: self.usage,
+            stop_reason: self.finish,
+        })
+    }
+}
+
+/// The reply in `choices[0].message` with its `finish_reason` and usage (see
+/// [`arguments`] for how arguments are read).
+fn read_answer(answer: &Value) -> Result<ModelReply, ModelError> {
     let choice = answer["choices"]
         .get(0)
         .ok_or_else(|| malformed(format!("it has no `choices[0]`: {answer}")))?;
@@ -355,14 +537,7 @@ fn read_answer(answer: &Value) -> Result<(ModelReply, Option<String>), ModelErro
             let name = function["name"]
                 .as_str()
                 .ok_or_else(|| malformed(format!("a tool call has no function name: {call}")))?;
-            let arguments = match &function["arguments"] {
-                Value::String(s) if s.trim().is_empty() => json!({}),
-                Value::String(s) => {
-                    serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.clone()))
-                }
-                Value::Null => json!({}),
-                other => other.clone(),
-            };
+            let arguments = arguments(&function["arguments"]);
             let id = call["id"]
                 .as_str()
                 .map(str::to_owned)
@@ -374,8 +549,12 @@ fn read_answer(answer: &Value) -> Result<(ModelReply, Option<String>), ModelErro
             });
         }
     }
-    let finish = choice["finish_reason"].as_str().map(str::to_owned);
-    Ok((ModelReply { text, tool_calls }, finish))
+    Ok(ModelReply {
+        text,
+        tool_calls,
+        usage: usage(answer),
+        stop_reason: choice["finish_reason"].as_str().map(str::to_owned),
+    })
 }
 
 fn stop_reason(finish: &str) -> StopReason {
@@ -399,8 +578,8 @@ mod tests {
             {"type": "function", "function": {"name": "s__t", "arguments": {"q": 2}}},
             {"id": "c", "type": "function", "function": {"name": "s__t", "arguments": "{\"q\":"}}
         ]}}]});
-        let (reply, finish) = read_answer(&answer).unwrap();
-        assert_eq!(finish.as_deref(), Some("tool_calls"));
+        let reply = read_answer(&answer).unwrap();
+        assert_eq!(reply.stop_reason.as_deref(), Some("tool_calls"));
         assert_eq!(reply.text, None);
         let args: Vec<(&str, &Value)> = reply
             .tool_calls

@@ -205,6 +205,7 @@ mod tests {
             ModelReply {
                 text: Some("hi".into()),
                 tool_calls: Vec::new(),
+                ..ModelReply::default()
             },
         );
         assert_eq!(text, CreateMessageResult::text("m", "hi"));
@@ -217,6 +218,7 @@ mod tests {
                     name: "t".into(),
                     arguments: serde_json::json!({"a": 1}),
                 }],
+                ..ModelReply::default()
             },
         );
         assert_eq!(call.stop_reason, Some(StopReason::TOOL_USE));

@@ -20,8 +20,8 @@ use junction_protocol::sampling::{CreateMessageParams, CreateMessageResult};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{sampling, Model, ModelError, ModelReply, ModelTool};
-use crate::conversation::{Conversation, ToolCall};
+use super::{sampling, Model, ModelError, ModelReply, ModelRequest};
+use crate::conversation::ToolCall;
 
 /// The name scripted sampling answers carry unless their turn sets `model`.
 pub const SCRIPTED_MODEL_NAME: &str = "scripted";
@@ -71,6 +71,7 @@ struct Played {
     turns: usize,
     samplings: usize,
     offered: Vec<Vec<String>>,
+    systems: Vec<Option<String>>,
     sampled: Vec<CreateMessageParams>,
 }
 
@@ -184,6 +185,11 @@ impl ScriptedModel {
         self.played_state(|p| p.offered.clone())
     }
 
+    /// The system prompt given at each agent turn so far.
+    pub fn system_prompts(&self) -> Vec<Option<String>> {
+        self.played_state(|p| p.systems.clone())
+    }
+
     /// The sampling requests the model was given so far (also those the script could not
     /// answer).
     pub fn sampled(&self) -> Vec<CreateMessageParams> {
@@ -194,8 +200,7 @@ impl ScriptedModel {
 impl Model for ScriptedModel {
     fn respond<'a>(
         &'a self,
-        _conversation: &'a Conversation,
-        tools: &'a [ModelTool],
+        request: ModelRequest<'a>,
     ) -> BoxFuture<'a, Result<ModelReply, ModelError>> {
         let reply = (|| {
             let mut played = self.played.lock().map_err(|_| ModelError::Script {
@@ -203,7 +208,8 @@ impl Model for ScriptedModel {
             })?;
             played
                 .offered
-                .push(tools.iter().map(|t| t.name.clone()).collect());
+                .push(request.tools.iter().map(|t| t.name.clone()).collect());
+            played.systems.push(request.system.map(str::to_owned));
             let index = played.turns;
             let turn = self.turns.get(index).ok_or(ModelError::ScriptExhausted {
                 turns: self.turns.len(),
@@ -212,8 +218,16 @@ impl Model for ScriptedModel {
             Ok(ModelReply {
                 text: turn.text.clone(),
                 tool_calls: calls(&turn.tool_calls, "call", index),
+                ..ModelReply::default()
             })
         })();
+        // The script's text arrives in one piece, the way a stream's would.
+        if let Ok(ModelReply {
+            text: Some(text), ..
+        }) = &reply
+        {
+            request.text_arrived(text);
+        }
         Box::pin(async move { reply })
     }
 
@@ -241,6 +255,7 @@ impl Model for ScriptedModel {
             let reply = ModelReply {
                 text: turn.text.clone(),
                 tool_calls: calls(&turn.tool_calls, "use", index),
+                ..ModelReply::default()
             };
             let model = turn.model.as_deref().unwrap_or(SCRIPTED_MODEL_NAME);
             Ok(sampling::answer(model, reply))
@@ -252,6 +267,7 @@ impl Model for ScriptedModel {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::conversation::Conversation;
 
     #[tokio::test]
     async fn turns_play_in_order_with_generated_ids_then_the_script_is_exhausted() {
@@ -263,15 +279,15 @@ mod tests {
         )
         .unwrap();
         let c = Conversation::new();
-        let first = model.respond(&c, &[]).await.unwrap();
+        let first = model.respond(ModelRequest::new(&c, &[])).await.unwrap();
         assert_eq!(first.text, None);
         assert_eq!(first.tool_calls[0].id, "call_1_1");
         assert_eq!(first.tool_calls[0].arguments, serde_json::json!({"x": 1}));
         assert_eq!(first.tool_calls[1].arguments, serde_json::json!({}));
-        let second = model.respond(&c, &[]).await.unwrap();
+        let second = model.respond(ModelRequest::new(&c, &[])).await.unwrap();
         assert_eq!(second.text.as_deref(), Some("done"));
         assert!(second.tool_calls.is_empty());
-        let err = model.respond(&c, &[]).await.unwrap_err();
+        let err = model.respond(ModelRequest::new(&c, &[])).await.unwrap_err();
         assert!(
             matches!(err, ModelError::ScriptExhausted { turns: 2 }),
             "{err}"
@@ -309,7 +325,7 @@ mod tests {
         let first = model.sample(&params).await.unwrap();
         assert_eq!(first, CreateMessageResult::text("tiny", "sampled one"));
         let c = Conversation::new();
-        let agent = model.respond(&c, &[]).await.unwrap();
+        let agent = model.respond(ModelRequest::new(&c, &[])).await.unwrap();
         assert_eq!(agent.text.as_deref(), Some("agent one"));
         let second = model.sample(&params).await.unwrap();
         assert_eq!(second.model, SCRIPTED_MODEL_NAME);
@@ -321,7 +337,7 @@ mod tests {
         );
         assert_eq!(model.sampled().len(), 3);
         assert_eq!(
-            model.respond(&c, &[]).await.unwrap().text.as_deref(),
+            model.respond(ModelRequest::new(&c, &[])).await.unwrap().text.as_deref(),
             Some("agent two")
         );
         assert_eq!(model.played(), 2);
