@@ -80,6 +80,8 @@ fn junction_env(dir: &Path, args: &[&str], input: &str, env: &[(&str, &str)]) ->
         .args(args)
         .envs(env.iter().copied())
         .current_dir(dir)
+        // Saved conversations stay in the test's directory.
+        .env("XDG_DATA_HOME", dir)
         .env_remove("NO_COLOR")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -530,12 +532,20 @@ fn run_with_an_openai_compatible_server_calls_a_tool_and_prints_the_answer() {
         assert_eq!(body["model"], "llama3.2");
         assert_eq!(body["tool_choice"], "auto");
     }
-    assert_eq!(
-        received[0].2["messages"],
-        json!([{"role": "user", "content": "Say hi"}])
+    let first = received[0].2["messages"].as_array().unwrap();
+    assert_eq!(first.len(), 2);
+    assert_eq!(first[0]["role"], "system");
+    assert!(
+        first[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("# Instructions from the MCP server `conformance`"),
+        "the server's instructions reach the model, labelled: {}",
+        first[0]
     );
+    assert_eq!(first[1], json!({"role": "user", "content": "Say hi"}));
     assert_eq!(
-        received[1].2["messages"][2],
+        received[1].2["messages"][3],
         json!({"role": "tool", "tool_call_id": "call_1", "content": "This is a simple text response for testing."})
     );
 }

@@ -38,6 +38,7 @@ fn run(server: &Hostile, script: Value, args: &[&str], stdin: &str) -> Run {
         .arg("--model")
         .arg(format!("scripted:{}", model.display()))
         .args(args)
+        .env("XDG_DATA_HOME", server.path("data"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

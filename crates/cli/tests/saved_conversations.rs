@@ -20,7 +20,8 @@ struct Dirs {
 
 impl Dirs {
     fn new(test: &str) -> Dirs {
-        let root = std::env::temp_dir().join(format!("junction-saved-{}-{test}", std::process::id()));
+        let root =
+            std::env::temp_dir().join(format!("junction-saved-{}-{test}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
         std::fs::create_dir_all(root.join("data")).unwrap();
         std::fs::create_dir_all(root.join("work")).unwrap();
@@ -102,7 +103,12 @@ fn a_run_is_saved_and_a_later_run_resumes_it_by_id() {
     let first = junction(
         &dirs,
         &api,
-        &[&["run", "--output-format", "json"][..], &model, &["My name is Ada."]].concat(),
+        &[
+            &["run", "--output-format", "json"][..],
+            &model,
+            &["My name is Ada."],
+        ]
+        .concat(),
         "",
     );
     assert_eq!(first.code, 0, "{first:?}");
@@ -110,12 +116,18 @@ fn a_run_is_saved_and_a_later_run_resumes_it_by_id() {
         .as_str()
         .expect("the run says its conversation's id")
         .to_owned();
-    assert!(first.stderr.contains(&format!("--resume {id}")), "{first:?}");
+    assert!(
+        first.stderr.contains(&format!("--resume {id}")),
+        "{first:?}"
+    );
     let saved = files(&dirs.saved());
     assert_eq!(saved, vec![dirs.saved().join(format!("{id}.json"))]);
     let file: Value = serde_json::from_str(&std::fs::read_to_string(&saved[0]).unwrap()).unwrap();
     assert_eq!(file["id"], id.as_str());
-    assert_eq!(file["conversation"]["messages"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        file["conversation"]["messages"].as_array().unwrap().len(),
+        2
+    );
 
     let second = junction(
         &dirs,
@@ -126,7 +138,9 @@ fn a_run_is_saved_and_a_later_run_resumes_it_by_id() {
     assert_eq!(second.code, 0, "{second:?}");
     assert_eq!(second.stdout.trim(), "Your name is Ada.");
     assert!(
-        second.stderr.contains(&format!("resumed conversation {id} (2 messages)")),
+        second
+            .stderr
+            .contains(&format!("resumed conversation {id} (2 messages)")),
         "{second:?}"
     );
     let received = api.received();
@@ -139,7 +153,10 @@ fn a_run_is_saved_and_a_later_run_resumes_it_by_id() {
     );
     assert_eq!(files(&dirs.saved()).len(), 1, "the same file goes on");
     let file: Value = serde_json::from_str(&std::fs::read_to_string(&saved[0]).unwrap()).unwrap();
-    assert_eq!(file["conversation"]["messages"].as_array().unwrap().len(), 4);
+    assert_eq!(
+        file["conversation"]["messages"].as_array().unwrap().len(),
+        4
+    );
 }
 
 #[test]
@@ -181,22 +198,46 @@ fn wrong_ids_and_nothing_to_continue_are_errors_that_start_no_server() {
     let outside = junction(
         &dirs,
         &api,
-        &[&["run", "--resume", "../../../etc/passwd"][..], &model, &["hi"]].concat(),
+        &[
+            &["run", "--resume", "../../../etc/passwd"][..],
+            &model,
+            &["hi"],
+        ]
+        .concat(),
         "",
     );
     assert_eq!(outside.code, 1, "{outside:?}");
-    assert!(outside.stderr.contains("is not a conversation id"), "{outside:?}");
+    assert!(
+        outside.stderr.contains("is not a conversation id"),
+        "{outside:?}"
+    );
     let missing = junction(
         &dirs,
         &api,
-        &[&["run", "--resume", "20260101T000000Z-00000000"][..], &model, &["hi"]].concat(),
+        &[
+            &["run", "--resume", "20260101T000000Z-00000000"][..],
+            &model,
+            &["hi"],
+        ]
+        .concat(),
         "",
     );
     assert_eq!(missing.code, 1, "{missing:?}");
-    assert!(missing.stderr.contains("no saved conversation"), "{missing:?}");
-    let nothing = junction(&dirs, &api, &[&["run", "--continue"][..], &model, &["hi"]].concat(), "");
+    assert!(
+        missing.stderr.contains("no saved conversation"),
+        "{missing:?}"
+    );
+    let nothing = junction(
+        &dirs,
+        &api,
+        &[&["run", "--continue"][..], &model, &["hi"]].concat(),
+        "",
+    );
     assert_eq!(nothing.code, 1, "{nothing:?}");
-    assert!(nothing.stderr.contains("no saved conversation to continue"), "{nothing:?}");
+    assert!(
+        nothing.stderr.contains("no saved conversation to continue"),
+        "{nothing:?}"
+    );
     assert!(api.received().is_empty(), "the model was never asked");
 }
 

@@ -273,13 +273,20 @@ fn new_id(now: SystemTime) -> String {
         .collect();
     // RandomState is seeded from the operating system's randomness.
     let mut hasher = RandomState::new().build_hasher();
-    hasher.write_u128(now.duration_since(UNIX_EPOCH).unwrap_or_default().as_nanos());
+    hasher.write_u128(
+        now.duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos(),
+    );
     format!("{stamp}-{:08x}", hasher.finish() as u32)
 }
 
 /// `time` as `YYYY-MM-DDTHH:MM:SSZ`.
 fn rfc3339(time: SystemTime) -> String {
-    let seconds = time.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
+    let seconds = time
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs();
     let (days, rest) = (seconds / 86_400, seconds % 86_400);
     let (year, month, day) = civil_from_days(days);
     format!(
@@ -418,7 +425,10 @@ mod tests {
         }
         std::fs::write(store.dir().join("broken.json"), "{not json").unwrap();
         std::fs::write(store.dir().join("notes.txt"), "hello").unwrap();
-        assert_eq!(store.latest(Some("/here")).unwrap().unwrap().id, here_new.id);
+        assert_eq!(
+            store.latest(Some("/here")).unwrap().unwrap().id,
+            here_new.id
+        );
         assert_eq!(store.latest(None).unwrap().unwrap().id, there.id);
         assert_eq!(store.latest(Some("/elsewhere")).unwrap(), None);
         assert!(matches!(

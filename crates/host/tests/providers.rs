@@ -14,8 +14,8 @@ use axum::response::{IntoResponse, Response};
 use common::{tapped, Frames};
 use junction::server::{tool, Context, Server};
 use junction::session::Peer;
-use junction_host::consent::ScriptedConsent;
 use junction_host::agent::DEFAULT_SYSTEM_PROMPT;
+use junction_host::consent::ScriptedConsent;
 use junction_host::events::{Event, EventSink};
 use junction_host::interaction::{Approval, ScriptedInteraction};
 use junction_host::mediation::Mediation;
@@ -570,10 +570,16 @@ async fn malformed_answers_give_a_clear_error() {
     ])
     .await;
     let model = anthropic(&api);
-    let err = model.respond(ModelRequest::new(&Default::default(), &[])).await.unwrap_err();
+    let err = model
+        .respond(ModelRequest::new(&Default::default(), &[]))
+        .await
+        .unwrap_err();
     assert!(matches!(err, ModelError::Malformed { .. }), "{err:?}");
     assert!(err.to_string().contains("no `content` array"), "{err}");
-    let err = model.respond(ModelRequest::new(&Default::default(), &[])).await.unwrap_err();
+    let err = model
+        .respond(ModelRequest::new(&Default::default(), &[]))
+        .await
+        .unwrap_err();
     assert!(err.to_string().contains("the body is not JSON"), "{err}");
     assert!(err.to_string().contains("<html>gateway</html>"), "{err}");
 
@@ -594,7 +600,10 @@ async fn an_unreachable_provider_is_named_with_its_url() {
     let base = format!("http://{}", listener.local_addr().unwrap());
     drop(listener);
     let model = OpenAiModel::new("m", None, format!("{base}/v1")).unwrap();
-    let err = model.respond(ModelRequest::new(&Default::default(), &[])).await.unwrap_err();
+    let err = model
+        .respond(ModelRequest::new(&Default::default(), &[]))
+        .await
+        .unwrap_err();
     let ModelError::Unreachable { url, .. } = &err else {
         panic!("not unreachable: {err:?}");
     };
@@ -620,7 +629,10 @@ async fn a_provider_that_never_answers_times_out_with_a_clear_error() {
         .unwrap()
         .http(settings)
         .unwrap();
-    let err = model.respond(ModelRequest::new(&Default::default(), &[])).await.unwrap_err();
+    let err = model
+        .respond(ModelRequest::new(&Default::default(), &[]))
+        .await
+        .unwrap_err();
     assert!(matches!(err, ModelError::Unreachable { .. }), "{err:?}");
     assert!(
         err.to_string()
@@ -688,7 +700,9 @@ fn deltas(events: &[Event]) -> Vec<String> {
 async fn instructed_host(model: Arc<dyn Model>) -> (Host, Arc<Mutex<Vec<Event>>>) {
     let server = Server::builder("weather", "1.0.0")
         .instructions("Give temperatures in Celsius.")
-        .tool(tool("forecast", |c: City| async move { format!("Rain in {}", c.city) }))
+        .tool(tool("forecast", |c: City| async move {
+            format!("Rain in {}", c.city)
+        }))
         .build()
         .unwrap();
     let (connection, _peer) = tapped(&server, Frames::default());
@@ -820,7 +834,11 @@ async fn an_anthropic_error_mid_stream_fails_the_turn_and_keeps_the_user_message
         "{err}"
     );
     assert_eq!(deltas(&seen.lock().unwrap()), ["Half an"]);
-    assert_eq!(host.conversation().messages().len(), 1, "only the user's message");
+    assert_eq!(
+        host.conversation().messages().len(),
+        1,
+        "only the user's message"
+    );
 
     let cut = FakeApi::start(vec![sse(
         &[
@@ -834,13 +852,19 @@ async fn an_anthropic_error_mid_stream_fails_the_turn_and_keeps_the_user_message
         .respond(ModelRequest::new(&Default::default(), &[]))
         .await
         .unwrap_err();
-    assert!(err.to_string().contains("cannot be read") || err.to_string().contains("message_stop"), "{err}");
+    assert!(
+        err.to_string().contains("cannot be read") || err.to_string().contains("message_stop"),
+        "{err}"
+    );
 }
 
 #[tokio::test]
 async fn openai_streams_text_and_joins_tool_call_fragments_by_index() {
     let chunk = |delta: Value, finish: Value| {
-        ("", json!({"id": "c1", "object": "chat.completion.chunk", "model": "gpt-test", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}))
+        (
+            "",
+            json!({"id": "c1", "object": "chat.completion.chunk", "model": "gpt-test", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}),
+        )
     };
     let usage = (
         "",
@@ -941,5 +965,8 @@ async fn openai_stream_errors_and_cut_streams_are_errors() {
         .respond(ModelRequest::new(&Default::default(), &[]))
         .await
         .unwrap_err();
-    assert!(err.to_string().contains("before a `finish_reason`"), "{err}");
+    assert!(
+        err.to_string().contains("before a `finish_reason`"),
+        "{err}"
+    );
 }

@@ -18,8 +18,8 @@ use junction_host::{display, Host};
 
 use crate::terminal::consent::TerminalConsent;
 use crate::terminal::events::Renderer;
-use crate::terminal::spinner::Spinner;
 use crate::terminal::interaction::TerminalInteraction;
+use crate::terminal::spinner::Spinner;
 use crate::terminal::{Answers, Style, Terminal};
 
 /// The config file looked for when `--config` is not given.
@@ -217,12 +217,15 @@ impl HostOptions {
         let saved = if let Some(id) = &self.resume {
             store.load(id).map_err(failed)?
         } else if self.continue_last {
-            store.latest(Some(&directory)).map_err(failed)?.ok_or_else(|| {
-                SetupError::Failed(anyhow::anyhow!(
-                    "no saved conversation to continue in {directory} (looked in {})",
-                    store.dir().display()
-                ))
-            })?
+            store
+                .latest(Some(&directory))
+                .map_err(failed)?
+                .ok_or_else(|| {
+                    SetupError::Failed(anyhow::anyhow!(
+                        "no saved conversation to continue in {directory} (looked in {})",
+                        store.dir().display()
+                    ))
+                })?
         } else {
             SavedConversation::start(directory, model.clone())
         };
@@ -283,7 +286,11 @@ impl HostOptions {
 
     /// Starts the configured servers and the host; events are rendered on stdout. Servers
     /// that fail are reported (by their events) and returned; the host goes on without them.
-    pub async fn start(&self, terminal: &Terminal, answers: Answers) -> Result<Started, SetupError> {
+    pub async fn start(
+        &self,
+        terminal: &Terminal,
+        answers: Answers,
+    ) -> Result<Started, SetupError> {
         self.start_with(terminal, answers, stdout_sink(terminal.style()))
             .await
     }

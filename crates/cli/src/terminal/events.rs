@@ -531,9 +531,7 @@ mod tests {
         let mut out = String::new();
         for event in [
             Event::Thinking,
-            Event::TextDelta {
-                text: "Hel".into(),
-            },
+            Event::TextDelta { text: "Hel".into() },
             Event::TextDelta {
                 text: "lo\nthere \u{1b}[2J".into(),
             },
@@ -550,11 +548,12 @@ mod tests {
         }
         assert_eq!(
             out,
-            "assistant: Hello\n  there \\u{1b}[2J\nstopped: the model used all 1 steps of this turn and still asked for tools\n"
+            "assistant: Hello\n  there \\x1b[2J\nstopped: the model used all 1 steps of this turn and still asked for tools\n"
         );
         let mut r = Renderer::new(Style::plain());
-        let cut = r.output(&Event::TextDelta { text: "half".into() })
-            + &r.output(&Event::Interrupted);
+        let cut = r.output(&Event::TextDelta {
+            text: "half".into(),
+        }) + &r.output(&Event::Interrupted);
         assert!(cut.starts_with("assistant: half\ninterrupted:"), "{cut}");
     }
 

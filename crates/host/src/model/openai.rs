@@ -456,9 +456,7 @@ impl Stream {
         if let Some(calls) = delta["tool_calls"].as_array() {
             for piece in calls {
                 // Without an index, each piece is a whole call of its own.
-                let index = piece["index"]
-                    .as_u64()
-                    .unwrap_or(self.calls.len() as u64);
+                let index = piece["index"].as_u64().unwrap_or(self.calls.len() as u64);
                 let call = self.calls.entry(index).or_default();
                 if let Some(id) = piece["id"].as_str().filter(|id| !id.is_empty()) {
                     call.id = Some(id.to_owned());

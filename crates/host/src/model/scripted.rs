@@ -337,7 +337,12 @@ mod tests {
         );
         assert_eq!(model.sampled().len(), 3);
         assert_eq!(
-            model.respond(ModelRequest::new(&c, &[])).await.unwrap().text.as_deref(),
+            model
+                .respond(ModelRequest::new(&c, &[]))
+                .await
+                .unwrap()
+                .text
+                .as_deref(),
             Some("agent two")
         );
         assert_eq!(model.played(), 2);

@@ -95,7 +95,8 @@ mod tests {
 
     #[test]
     fn events_split_anywhere_come_out_whole() {
-        let stream = "event: a\r\ndata: {\"x\":\"é\"}\r\n\r\n: keep-alive\n\ndata: one\ndata: two\n\n";
+        let stream =
+            "event: a\r\ndata: {\"x\":\"é\"}\r\n\r\n: keep-alive\n\ndata: one\ndata: two\n\n";
         let bytes = stream.as_bytes();
         for cut in 0..bytes.len() {
             let mut parser = SseParser::default();
