@@ -16,6 +16,7 @@ use std::time::Duration;
 use hostile::{alive, tool, Hostile};
 use serde_json::json;
 
+use common::fake_model::{anthropic_text, FakeModel};
 use common::JUNCTION;
 
 /// A command on a pseudo-terminal: keys in, screen bytes out.
@@ -27,8 +28,13 @@ struct Pty {
 
 impl Pty {
     fn start(command: &str) -> Pty {
+        Pty::start_with(command, &[])
+    }
+
+    fn start_with(command: &str, env: &[(&str, &str)]) -> Pty {
         let mut child = Command::new("script")
             .args(["-qfec", command, "/dev/null"])
+            .envs(env.iter().copied())
             .env("NO_COLOR", "1")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -135,4 +141,60 @@ fn ctrl_c_stops_the_turn_not_the_chat_and_twice_at_the_prompt_leaves() {
     let status = chat.child.wait().unwrap();
     assert_eq!(status.code(), Some(0), "the screen:\n{}", chat.screen());
     assert!(!alive(pid), "the server outlived the chat");
+}
+
+#[test]
+fn a_streamed_answer_is_shown_and_the_conversation_resumes_in_a_new_chat() {
+    let server = Hostile::new("pty-resume");
+    let data = server.path("data");
+    let api = FakeModel::start(vec![
+        anthropic_text("Hello Ada, nice to meet you."),
+        anthropic_text("Your name is Ada."),
+    ]);
+    let env = [
+        ("XDG_DATA_HOME", data.to_str().unwrap()),
+        ("ANTHROPIC_API_KEY", "sk-test-not-a-real-key"),
+        ("ANTHROPIC_BASE_URL", api.base.as_str()),
+    ];
+    let command = |extra: &str| {
+        format!(
+            "cd {} && {JUNCTION} chat --model anthropic:claude-test {extra}",
+            server.path("").display()
+        )
+    };
+    let mut chat = Pty::start_with(&command(""), &env);
+    chat.wait_for("Type a message", 1);
+    chat.press("My name is Ada.\r");
+    // The answer arrives in two pieces and is shown as one line.
+    chat.wait_for("assistant: Hello Ada, nice to meet you.", 1);
+    chat.wait_for("> ", 2);
+    chat.press("/quit\r");
+    let status = chat.child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "the screen:\n{}", chat.screen());
+
+    let mut again = Pty::start_with(&command("--continue"), &env);
+    again.wait_for("resumed conversation", 1);
+    again.wait_for("(2 messages)", 1);
+    again.wait_for("> ", 1);
+    again.press("What is my name?\r");
+    again.wait_for("assistant: Your name is Ada.", 1);
+    again.wait_for("> ", 2);
+    again.press("/quit\r");
+    let status = again.child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "the screen:\n{}", again.screen());
+    let texts: Vec<String> = api.received()[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .filter_map(|b| b["text"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            "My name is Ada.",
+            "Hello Ada, nice to meet you.",
+            "What is my name?"
+        ]
+    );
 }
