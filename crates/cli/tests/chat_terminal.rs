@@ -198,3 +198,47 @@ fn a_streamed_answer_is_shown_and_the_conversation_resumes_in_a_new_chat() {
         ]
     );
 }
+
+#[test]
+fn ctrl_c_at_a_consent_question_leaves_no_read_behind_to_swallow_the_next_line() {
+    let server = Hostile::new("pty-consent-ctrl-c");
+    server.write("tools.json", &json!([tool("work", "Works.")]));
+    let config = server.path("config.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"slow": server.entry()}}).to_string(),
+    )
+    .unwrap();
+    let model = server.path("model.json");
+    std::fs::write(
+        &model,
+        json!([
+            {"toolCalls": [{"id": "1", "name": "slow__work", "arguments": {}}]},
+            {"text": "Nothing was run."}
+        ])
+        .to_string(),
+    )
+    .unwrap();
+    let mut chat = Pty::start(&format!(
+        "{JUNCTION} chat --no-save --config {} --model scripted:{}",
+        config.display(),
+        model.display()
+    ));
+    chat.wait_for("Type a message", 1);
+    chat.press("do the work\r");
+    chat.wait_for("Allow? [o]nce", 1);
+    chat.press("\x03");
+    chat.wait_for("interrupted: the turn was stopped", 1);
+    chat.wait_for("> ", 2);
+    // Before the fix, this line went to the abandoned question.
+    chat.press("what now?\r");
+    chat.wait_for("assistant: Nothing was run.", 1);
+    chat.wait_for("> ", 3);
+    chat.press("/quit\r");
+    let status = chat.child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "the screen:\n{}", chat.screen());
+    assert!(
+        server.received_method("tools/call").is_empty(),
+        "the declined call never ran"
+    );
+}

@@ -18,7 +18,8 @@
 //!
 //! Ctrl-C during a turn stops that turn only: its running tool calls are cancelled on their
 //! servers, the model's request is dropped, the conversation keeps what happened and the
-//! prompt comes back. Ctrl-C at the prompt drops the line being typed; a second one in a
+//! prompt comes back (a consent question or form being read is given up, counting as
+//! declined). Ctrl-C at the prompt drops the line being typed; a second one in a
 //! row leaves. SIGTERM and SIGHUP (and SIGINT while piped input is read) end the chat: every
 //! server is shut down first, and the exit code is 128 + the signal's number.
 
@@ -199,6 +200,8 @@ pub async fn run(args: ChatArgs) -> ExitCode {
                     // The turn winds down by itself once interrupted: calls cancelled, results in.
                     Stop::Interrupt => {
                         interrupt.cancel();
+                        // A question being read would swallow the next line typed.
+                        terminal.abandon_questions();
                         turn.await
                     }
                     other => break Some(other),

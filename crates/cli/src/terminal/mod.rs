@@ -11,6 +11,11 @@
 //!
 //! Questions and answers go through one [`Terminal`]: any `BufRead` and `Write`, so tests
 //! drive the prompts with scripted input and read what was shown.
+//!
+//! A question is read on a blocking thread. When the turn that asked it is interrupted
+//! ([`Terminal::abandon_questions`]), a read from stdin gives up (it waits with `poll` and
+//! looks between waits), so that the line typed next goes to the chat's prompt rather than
+//! to a question nobody waits for any more.
 
 pub mod consent;
 pub mod editor;
@@ -20,8 +25,10 @@ pub mod listing;
 pub mod spinner;
 pub mod style;
 
-use std::io::{BufRead, Write};
+use std::io::{BufRead, Read, Write};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 pub use style::Style;
 
@@ -42,6 +49,8 @@ pub enum Answers {
 pub struct Terminal {
     io: Arc<Mutex<Io>>,
     style: Style,
+    /// Counts [`Terminal::abandon_questions`]; a read begun before a change gives up.
+    abandoned: Arc<AtomicU64>,
 }
 
 impl std::fmt::Debug for Terminal {
@@ -58,6 +67,62 @@ pub struct Io {
     output: Box<dyn Write + Send>,
     /// How to colour what is shown.
     pub style: Style,
+    /// The [`Terminal::abandoned`] count the exchange under way began at.
+    began: Arc<AtomicU64>,
+}
+
+/// How often a waiting read of stdin looks whether its question was abandoned.
+const ABANDON_CHECK: Duration = Duration::from_millis(100);
+
+/// Stdin that waits for input with `poll`, giving up with an error once the exchange's
+/// question is abandoned.
+struct AbandonableStdin {
+    buffered: std::io::BufReader<std::io::Stdin>,
+    abandoned: Arc<AtomicU64>,
+    began: Arc<AtomicU64>,
+}
+
+impl AbandonableStdin {
+    fn wait_readable(&self) -> std::io::Result<()> {
+        use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+        use std::os::fd::AsFd;
+        let stdin = std::io::stdin();
+        let timeout = PollTimeout::try_from(ABANDON_CHECK).unwrap_or(PollTimeout::MAX);
+        loop {
+            if self.abandoned.load(Ordering::SeqCst) != self.began.load(Ordering::SeqCst) {
+                // Not `Interrupted`: `read_line` retries those.
+                return Err(std::io::Error::other("the question was abandoned"));
+            }
+            let mut fds = [PollFd::new(stdin.as_fd(), PollFlags::POLLIN)];
+            match poll(&mut fds, timeout) {
+                Ok(0) | Err(nix::errno::Errno::EINTR) => continue,
+                // Readable, closed or failed: the read says which.
+                Ok(_) | Err(_) => return Ok(()),
+            }
+        }
+    }
+}
+
+impl Read for AbandonableStdin {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.buffered.buffer().is_empty() {
+            self.wait_readable()?;
+        }
+        self.buffered.read(buf)
+    }
+}
+
+impl BufRead for AbandonableStdin {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        if self.buffered.buffer().is_empty() {
+            self.wait_readable()?;
+        }
+        self.buffered.fill_buf()
+    }
+
+    fn consume(&mut self, amount: usize) {
+        self.buffered.consume(amount);
+    }
 }
 
 impl Io {
@@ -86,38 +151,62 @@ impl Io {
 
 impl Terminal {
     /// A terminal over `input` and `output`.
+    #[cfg(test)]
     pub fn new(
         input: impl BufRead + Send + 'static,
         output: impl Write + Send + 'static,
         style: Style,
     ) -> Self {
+        Terminal::over(Box::new(input), Box::new(output), style, Default::default())
+    }
+
+    fn over(
+        input: Box<dyn BufRead + Send>,
+        output: Box<dyn Write + Send>,
+        style: Style,
+        abandoned: Arc<AtomicU64>,
+    ) -> Self {
         Terminal {
             io: Arc::new(Mutex::new(Io {
-                input: Box::new(input),
-                output: Box::new(output),
+                input,
+                output,
                 style,
+                began: Default::default(),
             })),
             style,
+            abandoned,
         }
+    }
+
+    /// This process's stdin (its reads can be abandoned) with `output`.
+    fn on_stdin(output: Box<dyn Write + Send>, style: Style) -> Self {
+        let abandoned = Arc::new(AtomicU64::new(0));
+        let began = Arc::new(AtomicU64::new(0));
+        let input = AbandonableStdin {
+            buffered: std::io::BufReader::new(std::io::stdin()),
+            abandoned: abandoned.clone(),
+            began: began.clone(),
+        };
+        let terminal = Terminal::over(Box::new(input), output, style, abandoned);
+        terminal.with(|io| io.began = began);
+        terminal
     }
 
     /// This process's stdin and stdout.
     pub fn stdio(style: Style) -> Self {
-        Terminal::new(
-            std::io::BufReader::new(std::io::stdin()),
-            std::io::stdout(),
-            style,
-        )
+        Terminal::on_stdin(Box::new(std::io::stdout()), style)
     }
 
     /// This process's stdin, with what is shown going to stderr (so that stdout carries
     /// only a command's result).
     pub fn stdin_stderr(style: Style) -> Self {
-        Terminal::new(
-            std::io::BufReader::new(std::io::stdin()),
-            std::io::stderr(),
-            style,
-        )
+        Terminal::on_stdin(Box::new(std::io::stderr()), style)
+    }
+
+    /// Gives up every question being read now or about to be (their exchanges answer with
+    /// their fallback): the turn that asked them was interrupted.
+    pub fn abandon_questions(&self) {
+        self.abandoned.fetch_add(1, Ordering::SeqCst);
     }
 
     /// How output is coloured.
@@ -127,7 +216,14 @@ impl Terminal {
 
     /// Runs one exchange with the streams held.
     pub fn with<T>(&self, f: impl FnOnce(&mut Io) -> T) -> T {
-        f(&mut self.io.lock().unwrap_or_else(PoisonError::into_inner))
+        self.since(self.abandoned.load(Ordering::SeqCst), f)
+    }
+
+    /// Runs one exchange that began at abandon count `began`.
+    fn since<T>(&self, began: u64, f: impl FnOnce(&mut Io) -> T) -> T {
+        let mut io = self.io.lock().unwrap_or_else(PoisonError::into_inner);
+        io.began.store(began, Ordering::SeqCst);
+        f(&mut io)
     }
 
     /// Shows lines.
@@ -143,7 +239,9 @@ impl Terminal {
         f: impl FnOnce(&mut Io) -> T + Send + 'static,
     ) -> T {
         let terminal = self.clone();
-        tokio::task::spawn_blocking(move || terminal.with(f))
+        // Counted now: an interruption before the thread starts abandons it too.
+        let began = self.abandoned.load(Ordering::SeqCst);
+        tokio::task::spawn_blocking(move || terminal.since(began, f))
             .await
             .unwrap_or(fallback)
     }
