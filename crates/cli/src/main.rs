@@ -28,7 +28,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use commands::{auth, call, chat, conformance_client, demo, run, serve};
+use commands::{auth, call, chat, conformance_client, consent, demo, run, serve};
 
 /// Junction: a Model Context Protocol stack.
 #[derive(Debug, Parser)]
@@ -52,6 +52,8 @@ enum Command {
     Chat(chat::ChatArgs),
     /// One turn without a person: send MESSAGE, print the transcript.
     Run(run::RunArgs),
+    /// The "always allow" answers kept across runs: list, revoke.
+    Consent(consent::ConsentArgs),
     /// The OAuth credentials kept for HTTP servers: login, logout, status.
     Auth(auth::AuthArgs),
     /// The whole host offline: three example servers, a scripted conversation, checks.
@@ -81,6 +83,7 @@ fn main() -> ExitCode {
         Command::Run(args) => runtime.block_on(run::run(args)),
         Command::Demo(args) => runtime.block_on(demo::run(args)),
         Command::Auth(args) => runtime.block_on(auth::run(args)),
+        Command::Consent(args) => consent::run(args),
         Command::ConformanceClient(args) => runtime.block_on(conformance_client::run(args)),
     }
 }

@@ -242,3 +242,77 @@ fn ctrl_c_at_a_consent_question_leaves_no_read_behind_to_swallow_the_next_line()
         "the declined call never ran"
     );
 }
+
+#[test]
+fn an_always_answer_is_kept_in_the_config_dir_listed_and_revoked() {
+    let server = Hostile::new("pty-always");
+    server.write("tools.json", &json!([tool("work", "Works.")]));
+    let config = server.path("config.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"lib": server.entry()}}).to_string(),
+    )
+    .unwrap();
+    let model = server.path("model.json");
+    std::fs::write(
+        &model,
+        json!([
+            {"toolCalls": [{"id": "1", "name": "lib__work", "arguments": {}}]},
+            {"text": "Worked."}
+        ])
+        .to_string(),
+    )
+    .unwrap();
+    let home = server.path("config-home");
+    let env = [("XDG_CONFIG_HOME", home.to_str().unwrap())];
+    let chat_command = format!(
+        "{JUNCTION} chat --no-save --config {} --model scripted:{}",
+        config.display(),
+        model.display()
+    );
+    let mut chat = Pty::start_with(&chat_command, &env);
+    chat.wait_for("Type a message", 1);
+    chat.press("work\r");
+    chat.wait_for("Allow? [o]nce", 1);
+    chat.press("a\r");
+    chat.wait_for("assistant: Worked.", 1);
+    chat.wait_for("> ", 2);
+    chat.press("/quit\r");
+    assert_eq!(chat.child.wait().unwrap().code(), Some(0));
+    assert!(home.join("junction").join("consent.json").is_file());
+
+    let consent = |args: &[&str]| {
+        let output = Command::new(JUNCTION)
+            .arg("consent")
+            .args(args)
+            .envs(env)
+            .output()
+            .unwrap();
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+        )
+    };
+    assert_eq!(consent(&["list"]), (Some(0), "lib work\n".to_owned()));
+
+    // The next chat runs the call without asking.
+    let mut again = Pty::start_with(&chat_command, &env);
+    again.wait_for("Type a message", 1);
+    again.press("work\r");
+    again.wait_for("assistant: Worked.", 1);
+    again.wait_for("> ", 2);
+    again.press("/quit\r");
+    assert_eq!(again.child.wait().unwrap().code(), Some(0));
+    assert!(!again.screen().contains("Allow?"), "{}", again.screen());
+
+    assert_eq!(
+        consent(&["revoke", "lib"]),
+        (Some(0), "revoked lib work\n".to_owned())
+    );
+    assert_eq!(consent(&["list"]), (Some(0), String::new()));
+    assert_eq!(
+        consent(&["revoke", "lib"]).0,
+        Some(1),
+        "nothing left to revoke"
+    );
+}

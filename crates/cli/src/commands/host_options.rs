@@ -11,7 +11,7 @@ use junction_host::config::Config;
 use junction_host::conversation::Conversation;
 use junction_host::events::{Event, EventSink};
 use junction_host::model::{AnthropicModel, Model, OpenAiModel, ScriptedModel};
-use junction_host::policy::{Action, Rule};
+use junction_host::policy::{default_consent_file, Action, Rule};
 use junction_host::saved::{ConversationStore, SavedConversation, SavedError};
 use junction_host::servers::{StartFailure, StartOptions};
 use junction_host::{display, Host};
@@ -49,7 +49,8 @@ pub struct HostOptions {
     /// servers' instructions still follow it, each labelled with its server.
     #[arg(long, value_name = "TEXT")]
     pub system: Option<String>,
-    /// Where "always allow" answers are kept (overrides the config's `junction.consentFile`).
+    /// Where "always allow" answers are kept (overrides the config's `junction.consentFile`)
+    /// [default: $XDG_CONFIG_HOME/junction/consent.json].
     #[arg(long, value_name = "FILE")]
     pub consent_file: Option<PathBuf>,
     /// How long a tool call may go without an answer or progress before it is cancelled
@@ -268,6 +269,9 @@ impl HostOptions {
         };
         if let Some(file) = &self.consent_file {
             config.policy.consent_file = Some(file.clone());
+        }
+        if config.policy.consent_file.is_none() {
+            config.policy.consent_file = default_consent_file();
         }
         for (patterns, action) in [(&self.allow, Action::Allow), (&self.deny, Action::Deny)] {
             config

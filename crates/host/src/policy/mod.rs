@@ -34,7 +34,7 @@ mod remembered;
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 
-pub use remembered::{Recall, Remembered, RememberedError};
+pub use remembered::{default_consent_file, Recall, Remembered, RememberedError};
 
 use junction_protocol::tools::Tool;
 

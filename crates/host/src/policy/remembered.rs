@@ -3,7 +3,8 @@
 //! The file holds `{"alwaysAllow": [{"server": "library", "tool": "add_book", "sha256":
 //! "…", "definition": {…}}]}`: each answer with the tool's definition as it was when the
 //! user answered (see [`super::definition`]). It is written whole to a temporary file and
-//! renamed over the old one, so a crash never leaves half a file.
+//! renamed over the old one, so a crash never leaves half a file. Unless told otherwise the
+//! file is [`default_consent_file`], in the user's config directory.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -16,6 +17,19 @@ use serde_json::Value;
 use super::canonical::canonical;
 use super::definition::Definition;
 use super::{canonical_pattern, glob_match};
+
+/// Where "always allow" answers are kept unless the config or the command line says:
+/// `$XDG_CONFIG_HOME/junction/consent.json`, else `$HOME/.config/junction/consent.json`;
+/// `None` when neither variable is set.
+pub fn default_consent_file() -> Option<PathBuf> {
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    let config = match (var("XDG_CONFIG_HOME"), var("HOME")) {
+        (Some(config), _) => PathBuf::from(config),
+        (None, Some(home)) => PathBuf::from(home).join(".config"),
+        (None, None) => return None,
+    };
+    Some(config.join("junction").join("consent.json"))
+}
 
 /// Why the answers could not be read or saved.
 #[derive(Debug, thiserror::Error)]
