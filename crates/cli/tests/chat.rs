@@ -256,6 +256,38 @@ fn a_server_that_exits_at_once_is_reported_with_its_stderr_and_the_run_goes_on()
 }
 
 #[test]
+fn chat_servers_lists_a_server_that_did_not_start_with_its_stderr() {
+    let dir = scratch("servers-failed");
+    let config = write(
+        &dir,
+        "mcp.json",
+        &json!({"mcpServers": {"broken": broken(), "conformance": conformance()}}),
+    );
+    let script = write(&dir, "script.json", &json!([{"text": "unused"}]));
+    let model = format!("scripted:{script}");
+    let chat = junction_in(
+        &dir,
+        &["chat", "--config", &config, "--model", &model],
+        "/servers\n/quit\n",
+    );
+    assert_eq!(chat.code, 0, "{}", chat.stderr);
+    let listing = chat
+        .stdout
+        .split("> /servers")
+        .nth(1)
+        .expect("the /servers line is echoed");
+    assert!(listing.contains("  conformance: "), "{listing}");
+    assert!(listing.contains("servers that did not start:"), "{listing}");
+    assert!(
+        listing
+            .lines()
+            .any(|l| l.starts_with("  broken: ") && l.contains("status 3")),
+        "{listing}"
+    );
+    assert!(listing.contains("    | boom"), "{listing}");
+}
+
+#[test]
 fn without_a_usable_model_run_and_chat_say_so_and_fail() {
     let dir = scratch("nomodel");
     for args in [&["run", "hi"][..], &["chat"][..]] {

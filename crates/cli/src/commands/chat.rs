@@ -27,6 +27,7 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use junction_host::servers::StartFailure;
 use junction_host::{display, Host};
 use rustyline::error::ReadlineError;
 use tokio::sync::Mutex;
@@ -50,7 +51,7 @@ const HELP: &[&str] = &[
     "  /tools                the tools the model can call",
     "  /prompts              the prompt commands",
     "  /resources            the resources to attach",
-    "  /servers              the connected servers",
+    "  /servers              the connected servers, and those that did not start",
     "  /help                 this help",
     "  /quit                 leave",
 ];
@@ -128,8 +129,8 @@ pub async fn run(args: ChatArgs) -> ExitCode {
         // Servers still starting are killed with the future that starts them.
         stop = signals.recv() => return stopped(stop),
     };
-    let (host, mut saving) = match started {
-        Ok(started) => (started.host, started.saving),
+    let (host, mut saving, failures) = match started {
+        Ok(started) => (started.host, started.saving, started.failures),
         Err(e) => return report("chat", e),
     };
     let mut lines = Vec::new();
@@ -192,7 +193,7 @@ pub async fn run(args: ChatArgs) -> ExitCode {
         let mut host = host.lock().await;
         let interrupt = host.interrupt_token();
         let said = {
-            let turn = handle(&mut host, line);
+            let turn = handle(&mut host, &failures, line);
             tokio::pin!(turn);
             tokio::select! {
                 biased;
@@ -238,14 +239,18 @@ fn stopped(stop: Stop) -> ExitCode {
 
 /// Does what one line asks; returns what to say about it (the turn itself is rendered
 /// from the host's events as it happens).
-async fn handle(host: &mut Host, line: &str) -> Vec<String> {
+async fn handle(host: &mut Host, failures: &[StartFailure], line: &str) -> Vec<String> {
     let first = line.split_whitespace().next().unwrap_or_default();
     match first {
         "/help" => return HELP.iter().map(|l| (*l).to_owned()).collect(),
         "/tools" => return listing::tools(host),
         "/prompts" => return listing::prompts(host),
         "/resources" => return listing::resources(host),
-        "/servers" => return listing::servers(host),
+        "/servers" => {
+            let mut lines = listing::servers(host);
+            lines.extend(listing::failed_servers(failures));
+            return lines;
+        }
         _ => {}
     }
     if first.starts_with('/') {

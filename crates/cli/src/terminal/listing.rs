@@ -121,3 +121,26 @@ pub fn servers(host: &Host) -> Vec<String> {
     }
     lines
 }
+
+/// The servers that did not start, each with why and the end of its stderr; nothing when
+/// every server started.
+pub fn failed_servers(failures: &[junction_host::servers::StartFailure]) -> Vec<String> {
+    if failures.is_empty() {
+        return Vec::new();
+    }
+    let mut lines = vec!["servers that did not start:".to_owned()];
+    for failure in failures {
+        lines.push(format!(
+            "  {}: {}",
+            display::name(&failure.server),
+            display::line(&failure.reason)
+        ));
+        lines.extend(
+            failure
+                .stderr_tail
+                .iter()
+                .map(|l| format!("    | {}", display::line(l))),
+        );
+    }
+    lines
+}
