@@ -26,6 +26,15 @@ struct NoArgs {}
 
 /// A protected MCP server whose `whoami` tool answers the caller's subject.
 async fn protected(auth: &AuthServer, scopes: &[&str]) -> (RunningServer, String) {
+    let scopes: Vec<String> = scopes.iter().map(|s| s.to_string()).collect();
+    protected_with(auth, move |bearer| bearer.required_scopes(scopes)).await
+}
+
+/// [`protected`], its bearer checks set by `configure`; `delete` is a second tool.
+async fn protected_with(
+    auth: &AuthServer,
+    configure: impl FnOnce(BearerAuth) -> BearerAuth,
+) -> (RunningServer, String) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     let verifier = JwtVerifier::discover(&auth.url, &url).await.unwrap();
@@ -35,14 +44,14 @@ async fn protected(auth: &AuthServer, scopes: &[&str]) -> (RunningServer, String
                 .map(|i| i.subject.clone())
                 .unwrap_or_default()
         }))
+        .tool(tool("delete", |_: NoArgs| async move { "deleted" }))
         .build()
         .unwrap();
-    let bearer = BearerAuth::new(
+    let bearer = configure(BearerAuth::new(
         &Url::parse(&url).unwrap(),
         vec![auth.url.clone()],
         Arc::new(verifier),
-    )
-    .required_scopes(scopes.iter().copied());
+    ));
     let running = HttpServer::new(move |c| {
         server.serve(c);
     })
@@ -65,11 +74,21 @@ async fn post(
     token: Option<&str>,
     session: Option<&str>,
 ) -> (u16, String, Option<String>, String) {
+    post_message(url, token, session, &initialize()).await
+}
+
+/// [`post`] with another message.
+async fn post_message(
+    url: &str,
+    token: Option<&str>,
+    session: Option<&str>,
+    message: &Value,
+) -> (u16, String, Option<String>, String) {
     let mut request = reqwest::Client::new()
         .post(url)
         .header("accept", "application/json, text/event-stream")
         .header("content-type", "application/json")
-        .body(initialize().to_string());
+        .body(message.to_string());
     if let Some(token) = token {
         request = request.bearer_auth(token);
     }
@@ -243,6 +262,96 @@ async fn scopes_query_tokens_and_other_subjects_sessions_are_refused() {
     let (status, _, _, body) = post(&url, Some(&mallory), Some(&session)).await;
     assert_eq!(status, 403, "{body}");
     assert!(body.contains("another user"), "{body}");
+}
+
+#[tokio::test]
+async fn methods_and_tools_need_their_own_scopes_and_the_client_steps_up_to_them() {
+    let auth = AuthServer::start(Behaviour::default()).await;
+    let (_server, url) = protected_with(&auth, |bearer| {
+        bearer
+            .required_scopes(["mcp:read"])
+            .method_scopes("tools/call", ["mcp:call"])
+            .tool_scopes("delete", ["mcp:write"])
+    })
+    .await;
+    let call = |name: &str| json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": name, "arguments": {}}});
+    let reader = auth.sign(&auth.claims("alice", &url, "mcp:read"));
+    let (status, ..) = post(&url, Some(&reader), None).await;
+    assert_eq!(
+        status, 200,
+        "initialize needs only the scopes of every request"
+    );
+    let (status, challenge, _, body) =
+        post_message(&url, Some(&reader), None, &call("whoami")).await;
+    assert_eq!(status, 403, "{body}");
+    assert!(
+        challenge.contains("error=\"insufficient_scope\""),
+        "{challenge}"
+    );
+    assert!(
+        challenge.contains("scope=\"mcp:read mcp:call\""),
+        "{challenge}"
+    );
+    assert!(body.contains("lacks the scope mcp:call"), "{body}");
+    let caller = auth.sign(&auth.claims("alice", &url, "mcp:read mcp:call"));
+    let (status, challenge, _, body) =
+        post_message(&url, Some(&caller), None, &call("delete")).await;
+    assert_eq!(status, 403, "{body}");
+    assert!(
+        challenge.contains("scope=\"mcp:read mcp:call mcp:write\""),
+        "{challenge}"
+    );
+    assert!(body.contains("lacks the scope mcp:write"), "{body}");
+    let prm: Value = serde_json::from_str(
+        &reqwest::get(format!(
+            "{}/.well-known/oauth-protected-resource/mcp",
+            url.trim_end_matches("/mcp")
+        ))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        prm["scopes_supported"],
+        json!(["mcp:read", "mcp:call", "mcp:write"])
+    );
+
+    // Junction's client asks for what each challenge names, keeping what it had.
+    let connection = HttpClient::new(&url)
+        .unwrap()
+        .oauth(oauth_client(&url, Arc::new(MemoryTokenStore::default())))
+        .connect();
+    let client = Client::connect(connection, ClientOptions::new("t", "1"))
+        .await
+        .unwrap();
+    let who = client
+        .call_tool(CallToolParams::new("whoami"), Default::default())
+        .await
+        .unwrap();
+    assert_eq!(who.content[0].as_text(), Some("alice"));
+    let deleted = client
+        .call_tool(CallToolParams::new("delete"), Default::default())
+        .await
+        .unwrap();
+    assert_eq!(deleted.content[0].as_text(), Some("deleted"));
+    client.close();
+    let seen = auth.seen.lock().unwrap();
+    let asked: Vec<&str> = seen
+        .authorize
+        .iter()
+        .map(|a| a.get("scope").map(String::as_str).unwrap_or(""))
+        .collect();
+    assert_eq!(
+        asked,
+        [
+            "mcp:read",
+            "mcp:call mcp:read",
+            "mcp:call mcp:read mcp:write"
+        ]
+    );
 }
 
 fn oauth_client(url: &str, store: Arc<dyn TokenStore>) -> Arc<OAuthClient> {
