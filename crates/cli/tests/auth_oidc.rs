@@ -150,10 +150,11 @@ fn the_host_logs_in_through_oidc_provider_and_calls_a_tool() {
         run.stdout, run.stderr
     );
     assert!(
-        run.stdout.contains("results"),
-        "the tool result is in the transcript:\n{}",
-        run.stdout
+        run.stderr.contains("results"),
+        "the tool result is in the transcript (on stderr):\n{}",
+        run.stderr
     );
+    assert_eq!(run.stdout.trim(), "Done.", "stdout has the final answer");
     assert!(
         run.stderr.contains("To authorize, open this URL"),
         "{}",
@@ -278,4 +279,47 @@ fn opaque_tokens_are_checked_by_introspection() {
     );
     assert_eq!(call.code, 3);
     assert!(call.stderr.contains("not active"), "{}", call.stderr);
+}
+
+#[test]
+fn the_typescript_sdk_client_authorizes_with_its_oauth_provider_and_calls_a_tool() {
+    let provider = Provider::start("jwt");
+    let (_serve, url) = protected_library(&[
+        "--auth-issuer",
+        &provider.issuer,
+        "--auth-scope",
+        "mcp:read",
+    ]);
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests-interop/ts-oauth-client.mjs");
+    let output = Command::new(peer("JUNCTION_NODE"))
+        .arg(script)
+        .args([&url, "search", r#"{"query": "science"}"#])
+        .env("JUNCTION_NODE_MODULES", peer("JUNCTION_NODE_MODULES"))
+        .stdin(Stdio::null())
+        .output()
+        .expect("node runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "stdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    let answer: Value = serde_json::from_str(stdout.trim()).expect("one JSON object");
+    assert_eq!(answer["authorized"], true, "{answer}");
+    assert_eq!(answer["scope"], "mcp:read", "{answer}");
+    assert!(
+        answer["tools"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("search")),
+        "{answer}"
+    );
+    assert_ne!(answer["result"]["isError"], true, "{answer}");
+    assert!(
+        answer["result"]["content"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("results")),
+        "{answer}"
+    );
 }
