@@ -80,18 +80,35 @@ impl Drop for Scratch {
 
 /// `junction ARGS` as the user whose config directory is `home`, with the test's browser.
 fn junction_as(home: &Scratch, args: &[&str]) -> common::Run {
+    junction_typing(home, args, None)
+}
+
+/// [`junction_as`] with `input` typed on stdin.
+fn junction_typing(home: &Scratch, args: &[&str], input: Option<&str>) -> common::Run {
+    use std::io::Write;
     let browser =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests-interop/auto-browser.mjs");
-    let output = Command::new(JUNCTION)
+    let mut child = Command::new(JUNCTION)
         .args(args)
         .env("XDG_CONFIG_HOME", &home.0)
         .env(
             "BROWSER",
             format!("{} {}", peer("JUNCTION_NODE"), browser.display()),
         )
-        .stdin(Stdio::null())
-        .output()
+        .stdin(if input.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .expect("junction runs");
+    if let Some(input) = input {
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(input.as_bytes()).unwrap();
+    }
+    let output = child.wait_with_output().expect("junction runs");
     common::Run {
         code: output.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
@@ -322,4 +339,61 @@ fn the_typescript_sdk_client_authorizes_with_its_oauth_provider_and_calls_a_tool
             .is_some_and(|t| t.contains("results")),
         "{answer}"
     );
+}
+
+#[test]
+fn chat_logs_in_calls_a_tool_and_shows_the_authorization_without_the_token() {
+    let provider = Provider::start("jwt");
+    let (_serve, url) = protected_library(&[
+        "--auth-issuer",
+        &provider.issuer,
+        "--auth-scope",
+        "mcp:read",
+    ]);
+    let home = Scratch::new("chat");
+    let config = home.0.join("mcp.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"library": {"type": "http", "url": url}}}).to_string(),
+    )
+    .unwrap();
+    let script = home.0.join("script.json");
+    let turns = json!([
+        {"toolCalls": [{"id": "c1", "name": "library__search", "arguments": {"query": "science"}}]},
+        {"text": "Found them."}
+    ]);
+    std::fs::write(&script, turns.to_string()).unwrap();
+    let model = format!("scripted:{}", script.display());
+    let chat = junction_typing(
+        &home,
+        &[
+            "chat",
+            "--config",
+            config.to_str().unwrap(),
+            "--model",
+            &model,
+            "--yes",
+        ],
+        Some("Find science books\n/mcp\n/quit\n"),
+    );
+    assert_eq!(
+        chat.code, 0,
+        "stdout:\n{}\nstderr:\n{}",
+        chat.stdout, chat.stderr
+    );
+    let all = format!("{}{}", chat.stdout, chat.stderr);
+    assert!(all.contains("To authorize, open this URL"), "{all}");
+    assert!(all.contains("results"), "the tool was called:\n{all}");
+    assert!(
+        all.contains(&format!(
+            "library: authorized by {}, scopes mcp:read, expires in",
+            provider.issuer
+        )),
+        "/mcp shows the authorization:\n{all}"
+    );
+    let token = home.credentials()["tokens"][&url]["tokens"]["access_token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(!all.contains(&token), "the token was shown");
 }

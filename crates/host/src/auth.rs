@@ -33,7 +33,7 @@ use std::sync::Arc;
 
 use junction::auth::{
     CrossAppAccess, FileTokenStore, LoopbackBrowser, MemoryTokenStore, OAuthClient, OAuthConfig,
-    PreRegistered, RegisteredClient, TokenStore, Url,
+    PreRegistered, RegisteredClient, TokenStatus, TokenStore, Url,
 };
 use serde_json::{Map, Value};
 
@@ -222,6 +222,33 @@ impl OAuthSettings {
             cross_app,
         })
     }
+}
+
+/// What is stored of a server's authorization, for a person: who granted it, the scopes,
+/// the expiry; never a token. `None`: nothing is stored.
+pub fn describe(status: Option<&TokenStatus>) -> String {
+    let Some(status) = status else {
+        return "not authorized".to_owned();
+    };
+    let mut text = format!("authorized by {}", status.issuer);
+    if let Some(scope) = &status.scope {
+        text.push_str(&format!(", scopes {scope}"));
+    }
+    if let Some(at) = status.expires_at {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        if at > now {
+            text.push_str(&format!(", expires in {} s", at - now));
+        } else {
+            text.push_str(", expired");
+        }
+    }
+    if status.refreshable {
+        text.push_str(" (refreshable)");
+    }
+    text
 }
 
 /// The credential store of this user: the file under the config directory, else (with no

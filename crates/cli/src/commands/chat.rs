@@ -46,6 +46,7 @@ const HELP: &[&str] = &[
     "  /prompts              the prompt commands",
     "  /resources            the resources to attach",
     "  /servers              the connected servers",
+    "  /mcp                  each server's authorization (issuer, scopes, expiry)",
     "  /help                 this help",
     "  /quit                 leave",
 ];
@@ -228,6 +229,7 @@ async fn handle(host: &mut Host, line: &str) -> Vec<String> {
         "/prompts" => return listing::prompts(host),
         "/resources" => return listing::resources(host),
         "/servers" => return listing::servers(host),
+        "/mcp" => return listing::authorization(host),
         _ => {}
     }
     if first.starts_with('/') {

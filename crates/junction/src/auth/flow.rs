@@ -133,6 +133,34 @@ pub struct OAuthClient {
     state: Mutex<State>,
     /// Held while tokens change, so that concurrent challenges start one flow.
     renewing: tokio::sync::Mutex<()>,
+    /// The authorizations that send the user to the authorization server.
+    interactive: tokio::sync::watch::Sender<Interactive>,
+}
+
+/// Authorizations waiting for the user, and how many have ended.
+#[derive(Debug, Clone, Copy, Default)]
+struct Interactive {
+    waiting: usize,
+    ended: u64,
+}
+
+/// Counts an authorization as waiting for the user until dropped.
+struct Waiting<'a>(&'a tokio::sync::watch::Sender<Interactive>);
+
+impl<'a> Waiting<'a> {
+    fn start(interactive: &'a tokio::sync::watch::Sender<Interactive>) -> Self {
+        interactive.send_modify(|i| i.waiting += 1);
+        Waiting(interactive)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.send_modify(|i| {
+            i.waiting -= 1;
+            i.ended += 1;
+        });
+    }
 }
 
 impl std::fmt::Debug for OAuthClient {
@@ -161,7 +189,26 @@ impl OAuthClient {
             fetcher: Fetcher::new()?,
             state: Mutex::new(State::default()),
             renewing: tokio::sync::Mutex::new(()),
+            interactive: tokio::sync::watch::Sender::new(Interactive::default()),
         }))
+    }
+
+    /// Whether an authorization is waiting for the user (at the authorization server's
+    /// page): a host gives the person the time they need instead of its startup timeout.
+    pub fn authorizing(&self) -> bool {
+        self.interactive.borrow().waiting > 0
+    }
+
+    /// How many authorizations that sent the user to the authorization server have ended
+    /// (granted or not), to learn whether one happened meanwhile.
+    pub fn user_authorizations(&self) -> u64 {
+        self.interactive.borrow().ended
+    }
+
+    /// Returns once no authorization waits for the user.
+    pub async fn user_done(&self) {
+        let mut watch = self.interactive.subscribe();
+        let _ = watch.wait_for(|i| i.waiting == 0).await;
     }
 
     /// The origin the token may be sent to: the MCP endpoint's.
@@ -544,7 +591,10 @@ impl OAuthClient {
                 query.append_pair("scope", scope);
             }
         }
-        let callback = pending.complete(url).await?;
+        let callback = {
+            let _waiting = Waiting::start(&self.interactive);
+            pending.complete(url).await?
+        };
         let answer = callback_parameters(&callback);
         check_issuer(&found, answer.iss.as_deref())?;
         if let Some(error) = answer.error {
