@@ -80,16 +80,22 @@ impl Drop for Scratch {
 
 /// `junction ARGS` as the user whose config directory is `home`, with the test's browser.
 fn junction_as(home: &Scratch, args: &[&str]) -> common::Run {
-    junction_typing(home, args, None)
+    junction_typing(home, args, None, &[])
 }
 
-/// [`junction_as`] with `input` typed on stdin.
-fn junction_typing(home: &Scratch, args: &[&str], input: Option<&str>) -> common::Run {
+/// [`junction_as`] with `input` typed on stdin and more variables.
+fn junction_typing(
+    home: &Scratch,
+    args: &[&str],
+    input: Option<&str>,
+    env: &[(&str, &str)],
+) -> common::Run {
     use std::io::Write;
     let browser =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests-interop/auto-browser.mjs");
     let mut child = Command::new(JUNCTION)
         .args(args)
+        .envs(env.iter().copied())
         .env("XDG_CONFIG_HOME", &home.0)
         .env(
             "BROWSER",
@@ -375,6 +381,7 @@ fn chat_logs_in_calls_a_tool_and_shows_the_authorization_without_the_token() {
             "--yes",
         ],
         Some("Find science books\n/mcp\n/quit\n"),
+        &[],
     );
     assert_eq!(
         chat.code, 0,
@@ -396,4 +403,50 @@ fn chat_logs_in_calls_a_tool_and_shows_the_authorization_without_the_token() {
         .unwrap()
         .to_owned();
     assert!(!all.contains(&token), "the token was shown");
+}
+
+#[test]
+fn a_login_slower_than_the_startup_timeout_is_waited_for() {
+    let provider = Provider::start("jwt");
+    let (_serve, url) = protected_library(&[
+        "--auth-issuer",
+        &provider.issuer,
+        "--auth-scope",
+        "mcp:read",
+    ]);
+    let home = Scratch::new("slow");
+    let config = home.0.join("mcp.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"library": {"type": "http", "url": url, "startupTimeoutMs": 1000}}})
+            .to_string(),
+    )
+    .unwrap();
+    let script = home.0.join("script.json");
+    std::fs::write(&script, json!([{"text": "Ready."}]).to_string()).unwrap();
+    let model = format!("scripted:{}", script.display());
+    let run = junction_typing(
+        &home,
+        &[
+            "run",
+            "--config",
+            config.to_str().unwrap(),
+            "--model",
+            &model,
+            "hello",
+        ],
+        None,
+        &[("AUTO_BROWSER_DELAY_MS", "2500")],
+    );
+    assert_eq!(
+        run.code, 0,
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    assert!(
+        !run.stderr.contains("failed"),
+        "the server started:\n{}",
+        run.stderr
+    );
+    assert!(home.credentials()["tokens"][&url].is_object());
 }

@@ -542,6 +542,8 @@ impl OAuthClient {
             .await?;
             return self.keep_tokens(&found.issuer, tokens);
         }
+        // From here on the flow is the person's: registering, then their browser.
+        let waiting = Waiting::start(&self.interactive);
         if !found.server.supports_s256() {
             return Err(AuthError::NoPkce {
                 issuer: found.issuer,
@@ -591,10 +593,8 @@ impl OAuthClient {
                 query.append_pair("scope", scope);
             }
         }
-        let callback = {
-            let _waiting = Waiting::start(&self.interactive);
-            pending.complete(url).await?
-        };
+        let callback = pending.complete(url).await?;
+        drop(waiting);
         let answer = callback_parameters(&callback);
         check_issuer(&found, answer.iss.as_deref())?;
         if let Some(error) = answer.error {
