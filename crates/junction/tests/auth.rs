@@ -45,6 +45,17 @@ async fn protected_with(
                 .unwrap_or_default()
         }))
         .tool(tool("delete", |_: NoArgs| async move { "deleted" }))
+        .tool(tool("scopes", |ctx: Context, _: NoArgs| async move {
+            let caller = ctx
+                .caller()
+                .map(|i| i.scopes.into_iter().collect::<Vec<_>>().join(" "));
+            let opener = ctx.identity().map(|i| i.subject.clone());
+            format!(
+                "{} as {}",
+                caller.unwrap_or_default(),
+                opener.unwrap_or_default()
+            )
+        }))
         .build()
         .unwrap();
     let bearer = configure(BearerAuth::new(
@@ -352,6 +363,36 @@ async fn methods_and_tools_need_their_own_scopes_and_the_client_steps_up_to_them
             "mcp:call mcp:read mcp:write"
         ]
     );
+}
+
+#[tokio::test]
+async fn handlers_see_the_identity_checked_on_each_request_not_only_at_session_open() {
+    let auth = AuthServer::start(Behaviour::default()).await;
+    let (_server, url) = protected(&auth, &["mcp:read"]).await;
+    let first = auth.sign(&auth.claims("alice", &url, "mcp:read"));
+    let (status, _, session, _) = post(&url, Some(&first), None).await;
+    assert_eq!(status, 200);
+    let session = session.unwrap();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let (status, ..) = post_message(&url, Some(&first), Some(&session), &initialized).await;
+    assert_eq!(status, 202);
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "scopes", "arguments": {}}});
+    let (status, _, _, body) = post_message(&url, Some(&first), Some(&session), &call).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("mcp:read as alice"), "{body}");
+    // A stepped-up token of the same user, in the same session.
+    let stepped = auth.sign(&auth.claims("alice", &url, "mcp:read mcp:write"));
+    let (status, _, _, body) = post_message(&url, Some(&stepped), Some(&session), &call).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("mcp:read mcp:write as alice"), "{body}");
+    // An expired token is refused on the request itself, session or not.
+    let mut stale = auth.claims("alice", &url, "mcp:read");
+    stale["exp"] = json!(now() - 3600);
+    let (status, challenge, _, _) =
+        post_message(&url, Some(&auth.sign(&stale)), Some(&session), &call).await;
+    assert_eq!(status, 401);
+    assert!(challenge.contains("expired"), "{challenge}");
 }
 
 fn oauth_client(url: &str, store: Arc<dyn TokenStore>) -> Arc<OAuthClient> {
