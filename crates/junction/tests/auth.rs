@@ -11,8 +11,8 @@ use std::sync::Arc;
 use auth_support::{now, sign, AuthServer, Behaviour, ATTACKER_KEY};
 use junction::auth::resource::JwtVerifier;
 use junction::auth::{
-    AuthError, FileTokenStore, FollowRedirects, MemoryTokenStore, OAuthClient, OAuthConfig,
-    TokenStore, Url,
+    AuthError, ClientKey, FileTokenStore, FollowRedirects, MemoryTokenStore, OAuthClient,
+    OAuthConfig, PreRegistered, RegisteredClient, TokenStore, Url,
 };
 use junction::client::{Client, ClientOptions};
 use junction::protocol::tools::CallToolParams;
@@ -393,6 +393,99 @@ async fn handlers_see_the_identity_checked_on_each_request_not_only_at_session_o
         post_message(&url, Some(&auth.sign(&stale)), Some(&session), &call).await;
     assert_eq!(status, 401);
     assert!(challenge.contains("expired"), "{challenge}");
+}
+
+/// A machine client (client credentials) with `client`, calling `whoami`: what it answers.
+async fn machine_calls(auth: &AuthServer, url: &str, client: RegisteredClient) -> String {
+    let mut config = OAuthConfig::new("junction-test");
+    config.pre_registered = Some(PreRegistered {
+        client,
+        issuer: Some(auth.url.clone()),
+    });
+    let oauth = OAuthClient::new(
+        &Url::parse(url).unwrap(),
+        config,
+        Arc::new(MemoryTokenStore::default()),
+        Arc::new(FollowRedirects::new().unwrap()),
+    )
+    .unwrap();
+    let connection = HttpClient::new(url).unwrap().oauth(oauth).connect();
+    let client = Client::connect(connection, ClientOptions::new("t", "1"))
+        .await
+        .unwrap();
+    let result = client
+        .call_tool(CallToolParams::new("whoami"), Default::default())
+        .await
+        .unwrap();
+    client.close();
+    result.content[0].as_text().unwrap_or_default().to_owned()
+}
+
+#[tokio::test]
+async fn a_machine_client_gets_its_token_with_client_credentials_and_no_user() {
+    let auth = AuthServer::start(Behaviour {
+        machines_only: true,
+        ..Behaviour::default()
+    })
+    .await;
+    let (_server, url) = protected(&auth, &["mcp:read"]).await;
+
+    let secret = RegisteredClient {
+        client_id: "build-bot".into(),
+        client_secret: Some("s3cret:with/odd chars".into()),
+        ..RegisteredClient::default()
+    };
+    assert_eq!(machine_calls(&auth, &url, secret).await, "build-bot");
+    {
+        let seen = auth.seen.lock().unwrap();
+        assert!(seen.authorize.is_empty(), "no user was sent anywhere");
+        assert_eq!(seen.registrations, 0);
+        let form = &seen.token[0];
+        assert_eq!(form["grant_type"], "client_credentials");
+        assert_eq!(form["resource"], url);
+        assert_eq!(form["scope"], "mcp:read");
+        assert!(
+            !form.contains_key("client_secret"),
+            "the secret goes in the header"
+        );
+        // client_secret_basic: both parts form-encoded, then base64 (RFC 6749 §2.3.1).
+        use base64::Engine;
+        let basic = seen.token_authorization[0].as_deref().unwrap();
+        let decoded = base64::engine::general_purpose::STANDARD
+            .decode(basic.strip_prefix("Basic ").unwrap())
+            .unwrap();
+        assert_eq!(
+            String::from_utf8(decoded).unwrap(),
+            "build-bot:s3cret%3Awith%2Fodd+chars"
+        );
+    }
+
+    let keyed = RegisteredClient {
+        client_id: "deploy-bot".into(),
+        private_key: Some(ClientKey::new(ATTACKER_KEY, "ES256").unwrap()),
+        ..RegisteredClient::default()
+    };
+    assert_eq!(machine_calls(&auth, &url, keyed).await, "deploy-bot");
+    let seen = auth.seen.lock().unwrap();
+    let form = seen.token.last().unwrap();
+    assert_eq!(form["grant_type"], "client_credentials");
+    assert_eq!(
+        form["client_assertion_type"],
+        "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+    );
+    // The assertion is signed with the client's key, by and about the client, for the issuer.
+    let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::ES256);
+    validation.set_audience(&[&auth.url]);
+    validation.set_issuer(&["deploy-bot"]);
+    let claims = jsonwebtoken::decode::<Value>(
+        &form["client_assertion"],
+        &auth_support::attacker_public_key(),
+        &validation,
+    )
+    .unwrap()
+    .claims;
+    assert_eq!(claims["sub"], "deploy-bot");
+    assert!(claims["jti"].as_str().is_some_and(|j| j.len() >= 16));
 }
 
 fn oauth_client(url: &str, store: Arc<dyn TokenStore>) -> Arc<OAuthClient> {
