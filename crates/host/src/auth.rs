@@ -251,9 +251,24 @@ pub fn describe(status: Option<&TokenStatus>) -> String {
     text
 }
 
-/// The credential store of this user: the file under the config directory, else (with no
-/// home directory) one kept in memory for this process.
+/// The variable that chooses the credential store: `file` (the default) or `keyring` (the
+/// OS keyring, in builds with the `keyring` feature).
+pub const TOKEN_STORE_VARIABLE: &str = "JUNCTION_TOKEN_STORE";
+
+/// The credential store of this user: the file under the config directory (or the OS
+/// keyring, see [`TOKEN_STORE_VARIABLE`]), else (with no home directory) one kept in memory
+/// for this process.
 pub fn user_store() -> Arc<dyn TokenStore> {
+    match std::env::var(TOKEN_STORE_VARIABLE).as_deref() {
+        #[cfg(feature = "keyring")]
+        Ok("keyring") => return Arc::new(junction::auth::KeyringTokenStore::for_user()),
+        Ok("file") | Err(_) => {}
+        Ok(other) => tracing::warn!(
+            store = other,
+            "{TOKEN_STORE_VARIABLE} names a store this build does not have (file{}); using the file",
+            if cfg!(feature = "keyring") { ", keyring" } else { "" }
+        ),
+    }
     match FileTokenStore::in_config_dir() {
         Ok(store) => Arc::new(store),
         Err(e) => {

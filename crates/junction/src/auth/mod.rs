@@ -45,6 +45,8 @@
 pub mod challenge;
 pub mod cross_app;
 pub mod flow;
+#[cfg(feature = "keyring")]
+pub mod keyring_store;
 pub mod metadata;
 pub mod pkce;
 pub mod registration;
@@ -56,6 +58,8 @@ pub mod user_agent;
 pub use challenge::Challenge;
 pub use cross_app::CrossAppAccess;
 pub use flow::{canonical_resource, OAuthClient, OAuthConfig, TokenStatus};
+#[cfg(feature = "keyring")]
+pub use keyring_store::KeyringTokenStore;
 pub use metadata::{AuthorizationServerMetadata, ProtectedResourceMetadata};
 pub use pkce::Pkce;
 pub use registration::PreRegistered;
