@@ -11,8 +11,8 @@ use std::sync::Arc;
 use auth_support::{now, sign, AuthServer, Behaviour, ATTACKER_KEY};
 use junction::auth::resource::JwtVerifier;
 use junction::auth::{
-    AuthError, ClientKey, FileTokenStore, FollowRedirects, MemoryTokenStore, OAuthClient,
-    OAuthConfig, PreRegistered, RegisteredClient, TokenStore, Url,
+    AuthError, ClientKey, CrossAppAccess, FileTokenStore, FollowRedirects, MemoryTokenStore,
+    OAuthClient, OAuthConfig, PreRegistered, RegisteredClient, TokenStore, Url,
 };
 use junction::client::{Client, ClientOptions};
 use junction::protocol::tools::CallToolParams;
@@ -486,6 +486,142 @@ async fn a_machine_client_gets_its_token_with_client_credentials_and_no_user() {
     .claims;
     assert_eq!(claims["sub"], "deploy-bot");
     assert!(claims["jti"].as_str().is_some_and(|j| j.len() >= 16));
+}
+
+/// The OAuth client of cross-app access: the host's client at the resource's authorization
+/// server `auth`, and the IdP `idp` that holds the user's sign-in.
+fn cross_app_client(
+    url: &str,
+    auth: &AuthServer,
+    idp: &AuthServer,
+    registered: bool,
+) -> Arc<OAuthClient> {
+    let mut config = OAuthConfig::new("junction-test");
+    config.pre_registered = registered.then(|| PreRegistered {
+        client: RegisteredClient {
+            client_id: "host-at-as".into(),
+            client_secret: Some("as-secret".into()),
+            ..RegisteredClient::default()
+        },
+        issuer: Some(auth.url.clone()),
+    });
+    config.cross_app = Some(CrossAppAccess {
+        idp_issuer: idp.url.clone(),
+        idp_token_endpoint: None,
+        idp_client: RegisteredClient {
+            client_id: "host-at-idp".into(),
+            ..RegisteredClient::default()
+        },
+        id_token: "the-users-id-token".into(),
+    });
+    OAuthClient::new(
+        &Url::parse(url).unwrap(),
+        config,
+        Arc::new(MemoryTokenStore::default()),
+        // No person: a browser would be a failure here.
+        Arc::new(FollowRedirects::new().unwrap()),
+    )
+    .unwrap()
+}
+
+#[tokio::test]
+async fn cross_app_access_exchanges_the_id_token_at_the_idp_then_presents_the_grant() {
+    let idp = AuthServer::start(Behaviour::default()).await;
+    let auth = AuthServer::start(Behaviour {
+        jwt_bearer: true,
+        ..Behaviour::default()
+    })
+    .await;
+    let (_server, url) = protected(&auth, &["mcp:read"]).await;
+    let connection = HttpClient::new(&url)
+        .unwrap()
+        .oauth(cross_app_client(&url, &auth, &idp, true))
+        .connect();
+    let client = Client::connect(connection, ClientOptions::new("t", "1"))
+        .await
+        .unwrap();
+    let who = client
+        .call_tool(CallToolParams::new("whoami"), Default::default())
+        .await
+        .unwrap();
+    assert_eq!(who.content[0].as_text(), Some("alice"));
+    client.close();
+
+    let at_idp = idp.seen.lock().unwrap();
+    let exchange = &at_idp.token[0];
+    assert_eq!(
+        exchange["grant_type"],
+        "urn:ietf:params:oauth:grant-type:token-exchange"
+    );
+    assert_eq!(
+        exchange["requested_token_type"],
+        "urn:ietf:params:oauth:token-type:id-jag"
+    );
+    assert_eq!(exchange["subject_token"], "the-users-id-token");
+    assert_eq!(
+        exchange["subject_token_type"],
+        "urn:ietf:params:oauth:token-type:id_token"
+    );
+    assert_eq!(
+        exchange["audience"], auth.url,
+        "the grant is for the resource's AS"
+    );
+    assert_eq!(exchange["resource"], url);
+    assert_eq!(exchange["client_id"], "host-at-idp");
+    assert!(at_idp.authorize.is_empty());
+    let at_as = auth.seen.lock().unwrap();
+    assert!(at_as.authorize.is_empty(), "no browser, no consent screen");
+    let grant = &at_as.token[0];
+    assert_eq!(
+        grant["grant_type"],
+        "urn:ietf:params:oauth:grant-type:jwt-bearer"
+    );
+    assert_eq!(grant["assertion"], format!("id-jag-for-{url}"));
+    assert_eq!(grant["scope"], "mcp:read");
+    assert!(
+        at_as.token_authorization[0]
+            .as_deref()
+            .is_some_and(|h| h.starts_with("Basic ")),
+        "the client authenticates at the AS"
+    );
+    assert!(
+        !at_as
+            .token
+            .iter()
+            .any(|f| f.values().any(|v| v == "the-users-id-token")),
+        "the ID token goes to the IdP only"
+    );
+}
+
+#[tokio::test]
+async fn cross_app_access_refuses_a_wrong_token_type_and_needs_a_registered_client() {
+    let idp = AuthServer::start(Behaviour {
+        issued_token_type: Some("urn:ietf:params:oauth:token-type:access_token".into()),
+        ..Behaviour::default()
+    })
+    .await;
+    let auth = AuthServer::start(Behaviour {
+        jwt_bearer: true,
+        ..Behaviour::default()
+    })
+    .await;
+    let (_server, url) = protected(&auth, &[]).await;
+    let error = cross_app_client(&url, &auth, &idp, true)
+        .login()
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("not an ID-JAG"), "{error}");
+    assert!(
+        auth.seen.lock().unwrap().token.is_empty(),
+        "nothing but an ID-JAG is presented to the AS"
+    );
+
+    let error = cross_app_client(&url, &auth, &idp, false)
+        .login()
+        .await
+        .unwrap_err();
+    assert!(matches!(error, AuthError::CrossAppClient { .. }), "{error}");
+    assert!(error.to_string().contains("oauth.clientId"), "{error}");
 }
 
 fn oauth_client(url: &str, store: Arc<dyn TokenStore>) -> Arc<OAuthClient> {

@@ -50,6 +50,12 @@ pub struct Behaviour {
     /// The server grants only `client_credentials` (machine-to-machine), to clients that
     /// authenticate with a secret or a JWT assertion.
     pub machines_only: bool,
+    /// The server accepts ID-JAGs with the JWT bearer grant (the resource's authorization
+    /// server in cross-app access).
+    pub jwt_bearer: bool,
+    /// As the IdP of cross-app access, it answers a token exchange with this token type
+    /// instead of an ID-JAG.
+    pub issued_token_type: Option<String>,
 }
 
 #[derive(Default)]
@@ -186,6 +192,13 @@ async fn metadata(State(s): State<Shared>) -> Response {
     if !b.no_pkce {
         m["code_challenge_methods_supported"] = json!(["S256"]);
     }
+    if b.jwt_bearer {
+        m["grant_types_supported"] = json!([
+            "authorization_code",
+            "urn:ietf:params:oauth:grant-type:jwt-bearer"
+        ]);
+        m["token_endpoint_auth_methods_supported"] = json!(["client_secret_basic"]);
+    }
     if b.machines_only {
         m["grant_types_supported"] = json!(["client_credentials"]);
         m["token_endpoint_auth_methods_supported"] =
@@ -266,7 +279,28 @@ async fn token(State(s): State<Shared>, headers: HeaderMap, body: String) -> Res
         .unwrap()
         .token_authorization
         .push(authorization);
-    let machine = form.get("grant_type").map(String::as_str) == Some("client_credentials");
+    let grant = form
+        .get("grant_type")
+        .map(String::as_str)
+        .unwrap_or_default();
+    if grant == "urn:ietf:params:oauth:grant-type:token-exchange" {
+        // As an IdP: an ID-JAG naming what was asked (opaque here; the resource's
+        // authorization server below takes it as it comes).
+        let kind = s
+            .behaviour
+            .lock()
+            .unwrap()
+            .issued_token_type
+            .clone()
+            .unwrap_or_else(|| "urn:ietf:params:oauth:token-type:id-jag".to_owned());
+        let answer = json!({
+            "access_token": format!("id-jag-for-{}", form.get("resource").cloned().unwrap_or_default()),
+            "issued_token_type": kind, "token_type": "N_A", "expires_in": 300,
+        });
+        return json_response(StatusCode::OK, answer.to_string().into_bytes());
+    }
+    let machine =
+        grant == "client_credentials" || grant == "urn:ietf:params:oauth:grant-type:jwt-bearer";
     let expires_in = s.behaviour.lock().unwrap().expires_in.unwrap_or(600);
     let audience = form.get("resource").cloned().unwrap_or_default();
     let scope = if machine {
@@ -282,7 +316,9 @@ async fn token(State(s): State<Shared>, headers: HeaderMap, body: String) -> Res
     .unwrap_or_default();
     // A machine acts as itself: the subject is the client (from the form, else the
     // Basic credentials).
-    let subject = if machine {
+    let subject = if grant == "urn:ietf:params:oauth:grant-type:jwt-bearer" {
+        "alice".to_owned()
+    } else if machine {
         form.get("client_id")
             .cloned()
             .or_else(|| {
