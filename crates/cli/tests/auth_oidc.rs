@@ -172,6 +172,7 @@ fn the_host_logs_in_through_oidc_provider_and_calls_a_tool() {
         "stdout:\n{}\nstderr:\n{}",
         run.stdout, run.stderr
     );
+    // `run` in text mode: the transcript on stderr, only the final answer on stdout.
     assert!(
         run.stderr.contains("results"),
         "the tool result is in the transcript (on stderr):\n{}",
