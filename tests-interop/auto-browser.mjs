@@ -4,7 +4,11 @@
 // when the authorization server needs no input (tests-interop/oidc-provider.mjs completes
 // its login and consent at once), until a page answers without redirecting: normally the
 // client's loopback redirect listener. Exit 0 when the last page answered 200.
+// With AUTO_BROWSER_DELAY_MS it waits that long first, as a slow person would.
 
+// AUTO_BROWSER_DELAY_MS: a person who takes that long before the page loads.
+const delay = Number(process.env.AUTO_BROWSER_DELAY_MS || 0);
+if (delay > 0) await new Promise((done) => setTimeout(done, delay));
 const jar = new Map();
 let url = process.argv[2];
 if (!url) {

@@ -80,18 +80,41 @@ impl Drop for Scratch {
 
 /// `junction ARGS` as the user whose config directory is `home`, with the test's browser.
 fn junction_as(home: &Scratch, args: &[&str]) -> common::Run {
+    junction_typing(home, args, None, &[])
+}
+
+/// [`junction_as`] with `input` typed on stdin and more variables.
+fn junction_typing(
+    home: &Scratch,
+    args: &[&str],
+    input: Option<&str>,
+    env: &[(&str, &str)],
+) -> common::Run {
+    use std::io::Write;
     let browser =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests-interop/auto-browser.mjs");
-    let output = Command::new(JUNCTION)
+    let mut child = Command::new(JUNCTION)
         .args(args)
+        .envs(env.iter().copied())
         .env("XDG_CONFIG_HOME", &home.0)
         .env(
             "BROWSER",
             format!("{} {}", peer("JUNCTION_NODE"), browser.display()),
         )
-        .stdin(Stdio::null())
-        .output()
+        .stdin(if input.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .expect("junction runs");
+    if let Some(input) = input {
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(input.as_bytes()).unwrap();
+    }
+    let output = child.wait_with_output().expect("junction runs");
     common::Run {
         code: output.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
@@ -152,10 +175,10 @@ fn the_host_logs_in_through_oidc_provider_and_calls_a_tool() {
     // `run` in text mode: the transcript on stderr, only the final answer on stdout.
     assert!(
         run.stderr.contains("results"),
-        "the tool result is in the transcript:\n{}",
+        "the tool result is in the transcript (on stderr):\n{}",
         run.stderr
     );
-    assert_eq!(run.stdout.trim(), "Done.");
+    assert_eq!(run.stdout.trim(), "Done.", "stdout has the final answer");
     assert!(
         run.stderr.contains("To authorize, open this URL"),
         "{}",
@@ -280,4 +303,151 @@ fn opaque_tokens_are_checked_by_introspection() {
     );
     assert_eq!(call.code, 3);
     assert!(call.stderr.contains("not active"), "{}", call.stderr);
+}
+
+#[test]
+fn the_typescript_sdk_client_authorizes_with_its_oauth_provider_and_calls_a_tool() {
+    let provider = Provider::start("jwt");
+    let (_serve, url) = protected_library(&[
+        "--auth-issuer",
+        &provider.issuer,
+        "--auth-scope",
+        "mcp:read",
+    ]);
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests-interop/ts-oauth-client.mjs");
+    let output = Command::new(peer("JUNCTION_NODE"))
+        .arg(script)
+        .args([&url, "search", r#"{"query": "science"}"#])
+        .env("JUNCTION_NODE_MODULES", peer("JUNCTION_NODE_MODULES"))
+        .stdin(Stdio::null())
+        .output()
+        .expect("node runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "stdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    let answer: Value = serde_json::from_str(stdout.trim()).expect("one JSON object");
+    assert_eq!(answer["authorized"], true, "{answer}");
+    assert_eq!(answer["scope"], "mcp:read", "{answer}");
+    assert!(
+        answer["tools"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("search")),
+        "{answer}"
+    );
+    assert_ne!(answer["result"]["isError"], true, "{answer}");
+    assert!(
+        answer["result"]["content"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("results")),
+        "{answer}"
+    );
+}
+
+#[test]
+fn chat_logs_in_calls_a_tool_and_shows_the_authorization_without_the_token() {
+    let provider = Provider::start("jwt");
+    let (_serve, url) = protected_library(&[
+        "--auth-issuer",
+        &provider.issuer,
+        "--auth-scope",
+        "mcp:read",
+    ]);
+    let home = Scratch::new("chat");
+    let config = home.0.join("mcp.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"library": {"type": "http", "url": url}}}).to_string(),
+    )
+    .unwrap();
+    let script = home.0.join("script.json");
+    let turns = json!([
+        {"toolCalls": [{"id": "c1", "name": "library__search", "arguments": {"query": "science"}}]},
+        {"text": "Found them."}
+    ]);
+    std::fs::write(&script, turns.to_string()).unwrap();
+    let model = format!("scripted:{}", script.display());
+    let chat = junction_typing(
+        &home,
+        &[
+            "chat",
+            "--config",
+            config.to_str().unwrap(),
+            "--model",
+            &model,
+            "--yes",
+        ],
+        Some("Find science books\n/mcp\n/quit\n"),
+        &[],
+    );
+    assert_eq!(
+        chat.code, 0,
+        "stdout:\n{}\nstderr:\n{}",
+        chat.stdout, chat.stderr
+    );
+    let all = format!("{}{}", chat.stdout, chat.stderr);
+    assert!(all.contains("To authorize, open this URL"), "{all}");
+    assert!(all.contains("results"), "the tool was called:\n{all}");
+    assert!(
+        all.contains(&format!(
+            "library: authorized by {}, scopes mcp:read, expires in",
+            provider.issuer
+        )),
+        "/mcp shows the authorization:\n{all}"
+    );
+    let token = home.credentials()["tokens"][&url]["tokens"]["access_token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(!all.contains(&token), "the token was shown");
+}
+
+#[test]
+fn a_login_slower_than_the_startup_timeout_is_waited_for() {
+    let provider = Provider::start("jwt");
+    let (_serve, url) = protected_library(&[
+        "--auth-issuer",
+        &provider.issuer,
+        "--auth-scope",
+        "mcp:read",
+    ]);
+    let home = Scratch::new("slow");
+    let config = home.0.join("mcp.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"library": {"type": "http", "url": url, "startupTimeoutMs": 1000}}})
+            .to_string(),
+    )
+    .unwrap();
+    let script = home.0.join("script.json");
+    std::fs::write(&script, json!([{"text": "Ready."}]).to_string()).unwrap();
+    let model = format!("scripted:{}", script.display());
+    let run = junction_typing(
+        &home,
+        &[
+            "run",
+            "--config",
+            config.to_str().unwrap(),
+            "--model",
+            &model,
+            "hello",
+        ],
+        None,
+        &[("AUTO_BROWSER_DELAY_MS", "2500")],
+    );
+    assert_eq!(
+        run.code, 0,
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    assert!(
+        !run.stderr.contains("failed"),
+        "the server started:\n{}",
+        run.stderr
+    );
+    assert!(home.credentials()["tokens"][&url].is_object());
 }

@@ -1,10 +1,9 @@
 //! `junction conformance-client` as the client under test of the official MCP conformance
 //! suite: every scenario of `--suite all` passes (the authorization ones included: discovery,
 //! registration, PKCE, scopes and step-up, token endpoint auth, 2025-03-26 back-compat,
-//! resource mismatch, offline access, the client-credentials extensions) except cross-app
-//! access, listed in
-//! tests-interop/conformance-client-expected-failures.yml, which the suite checks in both
-//! directions.
+//! resource mismatch, offline access, the client-credentials and cross-app access
+//! extensions); tests-interop/conformance-client-expected-failures.yml lists none, and the
+//! suite checks it in both directions.
 
 mod common;
 
@@ -13,10 +12,6 @@ use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use common::{checks_by_scenario, peer, run, scenario_of, JUNCTION};
-
-/// The scenarios expected to fail (the extension Junction does not implement), as listed in
-/// the expected-failures file.
-const EXPECTED_FAILURES: [&str; 1] = ["auth/cross-app-access-complete-flow"];
 
 /// Scenarios of `--suite all` in 0.1.16.
 const ALL_SCENARIOS: usize = 26;
@@ -39,7 +34,7 @@ fn scenario_names_are_read_whatever_the_time() {
 }
 
 #[test]
-fn the_client_suite_passes_except_cross_app_access() {
+fn every_scenario_of_the_client_suite_passes() {
     let node = peer("JUNCTION_NODE");
     let conformance = peer("JUNCTION_CONFORMANCE");
     let stamp = SystemTime::now()
@@ -69,9 +64,6 @@ fn the_client_suite_passes_except_cross_app_access() {
     checks_by_scenario(&out, "", &mut scenarios);
     let mut failures = Vec::new();
     for (scenario, checks) in &scenarios {
-        if EXPECTED_FAILURES.contains(&scenario.as_str()) {
-            continue;
-        }
         if checks.is_empty() {
             failures.push(format!("{scenario}: no checks"));
         }

@@ -14,17 +14,31 @@
 //!   "oauth": { "clientId": "junction", "clientSecret": "${TEAM_SECRET}",
 //!              "scopes": ["files:read"], "callbackPort": 8976 } } } }
 //! ```
+//!
+//! In an enterprise whose identity provider grants access to MCP servers (cross-app access,
+//! SEP-990), `crossApp` says where the ID token of the user's sign-in comes from (an
+//! environment variable the sign-in tool sets) and how Junction is known to the IdP; the
+//! client above is then the one registered with the MCP server's authorization server, and
+//! no browser opens:
+//!
+//! ```json
+//! "oauth": { "clientId": "junction", "clientSecret": "${TEAM_SECRET}",
+//!   "crossApp": { "idpIssuer": "https://idp.example.com", "idpClientId": "junction-host",
+//!                 "idpClientSecret": "${IDP_SECRET}", "idToken": "${IDP_ID_TOKEN}" } }
+//! ```
+//!
+//! (`idpTokenEndpoint` skips the IdP's discovery.)
 
 use std::sync::Arc;
 
 use junction::auth::{
-    FileTokenStore, LoopbackBrowser, MemoryTokenStore, OAuthClient, OAuthConfig, PreRegistered,
-    RegisteredClient, TokenStore, Url,
+    CrossAppAccess, FileTokenStore, LoopbackBrowser, MemoryTokenStore, OAuthClient, OAuthConfig,
+    PreRegistered, RegisteredClient, TokenStatus, TokenStore, Url,
 };
 use serde_json::{Map, Value};
 
-/// The `oauth` member of an `http` entry.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// The `oauth` member of an `http` entry (its `Debug` hides the secrets).
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct OAuthSettings {
     /// A client registered with the server's authorization server beforehand.
     pub client_id: Option<String>,
@@ -34,6 +48,80 @@ pub struct OAuthSettings {
     pub scopes: Option<Vec<String>>,
     /// The loopback port of the redirect listener (random when absent).
     pub callback_port: Option<u16>,
+    /// Cross-app access through the enterprise IdP (`crossApp`).
+    pub cross_app: Option<CrossAppSettings>,
+}
+
+impl std::fmt::Debug for OAuthSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthSettings")
+            .field("client_id", &self.client_id)
+            .field(
+                "client_secret",
+                &self.client_secret.as_ref().map(|_| "<redacted>"),
+            )
+            .field("scopes", &self.scopes)
+            .field("callback_port", &self.callback_port)
+            .field("cross_app", &self.cross_app)
+            .finish()
+    }
+}
+
+/// The `oauth.crossApp` member: the enterprise IdP and the ID token to exchange there.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct CrossAppSettings {
+    /// The IdP's issuer URL.
+    pub idp_issuer: String,
+    /// Its token endpoint, when discovery is to be skipped.
+    pub idp_token_endpoint: Option<String>,
+    /// Junction's client id at the IdP.
+    pub idp_client_id: String,
+    /// Its secret there (use `${VAR}`).
+    pub idp_client_secret: Option<String>,
+    /// The ID token of the user's sign-in (use `${VAR}`).
+    pub id_token: String,
+}
+
+impl std::fmt::Debug for CrossAppSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CrossAppSettings")
+            .field("idp_issuer", &self.idp_issuer)
+            .field("idp_token_endpoint", &self.idp_token_endpoint)
+            .field("idp_client_id", &self.idp_client_id)
+            .field(
+                "idp_client_secret",
+                &self.idp_client_secret.as_ref().map(|_| "<redacted>"),
+            )
+            .field("id_token", &"<redacted>")
+            .finish()
+    }
+}
+
+impl CrossAppSettings {
+    fn parse(value: Option<&Value>) -> Result<Option<CrossAppSettings>, (String, String)> {
+        let map: &Map<String, Value> = match value {
+            None | Some(Value::Null) => return Ok(None),
+            Some(Value::Object(map)) => map,
+            Some(_) => return Err(("oauth.crossApp".into(), "expected an object".into())),
+        };
+        let text = |key: &str| -> Result<Option<String>, (String, String)> {
+            match map.get(key) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(s)) => Ok(Some(s.clone())),
+                Some(_) => Err((format!("oauth.crossApp.{key}"), "expected a string".into())),
+            }
+        };
+        let required = |key: &str| -> Result<String, (String, String)> {
+            text(key)?.ok_or_else(|| (format!("oauth.crossApp.{key}"), "is required".into()))
+        };
+        Ok(Some(CrossAppSettings {
+            idp_issuer: required("idpIssuer")?,
+            idp_token_endpoint: text("idpTokenEndpoint")?,
+            idp_client_id: required("idpClientId")?,
+            idp_client_secret: text("idpClientSecret")?,
+            id_token: required("idToken")?,
+        }))
+    }
 }
 
 impl OAuthSettings {
@@ -81,11 +169,18 @@ impl OAuthSettings {
             client_secret: text("clientSecret")?,
             scopes,
             callback_port,
+            cross_app: CrossAppSettings::parse(map.get("crossApp"))?,
         };
         if settings.client_secret.is_some() && settings.client_id.is_none() {
             return Err((
                 "oauth.clientSecret".into(),
                 "given without oauth.clientId".into(),
+            ));
+        }
+        if settings.cross_app.is_some() && settings.client_id.is_none() {
+            return Err((
+                "oauth.crossApp".into(),
+                "needs oauth.clientId (the client registered with the server's authorization server)".into(),
             ));
         }
         Ok(Some(settings))
@@ -109,18 +204,71 @@ impl OAuthSettings {
                 Some(all)
             }
         };
+        let cross_app = match self.cross_app {
+            None => None,
+            Some(c) => Some(CrossAppSettings {
+                idp_issuer: expand("oauth.crossApp.idpIssuer", &c.idp_issuer)?,
+                idp_token_endpoint: one("oauth.crossApp.idpTokenEndpoint", c.idp_token_endpoint)?,
+                idp_client_id: expand("oauth.crossApp.idpClientId", &c.idp_client_id)?,
+                idp_client_secret: one("oauth.crossApp.idpClientSecret", c.idp_client_secret)?,
+                id_token: expand("oauth.crossApp.idToken", &c.id_token)?,
+            }),
+        };
         Ok(OAuthSettings {
             client_id: one("oauth.clientId", self.client_id)?,
             client_secret: one("oauth.clientSecret", self.client_secret)?,
             scopes,
             callback_port: self.callback_port,
+            cross_app,
         })
     }
 }
 
-/// The credential store of this user: the file under the config directory, else (with no
-/// home directory) one kept in memory for this process.
+/// What is stored of a server's authorization, for a person: who granted it, the scopes,
+/// the expiry; never a token. `None`: nothing is stored.
+pub fn describe(status: Option<&TokenStatus>) -> String {
+    let Some(status) = status else {
+        return "not authorized".to_owned();
+    };
+    let mut text = format!("authorized by {}", status.issuer);
+    if let Some(scope) = &status.scope {
+        text.push_str(&format!(", scopes {scope}"));
+    }
+    if let Some(at) = status.expires_at {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        if at > now {
+            text.push_str(&format!(", expires in {} s", at - now));
+        } else {
+            text.push_str(", expired");
+        }
+    }
+    if status.refreshable {
+        text.push_str(" (refreshable)");
+    }
+    text
+}
+
+/// The variable that chooses the credential store: `file` (the default) or `keyring` (the
+/// OS keyring, in builds with the `keyring` feature).
+pub const TOKEN_STORE_VARIABLE: &str = "JUNCTION_TOKEN_STORE";
+
+/// The credential store of this user: the file under the config directory (or the OS
+/// keyring, see [`TOKEN_STORE_VARIABLE`]), else (with no home directory) one kept in memory
+/// for this process.
 pub fn user_store() -> Arc<dyn TokenStore> {
+    match std::env::var(TOKEN_STORE_VARIABLE).as_deref() {
+        #[cfg(feature = "keyring")]
+        Ok("keyring") => return Arc::new(junction::auth::KeyringTokenStore::for_user()),
+        Ok("file") | Err(_) => {}
+        Ok(other) => tracing::warn!(
+            store = other,
+            "{TOKEN_STORE_VARIABLE} names a store this build does not have (file{}); using the file",
+            if cfg!(feature = "keyring") { ", keyring" } else { "" }
+        ),
+    }
     match FileTokenStore::in_config_dir() {
         Ok(store) => Arc::new(store),
         Err(e) => {
@@ -148,6 +296,16 @@ pub fn oauth_client(
                 ..RegisteredClient::default()
             },
             issuer: None,
+        });
+        config.cross_app = settings.cross_app.as_ref().map(|c| CrossAppAccess {
+            idp_issuer: c.idp_issuer.clone(),
+            idp_token_endpoint: c.idp_token_endpoint.clone(),
+            idp_client: RegisteredClient {
+                client_id: c.idp_client_id.clone(),
+                client_secret: c.idp_client_secret.clone(),
+                ..RegisteredClient::default()
+            },
+            id_token: c.id_token.clone(),
         });
         if let Some(port) = settings.callback_port {
             browser = browser.port(port);
@@ -194,6 +352,39 @@ mod tests {
             2
         );
         assert_eq!(OAuthSettings::parse(None), Ok(None));
+    }
+
+    #[test]
+    fn cross_app_access_is_read_with_variables_and_needs_the_client() {
+        let got = parse(
+            json!({"clientId": "id", "clientSecret": "${SECRET}", "crossApp": {
+            "idpIssuer": "https://idp.example", "idpClientId": "host", "idToken": "${SECRET}"}}),
+        )
+        .unwrap()
+        .unwrap();
+        let cross = got.cross_app.as_ref().unwrap();
+        assert_eq!(cross.id_token, "s3cret");
+        assert_eq!(cross.idp_client_id, "host");
+        assert_eq!(cross.idp_token_endpoint, None);
+        assert!(!format!("{got:?}").contains("s3cret"), "{got:?}");
+        let client = oauth_client(
+            "https://mcp.example/mcp",
+            Some(&got),
+            Arc::new(MemoryTokenStore::default()),
+        );
+        assert!(client.is_ok());
+        assert_eq!(
+            parse(json!({"crossApp": {"idpIssuer": "i", "idpClientId": "c", "idToken": "t"}}))
+                .unwrap_err()
+                .0,
+            "oauth.crossApp"
+        );
+        assert_eq!(
+            parse(json!({"clientId": "id", "crossApp": {"idpIssuer": "i", "idToken": "t"}}))
+                .unwrap_err()
+                .0,
+            "oauth.crossApp.idpClientId"
+        );
     }
 
     #[test]

@@ -209,6 +209,8 @@ pub struct ConnectedServer {
     lists: RwLock<Lists>,
     roots: Option<SharedRoots>,
     backing: tokio::sync::Mutex<Option<Backing>>,
+    /// The OAuth client of an HTTP server.
+    oauth: Option<std::sync::Arc<junction::auth::OAuthClient>>,
 }
 
 impl ConnectedServer {
@@ -218,6 +220,12 @@ impl ConnectedServer {
 
     fn write(&self, f: impl FnOnce(&mut Lists)) {
         f(&mut self.lists.write().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// What is stored of its authorization (`None` for a server without OAuth, a stdio
+    /// one); never a token.
+    pub fn authorization(&self) -> Option<Option<junction::auth::TokenStatus>> {
+        self.oauth.as_ref().map(|o| o.status())
     }
 
     /// Its tools.

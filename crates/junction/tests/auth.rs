@@ -11,8 +11,8 @@ use std::sync::Arc;
 use auth_support::{now, sign, AuthServer, Behaviour, ATTACKER_KEY};
 use junction::auth::resource::JwtVerifier;
 use junction::auth::{
-    AuthError, FileTokenStore, FollowRedirects, MemoryTokenStore, OAuthClient, OAuthConfig,
-    TokenStore, Url,
+    AuthError, ClientKey, CrossAppAccess, FileTokenStore, FollowRedirects, MemoryTokenStore,
+    OAuthClient, OAuthConfig, PreRegistered, RegisteredClient, TokenStore, Url,
 };
 use junction::client::{Client, ClientOptions};
 use junction::protocol::tools::CallToolParams;
@@ -26,6 +26,15 @@ struct NoArgs {}
 
 /// A protected MCP server whose `whoami` tool answers the caller's subject.
 async fn protected(auth: &AuthServer, scopes: &[&str]) -> (RunningServer, String) {
+    let scopes: Vec<String> = scopes.iter().map(|s| s.to_string()).collect();
+    protected_with(auth, move |bearer| bearer.required_scopes(scopes)).await
+}
+
+/// [`protected`], its bearer checks set by `configure`; `delete` is a second tool.
+async fn protected_with(
+    auth: &AuthServer,
+    configure: impl FnOnce(BearerAuth) -> BearerAuth,
+) -> (RunningServer, String) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     let verifier = JwtVerifier::discover(&auth.url, &url).await.unwrap();
@@ -35,14 +44,25 @@ async fn protected(auth: &AuthServer, scopes: &[&str]) -> (RunningServer, String
                 .map(|i| i.subject.clone())
                 .unwrap_or_default()
         }))
+        .tool(tool("delete", |_: NoArgs| async move { "deleted" }))
+        .tool(tool("scopes", |ctx: Context, _: NoArgs| async move {
+            let caller = ctx
+                .caller()
+                .map(|i| i.scopes.into_iter().collect::<Vec<_>>().join(" "));
+            let opener = ctx.identity().map(|i| i.subject.clone());
+            format!(
+                "{} as {}",
+                caller.unwrap_or_default(),
+                opener.unwrap_or_default()
+            )
+        }))
         .build()
         .unwrap();
-    let bearer = BearerAuth::new(
+    let bearer = configure(BearerAuth::new(
         &Url::parse(&url).unwrap(),
         vec![auth.url.clone()],
         Arc::new(verifier),
-    )
-    .required_scopes(scopes.iter().copied());
+    ));
     let running = HttpServer::new(move |c| {
         server.serve(c);
     })
@@ -65,11 +85,21 @@ async fn post(
     token: Option<&str>,
     session: Option<&str>,
 ) -> (u16, String, Option<String>, String) {
+    post_message(url, token, session, &initialize()).await
+}
+
+/// [`post`] with another message.
+async fn post_message(
+    url: &str,
+    token: Option<&str>,
+    session: Option<&str>,
+    message: &Value,
+) -> (u16, String, Option<String>, String) {
     let mut request = reqwest::Client::new()
         .post(url)
         .header("accept", "application/json, text/event-stream")
         .header("content-type", "application/json")
-        .body(initialize().to_string());
+        .body(message.to_string());
     if let Some(token) = token {
         request = request.bearer_auth(token);
     }
@@ -243,6 +273,355 @@ async fn scopes_query_tokens_and_other_subjects_sessions_are_refused() {
     let (status, _, _, body) = post(&url, Some(&mallory), Some(&session)).await;
     assert_eq!(status, 403, "{body}");
     assert!(body.contains("another user"), "{body}");
+}
+
+#[tokio::test]
+async fn methods_and_tools_need_their_own_scopes_and_the_client_steps_up_to_them() {
+    let auth = AuthServer::start(Behaviour::default()).await;
+    let (_server, url) = protected_with(&auth, |bearer| {
+        bearer
+            .required_scopes(["mcp:read"])
+            .method_scopes("tools/call", ["mcp:call"])
+            .tool_scopes("delete", ["mcp:write"])
+    })
+    .await;
+    let call = |name: &str| json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": name, "arguments": {}}});
+    let reader = auth.sign(&auth.claims("alice", &url, "mcp:read"));
+    let (status, ..) = post(&url, Some(&reader), None).await;
+    assert_eq!(
+        status, 200,
+        "initialize needs only the scopes of every request"
+    );
+    let (status, challenge, _, body) =
+        post_message(&url, Some(&reader), None, &call("whoami")).await;
+    assert_eq!(status, 403, "{body}");
+    assert!(
+        challenge.contains("error=\"insufficient_scope\""),
+        "{challenge}"
+    );
+    assert!(
+        challenge.contains("scope=\"mcp:read mcp:call\""),
+        "{challenge}"
+    );
+    assert!(body.contains("lacks the scope mcp:call"), "{body}");
+    let caller = auth.sign(&auth.claims("alice", &url, "mcp:read mcp:call"));
+    let (status, challenge, _, body) =
+        post_message(&url, Some(&caller), None, &call("delete")).await;
+    assert_eq!(status, 403, "{body}");
+    assert!(
+        challenge.contains("scope=\"mcp:read mcp:call mcp:write\""),
+        "{challenge}"
+    );
+    assert!(body.contains("lacks the scope mcp:write"), "{body}");
+    let prm: Value = serde_json::from_str(
+        &reqwest::get(format!(
+            "{}/.well-known/oauth-protected-resource/mcp",
+            url.trim_end_matches("/mcp")
+        ))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        prm["scopes_supported"],
+        json!(["mcp:read", "mcp:call", "mcp:write"])
+    );
+
+    // Junction's client asks for what each challenge names, keeping what it had.
+    let connection = HttpClient::new(&url)
+        .unwrap()
+        .oauth(oauth_client(&url, Arc::new(MemoryTokenStore::default())))
+        .connect();
+    let client = Client::connect(connection, ClientOptions::new("t", "1"))
+        .await
+        .unwrap();
+    let who = client
+        .call_tool(CallToolParams::new("whoami"), Default::default())
+        .await
+        .unwrap();
+    assert_eq!(who.content[0].as_text(), Some("alice"));
+    let deleted = client
+        .call_tool(CallToolParams::new("delete"), Default::default())
+        .await
+        .unwrap();
+    assert_eq!(deleted.content[0].as_text(), Some("deleted"));
+    client.close();
+    let seen = auth.seen.lock().unwrap();
+    let asked: Vec<&str> = seen
+        .authorize
+        .iter()
+        .map(|a| a.get("scope").map(String::as_str).unwrap_or(""))
+        .collect();
+    assert_eq!(
+        asked,
+        [
+            "mcp:read",
+            "mcp:call mcp:read",
+            "mcp:call mcp:read mcp:write"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn handlers_see_the_identity_checked_on_each_request_not_only_at_session_open() {
+    let auth = AuthServer::start(Behaviour::default()).await;
+    let (_server, url) = protected(&auth, &["mcp:read"]).await;
+    let first = auth.sign(&auth.claims("alice", &url, "mcp:read"));
+    let (status, _, session, _) = post(&url, Some(&first), None).await;
+    assert_eq!(status, 200);
+    let session = session.unwrap();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let (status, ..) = post_message(&url, Some(&first), Some(&session), &initialized).await;
+    assert_eq!(status, 202);
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "scopes", "arguments": {}}});
+    let (status, _, _, body) = post_message(&url, Some(&first), Some(&session), &call).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("mcp:read as alice"), "{body}");
+    // A stepped-up token of the same user, in the same session.
+    let stepped = auth.sign(&auth.claims("alice", &url, "mcp:read mcp:write"));
+    let (status, _, _, body) = post_message(&url, Some(&stepped), Some(&session), &call).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("mcp:read mcp:write as alice"), "{body}");
+    // An expired token is refused on the request itself, session or not.
+    let mut stale = auth.claims("alice", &url, "mcp:read");
+    stale["exp"] = json!(now() - 3600);
+    let (status, challenge, _, _) =
+        post_message(&url, Some(&auth.sign(&stale)), Some(&session), &call).await;
+    assert_eq!(status, 401);
+    assert!(challenge.contains("expired"), "{challenge}");
+}
+
+/// A machine client (client credentials) with `client`, calling `whoami`: what it answers.
+async fn machine_calls(auth: &AuthServer, url: &str, client: RegisteredClient) -> String {
+    let mut config = OAuthConfig::new("junction-test");
+    config.pre_registered = Some(PreRegistered {
+        client,
+        issuer: Some(auth.url.clone()),
+    });
+    let oauth = OAuthClient::new(
+        &Url::parse(url).unwrap(),
+        config,
+        Arc::new(MemoryTokenStore::default()),
+        Arc::new(FollowRedirects::new().unwrap()),
+    )
+    .unwrap();
+    let connection = HttpClient::new(url).unwrap().oauth(oauth).connect();
+    let client = Client::connect(connection, ClientOptions::new("t", "1"))
+        .await
+        .unwrap();
+    let result = client
+        .call_tool(CallToolParams::new("whoami"), Default::default())
+        .await
+        .unwrap();
+    client.close();
+    result.content[0].as_text().unwrap_or_default().to_owned()
+}
+
+#[tokio::test]
+async fn a_machine_client_gets_its_token_with_client_credentials_and_no_user() {
+    let auth = AuthServer::start(Behaviour {
+        machines_only: true,
+        ..Behaviour::default()
+    })
+    .await;
+    let (_server, url) = protected(&auth, &["mcp:read"]).await;
+
+    let secret = RegisteredClient {
+        client_id: "build-bot".into(),
+        client_secret: Some("s3cret:with/odd chars".into()),
+        ..RegisteredClient::default()
+    };
+    assert_eq!(machine_calls(&auth, &url, secret).await, "build-bot");
+    {
+        let seen = auth.seen.lock().unwrap();
+        assert!(seen.authorize.is_empty(), "no user was sent anywhere");
+        assert_eq!(seen.registrations, 0);
+        let form = &seen.token[0];
+        assert_eq!(form["grant_type"], "client_credentials");
+        assert_eq!(form["resource"], url);
+        assert_eq!(form["scope"], "mcp:read");
+        assert!(
+            !form.contains_key("client_secret"),
+            "the secret goes in the header"
+        );
+        // client_secret_basic: both parts form-encoded, then base64 (RFC 6749 §2.3.1).
+        use base64::Engine;
+        let basic = seen.token_authorization[0].as_deref().unwrap();
+        let decoded = base64::engine::general_purpose::STANDARD
+            .decode(basic.strip_prefix("Basic ").unwrap())
+            .unwrap();
+        assert_eq!(
+            String::from_utf8(decoded).unwrap(),
+            "build-bot:s3cret%3Awith%2Fodd+chars"
+        );
+    }
+
+    let keyed = RegisteredClient {
+        client_id: "deploy-bot".into(),
+        private_key: Some(ClientKey::new(ATTACKER_KEY, "ES256").unwrap()),
+        ..RegisteredClient::default()
+    };
+    assert_eq!(machine_calls(&auth, &url, keyed).await, "deploy-bot");
+    let seen = auth.seen.lock().unwrap();
+    let form = seen.token.last().unwrap();
+    assert_eq!(form["grant_type"], "client_credentials");
+    assert_eq!(
+        form["client_assertion_type"],
+        "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+    );
+    // The assertion is signed with the client's key, by and about the client, for the issuer.
+    let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::ES256);
+    validation.set_audience(&[&auth.url]);
+    validation.set_issuer(&["deploy-bot"]);
+    let claims = jsonwebtoken::decode::<Value>(
+        &form["client_assertion"],
+        &auth_support::attacker_public_key(),
+        &validation,
+    )
+    .unwrap()
+    .claims;
+    assert_eq!(claims["sub"], "deploy-bot");
+    assert!(claims["jti"].as_str().is_some_and(|j| j.len() >= 16));
+}
+
+/// The OAuth client of cross-app access: the host's client at the resource's authorization
+/// server `auth`, and the IdP `idp` that holds the user's sign-in.
+fn cross_app_client(
+    url: &str,
+    auth: &AuthServer,
+    idp: &AuthServer,
+    registered: bool,
+) -> Arc<OAuthClient> {
+    let mut config = OAuthConfig::new("junction-test");
+    config.pre_registered = registered.then(|| PreRegistered {
+        client: RegisteredClient {
+            client_id: "host-at-as".into(),
+            client_secret: Some("as-secret".into()),
+            ..RegisteredClient::default()
+        },
+        issuer: Some(auth.url.clone()),
+    });
+    config.cross_app = Some(CrossAppAccess {
+        idp_issuer: idp.url.clone(),
+        idp_token_endpoint: None,
+        idp_client: RegisteredClient {
+            client_id: "host-at-idp".into(),
+            ..RegisteredClient::default()
+        },
+        id_token: "the-users-id-token".into(),
+    });
+    OAuthClient::new(
+        &Url::parse(url).unwrap(),
+        config,
+        Arc::new(MemoryTokenStore::default()),
+        // No person: a browser would be a failure here.
+        Arc::new(FollowRedirects::new().unwrap()),
+    )
+    .unwrap()
+}
+
+#[tokio::test]
+async fn cross_app_access_exchanges_the_id_token_at_the_idp_then_presents_the_grant() {
+    let idp = AuthServer::start(Behaviour::default()).await;
+    let auth = AuthServer::start(Behaviour {
+        jwt_bearer: true,
+        ..Behaviour::default()
+    })
+    .await;
+    let (_server, url) = protected(&auth, &["mcp:read"]).await;
+    let connection = HttpClient::new(&url)
+        .unwrap()
+        .oauth(cross_app_client(&url, &auth, &idp, true))
+        .connect();
+    let client = Client::connect(connection, ClientOptions::new("t", "1"))
+        .await
+        .unwrap();
+    let who = client
+        .call_tool(CallToolParams::new("whoami"), Default::default())
+        .await
+        .unwrap();
+    assert_eq!(who.content[0].as_text(), Some("alice"));
+    client.close();
+
+    let at_idp = idp.seen.lock().unwrap();
+    let exchange = &at_idp.token[0];
+    assert_eq!(
+        exchange["grant_type"],
+        "urn:ietf:params:oauth:grant-type:token-exchange"
+    );
+    assert_eq!(
+        exchange["requested_token_type"],
+        "urn:ietf:params:oauth:token-type:id-jag"
+    );
+    assert_eq!(exchange["subject_token"], "the-users-id-token");
+    assert_eq!(
+        exchange["subject_token_type"],
+        "urn:ietf:params:oauth:token-type:id_token"
+    );
+    assert_eq!(
+        exchange["audience"], auth.url,
+        "the grant is for the resource's AS"
+    );
+    assert_eq!(exchange["resource"], url);
+    assert_eq!(exchange["client_id"], "host-at-idp");
+    assert!(at_idp.authorize.is_empty());
+    let at_as = auth.seen.lock().unwrap();
+    assert!(at_as.authorize.is_empty(), "no browser, no consent screen");
+    let grant = &at_as.token[0];
+    assert_eq!(
+        grant["grant_type"],
+        "urn:ietf:params:oauth:grant-type:jwt-bearer"
+    );
+    assert_eq!(grant["assertion"], format!("id-jag-for-{url}"));
+    assert_eq!(grant["scope"], "mcp:read");
+    assert!(
+        at_as.token_authorization[0]
+            .as_deref()
+            .is_some_and(|h| h.starts_with("Basic ")),
+        "the client authenticates at the AS"
+    );
+    assert!(
+        !at_as
+            .token
+            .iter()
+            .any(|f| f.values().any(|v| v == "the-users-id-token")),
+        "the ID token goes to the IdP only"
+    );
+}
+
+#[tokio::test]
+async fn cross_app_access_refuses_a_wrong_token_type_and_needs_a_registered_client() {
+    let idp = AuthServer::start(Behaviour {
+        issued_token_type: Some("urn:ietf:params:oauth:token-type:access_token".into()),
+        ..Behaviour::default()
+    })
+    .await;
+    let auth = AuthServer::start(Behaviour {
+        jwt_bearer: true,
+        ..Behaviour::default()
+    })
+    .await;
+    let (_server, url) = protected(&auth, &[]).await;
+    let error = cross_app_client(&url, &auth, &idp, true)
+        .login()
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("not an ID-JAG"), "{error}");
+    assert!(
+        auth.seen.lock().unwrap().token.is_empty(),
+        "nothing but an ID-JAG is presented to the AS"
+    );
+
+    let error = cross_app_client(&url, &auth, &idp, false)
+        .login()
+        .await
+        .unwrap_err();
+    assert!(matches!(error, AuthError::CrossAppClient { .. }), "{error}");
+    assert!(error.to_string().contains("oauth.clientId"), "{error}");
 }
 
 fn oauth_client(url: &str, store: Arc<dyn TokenStore>) -> Arc<OAuthClient> {

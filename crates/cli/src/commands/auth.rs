@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use junction::auth::OAuthClient;
-use junction_host::auth::{oauth_client, user_store, OAuthSettings};
+use junction_host::auth::{describe, oauth_client, user_store, OAuthSettings};
 use junction_host::config::{Config, TransportConfig};
 
 use super::host_options::DEFAULT_CONFIG;
@@ -85,35 +85,10 @@ pub async fn run(args: AuthArgs) -> ExitCode {
                     code = ExitCode::FAILURE;
                 }
             },
-            _ => println!("{name}: {}", describe(&client)),
+            _ => println!("{name}: {}", describe(client.status().as_ref())),
         }
     }
     code
-}
-
-fn describe(client: &OAuthClient) -> String {
-    let Some(status) = client.status() else {
-        return "not authorized".to_owned();
-    };
-    let mut text = format!("authorized by {}", status.issuer);
-    if let Some(scope) = &status.scope {
-        text.push_str(&format!(", scopes {scope}"));
-    }
-    if let Some(at) = status.expires_at {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0);
-        if at > now {
-            text.push_str(&format!(", expires in {} s", at - now));
-        } else {
-            text.push_str(", expired");
-        }
-    }
-    if status.refreshable {
-        text.push_str(" (refreshable)");
-    }
-    text
 }
 
 /// The servers the target names: (name, URL, `oauth` settings).

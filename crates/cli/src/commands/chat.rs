@@ -52,6 +52,7 @@ const HELP: &[&str] = &[
     "  /prompts              the prompt commands",
     "  /resources            the resources to attach",
     "  /servers              the connected servers, and those that did not start",
+    "  /mcp                  each server's authorization (issuer, scopes, expiry)",
     "  /help                 this help",
     "  /quit                 leave",
 ];
@@ -251,6 +252,7 @@ async fn handle(host: &mut Host, failures: &[StartFailure], line: &str) -> Vec<S
             lines.extend(listing::failed_servers(failures));
             return lines;
         }
+        "/mcp" => return listing::authorization(host),
         _ => {}
     }
     if first.starts_with('/') {

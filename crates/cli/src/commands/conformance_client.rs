@@ -12,7 +12,9 @@
 //! discovery, registration (credentials from the context's `client_id` / `client_secret` when
 //! it has them, else the Client ID Metadata Document URL when the authorization server
 //! accepts one, else Dynamic Client Registration), PKCE, and the authorization server's
-//! redirect followed without a browser ([`FollowRedirects`]). Tokens live in memory only.
+//! redirect followed without a browser ([`FollowRedirects`]). A context with an enterprise
+//! IdP's ID token (`idp_id_token`, `idp_issuer`, `idp_client_id`, `idp_token_endpoint`)
+//! configures cross-app access ([`CrossAppAccess`]). Tokens live in memory only.
 //!
 //! When the runner names a revision (`MCP_CONFORMANCE_PROTOCOL_VERSION`, 0.2 suites), exactly
 //! that one is spoken.
@@ -28,8 +30,8 @@ use anyhow::{anyhow, bail, Context};
 use std::sync::Arc;
 
 use junction::auth::{
-    ClientKey, FollowRedirects, MemoryTokenStore, OAuthClient, OAuthConfig, PreRegistered,
-    RegisteredClient,
+    ClientKey, CrossAppAccess, FollowRedirects, MemoryTokenStore, OAuthClient, OAuthConfig,
+    PreRegistered, RegisteredClient,
 };
 use junction::client::{fill_defaults, Client, ClientOptions, Elicitation};
 use junction::transport::http::client::HttpClient;
@@ -83,6 +85,7 @@ pub async fn run(args: ConformanceClientArgs) -> ExitCode {
             return ExitCode::from(3);
         }
     };
+    oauth.cross_app = cross_app(&context);
     match exercise(&args.url, oauth).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -130,6 +133,22 @@ fn pre_registered(context: &Map<String, Value>) -> anyhow::Result<Option<PreRegi
         },
         issuer: None,
     }))
+}
+
+/// Cross-app access when the context carries an ID token of an enterprise IdP (its issuer,
+/// maybe its token endpoint, and this client's id there), as a host signed in with it would.
+fn cross_app(context: &Map<String, Value>) -> Option<CrossAppAccess> {
+    let text = |key: &str| context.get(key).and_then(Value::as_str).map(str::to_owned);
+    Some(CrossAppAccess {
+        id_token: text("idp_id_token")?,
+        idp_issuer: text("idp_issuer")?,
+        idp_token_endpoint: text("idp_token_endpoint"),
+        idp_client: RegisteredClient {
+            client_id: text("idp_client_id")?,
+            client_secret: text("idp_client_secret"),
+            ..RegisteredClient::default()
+        },
+    })
 }
 
 /// The options of an unattended host: forms are submitted with their defaults.

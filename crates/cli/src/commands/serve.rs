@@ -8,8 +8,12 @@
 //! needs a bearer token issued by that authorization server for this server's URL
 //! (`--auth-audience`, by default `http://ADDR/mcp`), checked as a JWT against the issuer's
 //! JWKS or, with `--auth-introspect URL --auth-client ID:SECRET`, by token introspection;
-//! `--auth-scope` names scopes every request needs. The protected resource metadata is
-//! served at `/.well-known/oauth-protected-resource/mcp`.
+//! `--auth-scope` names scopes every request needs (and the `401` challenge names them, so
+//! a client asks for them at once); `--auth-method-scope METHOD=SCOPE` and
+//! `--auth-tool-scope TOOL=SCOPE` add scopes that only the requests of one method, or the
+//! calls of one tool, need: a token without them gets `403 insufficient_scope` naming every
+//! scope the request needs, and the client steps up. The protected resource metadata,
+//! listing every scope named, is served at `/.well-known/oauth-protected-resource/mcp`.
 
 use std::io::{self, Write};
 use std::net::{Ipv4Addr, SocketAddr};
@@ -72,9 +76,17 @@ pub struct ServeArgs {
     /// The client id and secret this server introspects with.
     #[arg(long, value_name = "ID:SECRET", requires = "auth_introspect")]
     auth_client: Option<String>,
-    /// A scope every request needs (repeatable).
+    /// A scope every request needs (repeatable); named in the 401 challenge, so clients
+    /// ask for it when they first authorize.
     #[arg(long, value_name = "SCOPE", requires = "auth_issuer")]
     auth_scope: Vec<String>,
+    /// A scope the requests of one JSON-RPC method need, e.g. tools/call=tools (repeatable);
+    /// a token without it gets 403 insufficient_scope naming it.
+    #[arg(long, value_name = "METHOD=SCOPE", requires = "auth_issuer", value_parser = scope_rule)]
+    auth_method_scope: Vec<(String, String)>,
+    /// A scope calling one tool needs, e.g. delete_book=books:write (repeatable).
+    #[arg(long, value_name = "TOOL=SCOPE", requires = "auth_issuer", value_parser = scope_rule)]
+    auth_tool_scope: Vec<(String, String)>,
     /// With --http: the most connections served at once (default 512); one more gets 503.
     #[arg(long, value_name = "N", requires = "http")]
     max_connections: Option<usize>,
@@ -307,10 +319,36 @@ async fn bearer_auth(
         ),
     };
     tracing::info!(%issuer, %audience, "bearer tokens required");
-    Ok(
-        BearerAuth::new(&resource, vec![issuer.to_owned()], verifier)
-            .required_scopes(args.auth_scope.clone()),
-    )
+    let mut auth = BearerAuth::new(&resource, vec![issuer.to_owned()], verifier)
+        .required_scopes(args.auth_scope.clone());
+    for (method, scopes) in grouped(&args.auth_method_scope) {
+        auth = auth.method_scopes(method, scopes);
+    }
+    for (tool, scopes) in grouped(&args.auth_tool_scope) {
+        auth = auth.tool_scopes(tool, scopes);
+    }
+    Ok(auth)
+}
+
+/// `NAME=SCOPE` of `--auth-method-scope` and `--auth-tool-scope`.
+fn scope_rule(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((name, scope)) if !name.is_empty() && !scope.is_empty() && !scope.contains(' ') => {
+            Ok((name.to_owned(), scope.to_owned()))
+        }
+        _ => Err(format!(
+            "expected NAME=SCOPE (one scope, no spaces), got {text:?}"
+        )),
+    }
+}
+
+/// The scopes of each name, repeated flags joined.
+fn grouped(rules: &[(String, String)]) -> std::collections::BTreeMap<&str, Vec<&str>> {
+    let mut by_name = std::collections::BTreeMap::<&str, Vec<&str>>::new();
+    for (name, scope) in rules {
+        by_name.entry(name).or_default().push(scope);
+    }
+    by_name
 }
 
 /// Waits for Ctrl-C or SIGTERM and names the one that came.

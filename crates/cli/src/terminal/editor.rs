@@ -25,6 +25,7 @@ pub const BUILTINS: &[&str] = &[
     "/prompts",
     "/resources",
     "/servers",
+    "/mcp",
     "/quit",
 ];
 

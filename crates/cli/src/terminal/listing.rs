@@ -100,6 +100,27 @@ pub fn resources(host: &Host) -> Vec<String> {
     lines
 }
 
+/// `/mcp`: each server's authorization (HTTP servers: who authorized it, scopes, expiry;
+/// never a token).
+pub fn authorization(host: &Host) -> Vec<String> {
+    if host.servers().is_empty() {
+        return vec!["no servers are connected".to_owned()];
+    }
+    let mut lines = vec!["authorization:".to_owned()];
+    for server in host.servers().iter() {
+        let state = match server.authorization() {
+            None => "no authorization (not an HTTP server)".to_owned(),
+            Some(status) => junction_host::auth::describe(status.as_ref()),
+        };
+        lines.push(format!(
+            "  {}: {}",
+            display::name(&server.name),
+            display::line(&state)
+        ));
+    }
+    lines
+}
+
 /// The connected servers and what each offers.
 pub fn servers(host: &Host) -> Vec<String> {
     if host.servers().is_empty() {

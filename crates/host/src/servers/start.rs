@@ -91,41 +91,74 @@ async fn start_http(
     } else {
         "Streamable HTTP"
     };
-    let built = HttpClient::new(&http.url).and_then(|client| {
-        http.headers
-            .iter()
-            .try_fold(client, |client, (key, value)| client.header(key, value))
-    });
-    let built = built.map_err(|e| e.to_string()).and_then(|client| {
-        let oauth =
-            crate::auth::oauth_client(&http.url, http.oauth.as_ref(), crate::auth::user_store())?;
-        Ok(client.oauth(oauth))
-    });
-    let client = match built {
-        Ok(client) if http.legacy_sse => client.legacy(),
-        Ok(client) => client,
+    let oauth = match crate::auth::oauth_client(
+        &http.url,
+        http.oauth.as_ref(),
+        crate::auth::user_store(),
+    ) {
+        Ok(oauth) => oauth,
         Err(e) => {
             let reason = format!("its {kind} transport could not be set up: {e}");
             return finish(name, Err((reason, None)), events).await;
         }
     };
-    let (connection, finished) = client.start();
-    let connected = tokio::time::timeout(
-        timeout,
-        connect(name, &config.settings(), connection, options, events),
-    )
-    .await;
+    let build = || {
+        let client = HttpClient::new(&http.url).and_then(|client| {
+            http.headers
+                .iter()
+                .try_fold(client, |client, (key, value)| client.header(key, value))
+        });
+        client.map(|c| {
+            let c = c.oauth(oauth.clone());
+            if http.legacy_sse {
+                c.legacy()
+            } else {
+                c
+            }
+        })
+    };
     let failed = |reason: String| {
         let reason = format!("connecting over {kind} to {} failed: {reason}", http.url);
         (reason, None)
     };
-    let result = match connected {
-        Ok(Ok(mut server)) => {
-            *server.backing.get_mut() = Some(Backing::Http(finished));
-            Ok(server)
+    let settings = config.settings();
+    let mut retried = false;
+    let result = loop {
+        let client = match build() {
+            Ok(client) => client,
+            Err(e) => {
+                let reason = format!("its {kind} transport could not be set up: {e}");
+                return finish(name, Err((reason, None)), events).await;
+            }
+        };
+        let logins = oauth.user_authorizations();
+        let (connection, finished) = client.start();
+        let mut connecting = std::pin::pin!(connect(name, &settings, connection, options, events));
+        let connected = loop {
+            match tokio::time::timeout(timeout, &mut connecting).await {
+                // A person is logging in: the startup timeout is for servers, not for them
+                // (the redirect listener bounds the wait).
+                Err(_) if oauth.authorizing() => continue,
+                outcome => break outcome,
+            }
+        };
+        match connected {
+            Ok(Ok(mut server)) => {
+                *server.backing.get_mut() = Some(Backing::Http(finished));
+                server.oauth = Some(oauth.clone());
+                break Ok(server);
+            }
+            // The handshake's own request timed out while the person was logging in: once
+            // they are done, connect again with the token.
+            Ok(Err(_))
+                if !retried && (oauth.authorizing() || oauth.user_authorizations() != logins) =>
+            {
+                oauth.user_done().await;
+                retried = true;
+            }
+            Ok(Err(reason)) => break Err(failed(reason)),
+            Err(_) => break Err(failed(timeout_reason(timeout))),
         }
-        Ok(Err(reason)) => Err(failed(reason)),
-        Err(_) => Err(failed(timeout_reason(timeout))),
     };
     finish(name, result, events).await
 }
@@ -284,6 +317,7 @@ pub(super) async fn connect(
         }),
         roots,
         backing: tokio::sync::Mutex::new(None),
+        oauth: None,
     })
 }
 

@@ -23,6 +23,10 @@
 //!    A pre-registered confidential client (a secret or a `private_key_jwt` key) at an
 //!    authorization server that grants only `client_credentials` skips steps 4 and 6: it
 //!    asks for a token as itself (the ext-auth client credentials extension).
+//!    With [`OAuthConfig::cross_app`] and an authorization server that lists the JWT
+//!    bearer grant, step 6 is the enterprise IdP's instead of the user's: the ID token is
+//!    exchanged there for an ID-JAG, which the pre-registered client presents for the
+//!    token ([`cross_app`](super::cross_app), SEP-990).
 //! 7. The code is exchanged (PKCE verifier, `resource`), and the tokens stored under the
 //!    resource, tagged with the issuer.
 //!
@@ -35,8 +39,9 @@ use std::sync::{Arc, Mutex};
 use reqwest::{StatusCode, Url};
 
 use super::challenge::Challenge;
+use super::cross_app::{self, CrossAppAccess};
 use super::metadata::{
-    authorization_server_urls, is_secure, origin_of, protected_resource_urls, secure_url,
+    authorization_server, is_secure, origin_of, protected_resource_urls, secure_url,
     AuthorizationServerMetadata, Fetcher, Probe, ProtectedResourceMetadata,
 };
 use super::pkce::{random_token, Pkce};
@@ -63,6 +68,9 @@ pub struct OAuthConfig {
     /// Scopes to ask for when the server's challenge names none (before its
     /// `scopes_supported`).
     pub scopes: Option<Vec<String>>,
+    /// Cross-app access through the enterprise IdP, used (with the pre-registered client)
+    /// at an authorization server that accepts the JWT bearer grant.
+    pub cross_app: Option<CrossAppAccess>,
 }
 
 impl OAuthConfig {
@@ -73,6 +81,7 @@ impl OAuthConfig {
             pre_registered: None,
             client_metadata_url: None,
             scopes: None,
+            cross_app: None,
         }
     }
 }
@@ -124,6 +133,34 @@ pub struct OAuthClient {
     state: Mutex<State>,
     /// Held while tokens change, so that concurrent challenges start one flow.
     renewing: tokio::sync::Mutex<()>,
+    /// The authorizations that send the user to the authorization server.
+    interactive: tokio::sync::watch::Sender<Interactive>,
+}
+
+/// Authorizations waiting for the user, and how many have ended.
+#[derive(Debug, Clone, Copy, Default)]
+struct Interactive {
+    waiting: usize,
+    ended: u64,
+}
+
+/// Counts an authorization as waiting for the user until dropped.
+struct Waiting<'a>(&'a tokio::sync::watch::Sender<Interactive>);
+
+impl<'a> Waiting<'a> {
+    fn start(interactive: &'a tokio::sync::watch::Sender<Interactive>) -> Self {
+        interactive.send_modify(|i| i.waiting += 1);
+        Waiting(interactive)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.send_modify(|i| {
+            i.waiting -= 1;
+            i.ended += 1;
+        });
+    }
 }
 
 impl std::fmt::Debug for OAuthClient {
@@ -152,7 +189,26 @@ impl OAuthClient {
             fetcher: Fetcher::new()?,
             state: Mutex::new(State::default()),
             renewing: tokio::sync::Mutex::new(()),
+            interactive: tokio::sync::watch::Sender::new(Interactive::default()),
         }))
+    }
+
+    /// Whether an authorization is waiting for the user (at the authorization server's
+    /// page): a host gives the person the time they need instead of its startup timeout.
+    pub fn authorizing(&self) -> bool {
+        self.interactive.borrow().waiting > 0
+    }
+
+    /// How many authorizations that sent the user to the authorization server have ended
+    /// (granted or not), to learn whether one happened meanwhile.
+    pub fn user_authorizations(&self) -> u64 {
+        self.interactive.borrow().ended
+    }
+
+    /// Returns once no authorization waits for the user.
+    pub async fn user_done(&self) {
+        let mut watch = self.interactive.subscribe();
+        let _ = watch.wait_for(|i| i.waiting == 0).await;
     }
 
     /// The origin the token may be sent to: the MCP endpoint's.
@@ -377,28 +433,7 @@ impl OAuthClient {
                 resource: prm.resource.clone(),
             }
         })?;
-        let issuer_url = secure_url("authorization server", &issuer)?;
-        let mut server = None;
-        for url in authorization_server_urls(&issuer_url) {
-            if let Probe::Found(m) = self
-                .fetcher
-                .probe::<AuthorizationServerMetadata>(&url)
-                .await?
-            {
-                if m.issuer != issuer {
-                    return Err(AuthError::IssuerMismatch {
-                        expected: issuer,
-                        found: m.issuer,
-                    });
-                }
-                server = Some(m);
-                break;
-            }
-        }
-        let server = server.ok_or_else(|| AuthError::Metadata {
-            url: issuer.clone(),
-            reason: "no authorization server metadata at any well-known URL".to_owned(),
-        })?;
+        let server = authorization_server(&self.fetcher, &issuer).await?;
         Ok(Discovered {
             resource: prm.resource,
             issuer,
@@ -461,6 +496,40 @@ impl OAuthClient {
 
     async fn authorize(&self, challenge: &Challenge, step_up: bool) -> Result<Tokens, AuthError> {
         let found = self.discovered(challenge).await?;
+        if let Some(access) = self
+            .config
+            .cross_app
+            .as_ref()
+            .filter(|_| cross_app::accepts_jwt_bearer(&found.server))
+        {
+            let client = match (&self.config.pre_registered, self.known_client(&found)?) {
+                (Some(_), Some(client)) => client,
+                _ => {
+                    return Err(AuthError::CrossAppClient {
+                        issuer: found.issuer,
+                    })
+                }
+            };
+            let scope = self.select_scope(challenge, &found, step_up);
+            let grant = cross_app::exchange(
+                &self.fetcher,
+                access,
+                &found.issuer,
+                &found.resource,
+                scope.as_deref(),
+            )
+            .await?;
+            let tokens = cross_app::jwt_bearer(
+                &self.fetcher,
+                &found.server,
+                &client,
+                grant,
+                &found.resource,
+                scope.as_deref(),
+            )
+            .await?;
+            return self.keep_tokens(&found.issuer, tokens);
+        }
         if let Some(client) = self.machine_client(&found)? {
             let scope = self.select_scope(challenge, &found, step_up);
             let tokens = token::client_credentials(
@@ -473,6 +542,8 @@ impl OAuthClient {
             .await?;
             return self.keep_tokens(&found.issuer, tokens);
         }
+        // From here on the flow is the person's: registering, then their browser.
+        let waiting = Waiting::start(&self.interactive);
         if !found.server.supports_s256() {
             return Err(AuthError::NoPkce {
                 issuer: found.issuer,
@@ -523,6 +594,7 @@ impl OAuthClient {
             }
         }
         let callback = pending.complete(url).await?;
+        drop(waiting);
         let answer = callback_parameters(&callback);
         check_issuer(&found, answer.iss.as_deref())?;
         if let Some(error) = answer.error {

@@ -274,6 +274,30 @@ impl Fetcher {
     }
 }
 
+/// The metadata of the authorization server `issuer`, from the first well-known URL that
+/// has it ([`authorization_server_urls`]); its `issuer` must be the one looked up.
+pub(crate) async fn authorization_server(
+    fetcher: &Fetcher,
+    issuer: &str,
+) -> Result<AuthorizationServerMetadata, AuthError> {
+    let issuer_url = secure_url("authorization server", issuer)?;
+    for url in authorization_server_urls(&issuer_url) {
+        if let Probe::Found(m) = fetcher.probe::<AuthorizationServerMetadata>(&url).await? {
+            if m.issuer != issuer {
+                return Err(AuthError::IssuerMismatch {
+                    expected: issuer.to_owned(),
+                    found: m.issuer,
+                });
+            }
+            return Ok(m);
+        }
+    }
+    Err(AuthError::Metadata {
+        url: issuer.to_owned(),
+        reason: "no authorization server metadata at any well-known URL".to_owned(),
+    })
+}
+
 /// Reads a body of at most [`MAX_DOCUMENT`] bytes.
 pub(crate) async fn read_capped(
     url: &Url,

@@ -15,6 +15,7 @@
 //!   Registration.
 //! - [`pkce`]: PKCE `S256` and `state`.
 //! - [`token`]: the token endpoint and its client authentication.
+//! - [`cross_app`]: cross-app access through the enterprise IdP (SEP-990).
 //! - [`store`]: where tokens and clients are kept ([`FileTokenStore`], mode `0600`).
 //! - [`user_agent`]: how the user authorizes ([`LoopbackBrowser`], [`FollowRedirects`]).
 //! - [`flow`]: the [`OAuthClient`] that ties them together.
@@ -42,7 +43,10 @@
 //! ```
 
 pub mod challenge;
+pub mod cross_app;
 pub mod flow;
+#[cfg(feature = "keyring")]
+pub mod keyring_store;
 pub mod metadata;
 pub mod pkce;
 pub mod registration;
@@ -52,7 +56,10 @@ pub mod token;
 pub mod user_agent;
 
 pub use challenge::Challenge;
+pub use cross_app::CrossAppAccess;
 pub use flow::{canonical_resource, OAuthClient, OAuthConfig, TokenStatus};
+#[cfg(feature = "keyring")]
+pub use keyring_store::KeyringTokenStore;
 pub use metadata::{AuthorizationServerMetadata, ProtectedResourceMetadata};
 pub use pkce::Pkce;
 pub use registration::PreRegistered;
@@ -128,6 +135,13 @@ pub enum AuthError {
     /// No client id: nothing pre-registered, no metadata documents, no registration endpoint.
     #[error("no client id for {issuer}: it offers neither Client ID Metadata Documents nor registration; configure a pre-registered client (oauth.clientId)")]
     NoClient {
+        /// The issuer.
+        issuer: String,
+    },
+    /// Cross-app access is configured but no client is pre-registered with the
+    /// authorization server (the JWT bearer grant is given to registered clients only).
+    #[error("cross-app access to {issuer} needs a client registered with it (oauth.clientId and oauth.clientSecret)")]
+    CrossAppClient {
         /// The issuer.
         issuer: String,
     },

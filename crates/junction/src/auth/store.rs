@@ -9,6 +9,7 @@
 //! (written to a temporary file and renamed, so a crash never leaves half a file);
 //! [`FileTokenStore::default_path`] is `$XDG_CONFIG_HOME/junction/credentials.json` (else
 //! `~/.config/junction/credentials.json`). [`MemoryTokenStore`] keeps them for one process.
+//! With the `keyring` feature, `KeyringTokenStore` keeps them in the OS keyring.
 
 use std::collections::BTreeMap;
 use std::fmt::Debug;
@@ -42,6 +43,14 @@ pub enum StoreError {
     /// No place for the file: neither `XDG_CONFIG_HOME` nor `HOME` is set.
     #[error("no configuration directory: set XDG_CONFIG_HOME or HOME")]
     NoConfigDir,
+    /// The OS keyring refused (the `keyring` feature's store).
+    #[error("keyring {entry}: {reason}")]
+    Keyring {
+        /// The service and account of the secret.
+        entry: String,
+        /// The keyring's reason.
+        reason: String,
+    },
 }
 
 /// The tokens of one resource and the issuer that granted them.

@@ -188,9 +188,40 @@ pub(crate) async fn request(
     fetcher: &Fetcher,
     server: &AuthorizationServerMetadata,
     client: &RegisteredClient,
-    mut form: Vec<(&'static str, String)>,
+    form: Vec<(&'static str, String)>,
     requested_scope: Option<&str>,
 ) -> Result<Tokens, AuthError> {
+    let body = post(fetcher, server, client, form).await?;
+    let answer: TokenResponse = serde_json::from_slice(&body).map_err(|e| AuthError::Token {
+        error: "invalid_response".to_owned(),
+        description: Some(format!("the token response is not valid: {e}")),
+    })?;
+    if let Some(kind) = &answer.token_type {
+        if !kind.eq_ignore_ascii_case("bearer") {
+            return Err(AuthError::Token {
+                error: "unsupported_token_type".to_owned(),
+                description: Some(format!(
+                    "the server issued a {kind:?} token, not a Bearer token"
+                )),
+            });
+        }
+    }
+    Ok(Tokens {
+        access_token: answer.access_token,
+        refresh_token: answer.refresh_token,
+        expires_at: answer.expires_in.map(|s| now_seconds().saturating_add(s)),
+        scope: answer.scope.or_else(|| requested_scope.map(str::to_owned)),
+    })
+}
+
+/// POSTs `form` to the token endpoint of `server`, authenticated as `client`, and returns
+/// the body of a successful answer; an error answer becomes [`AuthError::Token`].
+pub(crate) async fn post(
+    fetcher: &Fetcher,
+    server: &AuthorizationServerMetadata,
+    client: &RegisteredClient,
+    mut form: Vec<(&'static str, String)>,
+) -> Result<Vec<u8>, AuthError> {
     let url = secure_url("token endpoint", &server.token_endpoint)?;
     let method = ClientAuthMethod::choose(client, server);
     let mut builder = fetcher
@@ -239,26 +270,7 @@ pub(crate) async fn request(
             },
         });
     }
-    let answer: TokenResponse = serde_json::from_slice(&body).map_err(|e| AuthError::Token {
-        error: "invalid_response".to_owned(),
-        description: Some(format!("the token response is not valid: {e}")),
-    })?;
-    if let Some(kind) = &answer.token_type {
-        if !kind.eq_ignore_ascii_case("bearer") {
-            return Err(AuthError::Token {
-                error: "unsupported_token_type".to_owned(),
-                description: Some(format!(
-                    "the server issued a {kind:?} token, not a Bearer token"
-                )),
-            });
-        }
-    }
-    Ok(Tokens {
-        access_token: answer.access_token,
-        refresh_token: answer.refresh_token,
-        expires_at: answer.expires_in.map(|s| now_seconds().saturating_add(s)),
-        scope: answer.scope.or_else(|| requested_scope.map(str::to_owned)),
-    })
+    Ok(body)
 }
 
 /// A `private_key_jwt` assertion: issued by and about the client, for the authorization

@@ -112,9 +112,22 @@ impl Context {
     }
 
     /// The caller, as the bearer token that opened this session says (set when the HTTP
-    /// server requires authorization, [`BearerAuth`](crate::transport::http::server::BearerAuth)).
+    /// server requires authorization, [`BearerAuth`](crate::transport::http::server::BearerAuth)):
+    /// the session's owner, which every later request must match.
     pub fn identity(&self) -> Option<&crate::auth::resource::Identity> {
         self.session.identity.as_ref()
+    }
+
+    /// The caller as checked on the latest request: the same subject as
+    /// [`Context::identity`] (`BearerAuth` refuses another), with the scopes and expiry of
+    /// the token that request carried, so that a step-up or a refresh shows here. The
+    /// session's opening identity when the transport has no per-request one.
+    pub fn caller(&self) -> Option<crate::auth::resource::Identity> {
+        self.session
+            .http
+            .get()
+            .and_then(|control| control.caller())
+            .or_else(|| self.session.identity.clone())
     }
 
     /// The server this request is served by, to change its tools, resources or prompts.

@@ -47,12 +47,23 @@ pub struct Behaviour {
     pub huge_metadata: Option<usize>,
     /// The metadata body is not JSON.
     pub garbage_metadata: bool,
+    /// The server grants only `client_credentials` (machine-to-machine), to clients that
+    /// authenticate with a secret or a JWT assertion.
+    pub machines_only: bool,
+    /// The server accepts ID-JAGs with the JWT bearer grant (the resource's authorization
+    /// server in cross-app access).
+    pub jwt_bearer: bool,
+    /// As the IdP of cross-app access, it answers a token exchange with this token type
+    /// instead of an ID-JAG.
+    pub issued_token_type: Option<String>,
 }
 
 #[derive(Default)]
 pub struct Seen {
     pub authorize: Vec<HashMap<String, String>>,
     pub token: Vec<HashMap<String, String>>,
+    /// The `Authorization` header of each token request.
+    pub token_authorization: Vec<Option<String>>,
     pub registrations: usize,
 }
 
@@ -132,6 +143,24 @@ pub fn sign(pem: &str, kid: &str, claims: &Value) -> String {
     .unwrap()
 }
 
+/// The client id of a `client_secret_basic` header.
+fn basic_client_id(authorization: &str) -> Option<String> {
+    use base64::Engine;
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(authorization.strip_prefix("Basic ")?)
+        .ok()?;
+    let text = String::from_utf8(decoded).ok()?;
+    let (id, _) = text.split_once(':')?;
+    url::form_urlencoded::parse(format!("id={id}").as_bytes())
+        .next()
+        .map(|(_, v)| v.into_owned())
+}
+
+/// The public half of [`ATTACKER_KEY`], to check what a client signed with it.
+pub fn attacker_public_key() -> jsonwebtoken::DecodingKey {
+    jsonwebtoken::DecodingKey::from_ec_components(ATTACKER_X, ATTACKER_Y).unwrap()
+}
+
 pub fn now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -162,6 +191,18 @@ async fn metadata(State(s): State<Shared>) -> Response {
     });
     if !b.no_pkce {
         m["code_challenge_methods_supported"] = json!(["S256"]);
+    }
+    if b.jwt_bearer {
+        m["grant_types_supported"] = json!([
+            "authorization_code",
+            "urn:ietf:params:oauth:grant-type:jwt-bearer"
+        ]);
+        m["token_endpoint_auth_methods_supported"] = json!(["client_secret_basic"]);
+    }
+    if b.machines_only {
+        m["grant_types_supported"] = json!(["client_credentials"]);
+        m["token_endpoint_auth_methods_supported"] =
+            json!(["client_secret_basic", "private_key_jwt"]);
     }
     if b.iss.is_some() {
         m["authorization_response_iss_parameter_supported"] = json!(true);
@@ -230,19 +271,72 @@ async fn token(State(s): State<Shared>, headers: HeaderMap, body: String) -> Res
         .into_owned()
         .collect();
     s.seen.lock().unwrap().token.push(form.clone());
-    let _ = headers;
-    let expires_in = s.behaviour.lock().unwrap().expires_in.unwrap_or(600);
-    let audience = form.get("resource").cloned().unwrap_or_default();
-    let scope = s
-        .seen
+    let authorization = headers
+        .get(header::AUTHORIZATION)
+        .map(|v| v.to_str().unwrap_or_default().to_owned());
+    s.seen
         .lock()
         .unwrap()
-        .authorize
-        .last()
-        .and_then(|q| q.get("scope").cloned())
+        .token_authorization
+        .push(authorization);
+    let grant = form
+        .get("grant_type")
+        .map(String::as_str)
         .unwrap_or_default();
+    if grant == "urn:ietf:params:oauth:grant-type:token-exchange" {
+        // As an IdP: an ID-JAG naming what was asked (opaque here; the resource's
+        // authorization server below takes it as it comes).
+        let kind = s
+            .behaviour
+            .lock()
+            .unwrap()
+            .issued_token_type
+            .clone()
+            .unwrap_or_else(|| "urn:ietf:params:oauth:token-type:id-jag".to_owned());
+        let answer = json!({
+            "access_token": format!("id-jag-for-{}", form.get("resource").cloned().unwrap_or_default()),
+            "issued_token_type": kind, "token_type": "N_A", "expires_in": 300,
+        });
+        return json_response(StatusCode::OK, answer.to_string().into_bytes());
+    }
+    let machine =
+        grant == "client_credentials" || grant == "urn:ietf:params:oauth:grant-type:jwt-bearer";
+    let expires_in = s.behaviour.lock().unwrap().expires_in.unwrap_or(600);
+    let audience = form.get("resource").cloned().unwrap_or_default();
+    let scope = if machine {
+        form.get("scope").cloned()
+    } else {
+        s.seen
+            .lock()
+            .unwrap()
+            .authorize
+            .last()
+            .and_then(|q| q.get("scope").cloned())
+    }
+    .unwrap_or_default();
+    // A machine acts as itself: the subject is the client (from the form, else the
+    // Basic credentials).
+    let subject = if grant == "urn:ietf:params:oauth:grant-type:jwt-bearer" {
+        "alice".to_owned()
+    } else if machine {
+        form.get("client_id")
+            .cloned()
+            .or_else(|| {
+                basic_client_id(
+                    s.seen
+                        .lock()
+                        .unwrap()
+                        .token_authorization
+                        .last()?
+                        .as_deref()?,
+                )
+            })
+            .unwrap_or_else(|| "unauthenticated".to_owned())
+    } else {
+        "alice".to_owned()
+    };
     let claims = json!({
-        "iss": s.url, "sub": "alice", "aud": audience, "scope": scope,
+        "iss": s.url, "sub": subject, "aud": audience, "scope": scope,
         "client_id": form.get("client_id"), "iat": now(), "exp": now() + expires_in,
     });
     let access = sign(ISSUER_KEY, "k1", &claims);

@@ -6,7 +6,8 @@
 //! - no token, or one the verifier refuses: `401` with `WWW-Authenticate: Bearer
 //!   resource_metadata="…", scope="…"` (and `error="invalid_token"` for a refused one);
 //! - a valid token without the required scopes: `403` with `error="insufficient_scope"`
-//!   naming them;
+//!   and `scope="…"` naming every scope the request needs, so that the client can ask for
+//!   them (step-up authorization);
 //! - a token in the query string (`?access_token=`): `400`, whatever else the request has;
 //! - a session id created by another subject: `403` (a session belongs to whoever opened it);
 //! - the verifier unable to check (its authorization server down): `503`.
@@ -16,9 +17,35 @@
 //! its caller is [`Identity::current`]; a server session records the identity that opened it
 //! ([`Context::identity`](crate::server::Context::identity)).
 //!
+//! Which scopes a request needs:
+//!
+//! - [`BearerAuth::required_scopes`]: every request (named in the `401` challenge, so the
+//!   client asks for them at its first authorization);
+//! - [`BearerAuth::method_scopes`]: the requests of one JSON-RPC method (`tools/call`,
+//!   `resources/read`, ...);
+//! - [`BearerAuth::tool_scopes`]: the `tools/call` requests of one tool.
+//!
+//! For the last two the body of a `POST` is read (at most [`BearerAuth::max_body`] bytes)
+//! and every message in it is looked at; a body that is not JSON is left for the endpoint
+//! to refuse. The protected resource metadata lists every scope named, as
+//! `scopes_supported`.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use junction::auth::resource::JwtVerifier;
+//! use junction::transport::http::server::BearerAuth;
+//! # fn protect(verifier: JwtVerifier) -> Result<(), Box<dyn std::error::Error>> {
+//! let resource = junction::auth::Url::parse("https://mcp.example.com/mcp")?;
+//! let auth = BearerAuth::new(&resource, vec!["https://auth.example.com".into()], Arc::new(verifier))
+//!     .required_scopes(["mcp"])
+//!     .method_scopes("resources/read", ["files:read"])
+//!     .tool_scopes("delete_book", ["books:write"]);
+//! # Ok(()) }
+//! ```
+//!
 //! It can protect any axum router with [`BearerAuth::protect`], not only Junction's.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use axum::extract::{Request, State};
@@ -32,6 +59,7 @@ use crate::auth::metadata::{origin_of, ProtectedResourceMetadata, PROTECTED_RESO
 use crate::auth::resource::{Identity, TokenVerifier, VerifyError};
 use crate::sync::lock;
 use crate::transport::http::SESSION_ID_HEADER;
+use crate::transport::DEFAULT_MAX_FRAME;
 
 /// How many session owners are remembered; the oldest is forgotten beyond that (its session
 /// then accepts no token at all, see [`BearerAuth`]).
@@ -43,13 +71,74 @@ pub struct BearerAuth {
     inner: Arc<Inner>,
 }
 
+#[derive(Clone)]
 struct Inner {
     verifier: Arc<dyn TokenVerifier>,
     metadata: ProtectedResourceMetadata,
     metadata_path: String,
     metadata_url: String,
-    required: Vec<String>,
-    owners: Mutex<Owners>,
+    scopes: ScopeRules,
+    max_body: usize,
+    owners: Arc<Mutex<Owners>>,
+}
+
+/// Which scopes which requests need.
+#[derive(Debug, Clone, Default)]
+struct ScopeRules {
+    /// Every request.
+    all: Vec<String>,
+    /// By JSON-RPC method.
+    methods: BTreeMap<String, Vec<String>>,
+    /// `tools/call` by tool name.
+    tools: BTreeMap<String, Vec<String>>,
+}
+
+impl ScopeRules {
+    /// Whether the body must be read to know what a request needs.
+    fn per_message(&self) -> bool {
+        !self.methods.is_empty() || !self.tools.is_empty()
+    }
+
+    /// Every scope named, for `scopes_supported`.
+    fn named(&self) -> Vec<String> {
+        let mut seen = BTreeSet::new();
+        self.all
+            .iter()
+            .chain(self.methods.values().flatten())
+            .chain(self.tools.values().flatten())
+            .filter(|s| seen.insert(s.as_str()))
+            .cloned()
+            .collect()
+    }
+
+    /// The scopes a request whose body is `body` needs: the ones of every request, then
+    /// those of each message's method and tool, in that order, without repeats.
+    fn needed(&self, body: Option<&[u8]>) -> Vec<String> {
+        let mut needed = self.all.clone();
+        let mut add = |scopes: Option<&Vec<String>>| {
+            for scope in scopes.into_iter().flatten() {
+                if !needed.contains(scope) {
+                    needed.push(scope.clone());
+                }
+            }
+        };
+        let messages = match body.and_then(|b| serde_json::from_slice(b).ok()) {
+            Some(serde_json::Value::Array(items)) => items,
+            Some(one) => vec![one],
+            None => Vec::new(),
+        };
+        for message in &messages {
+            let Some(method) = message.get("method").and_then(|m| m.as_str()) else {
+                continue;
+            };
+            add(self.methods.get(method));
+            if method == "tools/call" {
+                let tool = message.pointer("/params/name").and_then(|n| n.as_str());
+                add(tool.and_then(|t| self.tools.get(t)));
+            }
+        }
+        needed
+    }
 }
 
 #[derive(Default)]
@@ -62,7 +151,7 @@ impl std::fmt::Debug for BearerAuth {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("BearerAuth")
             .field("resource", &self.inner.metadata.resource)
-            .field("required", &self.inner.required)
+            .field("scopes", &self.inner.scopes)
             .finish_non_exhaustive()
     }
 }
@@ -89,28 +178,56 @@ impl BearerAuth {
                 },
                 metadata_url: format!("{}{metadata_path}", origin_of(resource)),
                 metadata_path,
-                required: Vec::new(),
-                owners: Mutex::new(Owners::default()),
+                scopes: ScopeRules::default(),
+                max_body: DEFAULT_MAX_FRAME,
+                owners: Arc::new(Mutex::new(Owners::default())),
             }),
         }
     }
 
-    /// Scopes every request needs (also advertised as `scopes_supported`).
+    /// Scopes every request needs, named in the `401` challenge.
     pub fn required_scopes<S: Into<String>>(self, scopes: impl IntoIterator<Item = S>) -> Self {
-        let mut inner = Arc::try_unwrap(self.inner).unwrap_or_else(|shared| Inner {
-            verifier: shared.verifier.clone(),
-            metadata: shared.metadata.clone(),
-            metadata_path: shared.metadata_path.clone(),
-            metadata_url: shared.metadata_url.clone(),
-            required: shared.required.clone(),
-            owners: Mutex::new(Owners::default()),
-        });
-        inner.required = scopes.into_iter().map(Into::into).collect();
-        inner.metadata.scopes_supported =
-            (!inner.required.is_empty()).then(|| inner.required.clone());
-        BearerAuth {
-            inner: Arc::new(inner),
-        }
+        self.rules(|rules| rules.all = scopes.into_iter().map(Into::into).collect())
+    }
+
+    /// Scopes the requests of JSON-RPC `method` need (besides those of every request).
+    pub fn method_scopes<S: Into<String>>(
+        self,
+        method: impl Into<String>,
+        scopes: impl IntoIterator<Item = S>,
+    ) -> Self {
+        let scopes = scopes.into_iter().map(Into::into).collect();
+        self.rules(|rules| {
+            rules.methods.insert(method.into(), scopes);
+        })
+    }
+
+    /// Scopes a `tools/call` of the tool `name` needs (besides those of every request and
+    /// of `tools/call`).
+    pub fn tool_scopes<S: Into<String>>(
+        self,
+        name: impl Into<String>,
+        scopes: impl IntoIterator<Item = S>,
+    ) -> Self {
+        let scopes = scopes.into_iter().map(Into::into).collect();
+        self.rules(|rules| {
+            rules.tools.insert(name.into(), scopes);
+        })
+    }
+
+    /// The largest body read to find the methods and tools of a request (default 4 MiB, as
+    /// the endpoint's); a larger one is refused with `413`.
+    pub fn max_body(mut self, bytes: usize) -> Self {
+        Arc::make_mut(&mut self.inner).max_body = bytes;
+        self
+    }
+
+    fn rules(mut self, change: impl FnOnce(&mut ScopeRules)) -> Self {
+        let inner = Arc::make_mut(&mut self.inner);
+        change(&mut inner.scopes);
+        let named = inner.scopes.named();
+        inner.metadata.scopes_supported = (!named.is_empty()).then_some(named);
+        self
     }
 
     /// The URL of the protected resource metadata document.
@@ -181,12 +298,23 @@ async fn check(State(inner): State<Arc<Inner>>, request: Request, next: Next) ->
             return json(StatusCode::SERVICE_UNAVAILABLE, &body);
         }
     };
-    if !identity.has_scopes(&inner.required) {
-        return refusal(
+    let (request, needed) = match needed_scopes(&inner, request).await {
+        Ok(read) => read,
+        Err(refused) => return refused,
+    };
+    let missing: Vec<&str> = needed
+        .iter()
+        .filter(|s| !identity.scopes.contains(*s))
+        .map(String::as_str)
+        .collect();
+    if !missing.is_empty() {
+        tracing::debug!(subject = %identity.subject, ?missing, "bearer token lacks a scope");
+        return challenge(
             &inner,
             StatusCode::FORBIDDEN,
             Some("insufficient_scope"),
-            "the token lacks the required scope",
+            &format!("the token lacks the scope {}", missing.join(" ")),
+            &needed,
         );
     }
     let session = request
@@ -252,8 +380,38 @@ fn token_in_query(query: Option<&str>) -> bool {
     })
 }
 
-/// A refusal with its `WWW-Authenticate` challenge and an OAuth error body.
+/// The request (its body read back in when it had to be read) and the scopes it needs.
+async fn needed_scopes(
+    inner: &Inner,
+    request: Request,
+) -> Result<(Request, Vec<String>), Response> {
+    if !inner.scopes.per_message() || request.method() != Method::POST {
+        return Ok((request, inner.scopes.all.clone()));
+    }
+    let (parts, body) = request.into_parts();
+    let bytes = super::guard::read_body(body, inner.max_body)
+        .await
+        .map_err(IntoResponse::into_response)?;
+    let needed = inner.scopes.needed(Some(&bytes));
+    Ok((
+        Request::from_parts(parts, axum::body::Body::from(bytes)),
+        needed,
+    ))
+}
+
+/// A refusal naming the scopes of every request.
 fn refusal(inner: &Inner, status: StatusCode, error: Option<&str>, description: &str) -> Response {
+    challenge(inner, status, error, description, &inner.scopes.all)
+}
+
+/// A refusal with its `WWW-Authenticate` challenge (naming `scopes`) and an OAuth error body.
+fn challenge(
+    inner: &Inner,
+    status: StatusCode,
+    error: Option<&str>,
+    description: &str,
+    scopes: &[String],
+) -> Response {
     let mut challenge = String::from("Bearer");
     let mut params = Vec::new();
     if let Some(error) = error {
@@ -261,8 +419,8 @@ fn refusal(inner: &Inner, status: StatusCode, error: Option<&str>, description: 
         params.push(format!("error_description=\"{description}\""));
     }
     params.push(format!("resource_metadata=\"{}\"", inner.metadata_url));
-    if !inner.required.is_empty() {
-        params.push(format!("scope=\"{}\"", inner.required.join(" ")));
+    if !scopes.is_empty() {
+        params.push(format!("scope=\"{}\"", scopes.join(" ")));
     }
     challenge.push(' ');
     challenge.push_str(&params.join(", "));
@@ -298,6 +456,53 @@ mod tests {
         assert!(token_in_query(Some("a=1&access_token=x")));
         assert!(!token_in_query(Some("a=1")));
         assert!(!token_in_query(None));
+    }
+
+    #[test]
+    fn each_message_adds_the_scopes_of_its_method_and_tool() {
+        let rules = ScopeRules {
+            all: vec!["mcp".into()],
+            methods: BTreeMap::from([
+                ("tools/call".to_owned(), vec!["tools".to_owned()]),
+                ("resources/read".to_owned(), vec!["read".to_owned()]),
+            ]),
+            tools: BTreeMap::from([(
+                "delete".to_owned(),
+                vec!["write".to_owned(), "mcp".to_owned()],
+            )]),
+        };
+        let call = |name: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"{name}"}}}}"#
+            )
+        };
+        assert_eq!(
+            rules.needed(Some(call("delete").as_bytes())),
+            ["mcp", "tools", "write"]
+        );
+        assert_eq!(
+            rules.needed(Some(call("search").as_bytes())),
+            ["mcp", "tools"]
+        );
+        assert_eq!(
+            rules.needed(Some(br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#)),
+            ["mcp"]
+        );
+        let batch = format!(
+            r#"[{},{{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{{"uri":"x"}}}}]"#,
+            call("delete")
+        );
+        assert_eq!(
+            rules.needed(Some(batch.as_bytes())),
+            ["mcp", "tools", "write", "read"]
+        );
+        // Not JSON, or a response: only the scopes of every request.
+        assert_eq!(rules.needed(Some(b"{nope")), ["mcp"]);
+        assert_eq!(
+            rules.needed(Some(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#)),
+            ["mcp"]
+        );
+        assert_eq!(rules.named(), ["mcp", "read", "tools", "write"]);
     }
 
     #[test]

@@ -387,7 +387,7 @@ impl HttpServer {
                 );
         }
         if let Some(auth) = &self.auth {
-            router = auth.protect(router);
+            router = auth.clone().max_body(config.max_body).protect(router);
         }
         router
             .layer(middleware::from_fn_with_state(shared.clone(), limit_body))

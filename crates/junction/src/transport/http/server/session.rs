@@ -108,6 +108,13 @@ impl SessionControl {
         self.session.upgrade().map(|s| s.id.clone())
     }
 
+    /// The identity of the bearer token of the latest request to this session, checked
+    /// when that request came (`None` without
+    /// [`BearerAuth`](super::BearerAuth)).
+    pub fn caller(&self) -> Option<crate::auth::resource::Identity> {
+        self.session.upgrade().and_then(|s| lock(&s.caller).clone())
+    }
+
     /// Closes the HTTP response that carries request `id`'s stream without ending the
     /// stream (SSE polling, SEP-1699): the client reconnects after the announced `retry`
     /// delay with `GET` + `Last-Event-ID` and receives what was sent meanwhile, the response
@@ -197,6 +204,8 @@ pub(super) struct HttpSession {
     store: Arc<dyn EventStore>,
     settings: SessionSettings,
     closed: CancellationToken,
+    /// The identity of the latest request's bearer token (behind `BearerAuth`).
+    caller: Mutex<Option<crate::auth::resource::Identity>>,
 }
 
 impl HttpSession {
@@ -232,6 +241,7 @@ impl HttpSession {
             store,
             settings,
             closed: CancellationToken::new(),
+            caller: Mutex::new(None),
         });
         let control = SessionControl {
             session: Arc::downgrade(&session),
@@ -313,6 +323,9 @@ impl HttpSession {
         let Some(tx) = lock(&self.inbound).clone() else {
             return false;
         };
+        if let Some(caller) = crate::auth::resource::Identity::current() {
+            *lock(&self.caller) = Some(caller);
+        }
         tx.send(Inbound::Frame(frame.to_vec())).await.is_ok()
     }
 
