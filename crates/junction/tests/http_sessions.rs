@@ -1,10 +1,12 @@
 //! Sessions a client can pile up: the cap on live sessions, what an idle session costs
-//! (memory read from /proc/self/status), and a soak of many sessions opened, left idle and
-//! expired. The full-size soak is `#[ignore]`d (run it with `--ignored`); a small one runs
-//! in CI.
+//! (memory read from /proc/self/status, and the heap counted by this binary's allocator),
+//! and a soak of many sessions opened, left idle and expired. The full-size soaks are
+//! `#[ignore]`d (run them with `--ignored`); small ones run in CI.
 
 mod http_support;
 
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicIsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -18,7 +20,50 @@ static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 /// A guard against a test hanging for ever; never a measure of speed.
 const PATIENCE: Duration = Duration::from_secs(600);
 
+/// The system allocator, counting the bytes live on the heap.
+struct Counting;
+
+static LIVE: AtomicIsize = AtomicIsize::new(0);
+
+// SAFETY: every call goes to the system allocator unchanged; only a counter is added.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
+        System.alloc(layout)
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
+        System.dealloc(ptr, layout)
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        LIVE.fetch_add(
+            new_size as isize - layout.size() as isize,
+            Ordering::Relaxed,
+        );
+        System.realloc(ptr, layout, new_size)
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// Bytes live on the heap.
+fn heap_bytes() -> isize {
+    LIVE.load(Ordering::Relaxed)
+}
+
+extern "C" {
+    /// glibc: gives free heap memory back to the system.
+    fn malloc_trim(pad: usize) -> i32;
+}
+
+/// The resident set, in kB, after freed heap memory went back to the system (glibc keeps
+/// freed memory in its arenas otherwise, which is not what a leak check asks about).
 fn rss_kb() -> u64 {
+    // SAFETY: malloc_trim only releases free memory of glibc's allocator.
+    unsafe {
+        malloc_trim(0);
+    }
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
     status
         .lines()
@@ -115,20 +160,22 @@ async fn an_idle_session_does_not_keep_a_bloated_initialize() {
     assert!(per_session < 1024, "{per_session} kB per idle session");
 }
 
-/// Opens `sessions` sessions over `clients` concurrent clients, leaves them idle until they
-/// expire, and returns the memory (kB) at the start, with them all open, and after.
-async fn soak_sessions(sessions: usize) -> (u64, u64, u64) {
-    let idle = Duration::from_secs(2);
-    let running = start(
-        move |h| h.idle_timeout(idle).max_sessions(sessions + 1),
-        test_server(gate()),
-    )
-    .await;
-    let raw = Arc::new(Raw::new(running.url("/mcp")));
-    // Warm up the allocator and the connection pool before the baseline.
-    open(&raw, INIT).await;
-    tokio::time::sleep(idle * 2).await;
-    let start_kb = rss_kb();
+/// Memory at one moment: the resident set (kB) and the live heap (bytes).
+#[derive(Debug, Clone, Copy)]
+struct Memory {
+    rss_kb: u64,
+    heap: isize,
+}
+
+fn memory() -> Memory {
+    Memory {
+        rss_kb: rss_kb(),
+        heap: heap_bytes(),
+    }
+}
+
+/// Opens `sessions` sessions over 8 concurrent clients and returns their ids.
+async fn open_many(raw: &Arc<Raw>, sessions: usize) -> Vec<String> {
     let clients = 8;
     let mut tasks = Vec::new();
     for c in 0..clients {
@@ -146,7 +193,25 @@ async fn soak_sessions(sessions: usize) -> (u64, u64, u64) {
         ids.extend(task.await.unwrap());
     }
     assert_eq!(ids.len(), sessions);
-    let open_kb = rss_kb();
+    ids
+}
+
+/// Opens `sessions` sessions, leaves them idle until they expire (`idle`, longer than
+/// opening them takes, so that they all live at once), and returns the memory at the
+/// start, with them all open, and after.
+async fn soak_sessions(sessions: usize, idle: Duration) -> (Memory, Memory, Memory) {
+    let running = start(
+        move |h| h.idle_timeout(idle).max_sessions(sessions + 1),
+        test_server(gate()),
+    )
+    .await;
+    let raw = Arc::new(Raw::new(running.url("/mcp")));
+    // Warm up the allocator and the connection pool before the baseline.
+    open_many(&raw, 8).await;
+    tokio::time::sleep(idle * 2).await;
+    let start = memory();
+    let ids = open_many(&raw, sessions).await;
+    let open = memory();
     // Expiry: every session ends once idle, the last one opened too. A ping that finds it
     // alive makes it active again, so each wait is longer than an idle period and a reaping.
     let expired = tokio::time::timeout(PATIENCE, async {
@@ -160,31 +225,62 @@ async fn soak_sessions(sessions: usize) -> (u64, u64, u64) {
     .await;
     assert!(expired.is_ok(), "the sessions never expired");
     tokio::time::sleep(idle).await;
-    (start_kb, open_kb, rss_kb())
+    (start, open, memory())
 }
 
-fn check_soak(sessions: usize, (start, open, after): (u64, u64, u64)) {
+fn check_soak(sessions: usize, (start, open, after): (Memory, Memory, Memory)) {
     eprintln!(
-        "{sessions} idle sessions: RSS {start} kB at the start, {open} kB with them open ({} bytes each), {after} kB after they expired",
-        (open.saturating_sub(start)) * 1024 / sessions as u64
+        "{sessions} idle sessions: RSS {} kB at the start, {} kB with them open, {} kB after they expired; heap {} bytes at the start, {} bytes with them open ({} bytes each), {} bytes after",
+        start.rss_kb,
+        open.rss_kb,
+        after.rss_kb,
+        start.heap,
+        open.heap,
+        (open.heap - start.heap) / sessions as isize,
+        after.heap,
     );
     assert!(
-        after <= start + start / 10,
-        "memory did not come back: {start} kB → {after} kB"
+        after.rss_kb <= start.rss_kb + start.rss_kb / 10,
+        "memory did not come back: {} kB → {} kB",
+        start.rss_kb,
+        after.rss_kb
+    );
+    assert!(
+        after.heap <= start.heap + start.heap / 10,
+        "the heap did not come back: {} → {} bytes",
+        start.heap,
+        after.heap
     );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idle_sessions_expire_and_give_their_memory_back() {
     let _turn = SERIAL.lock().await;
-    check_soak(500, soak_sessions(500).await);
+    check_soak(500, soak_sessions(500, Duration::from_secs(2)).await);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "soak: 10,000 sessions, minutes; run with --ignored"]
 async fn soak_10000_idle_sessions_expire_and_give_their_memory_back() {
     let _turn = SERIAL.lock().await;
-    check_soak(10_000, soak_sessions(10_000).await);
+    check_soak(10_000, soak_sessions(10_000, Duration::from_secs(60)).await);
+}
+
+/// What an idle session holds, counted by the allocator: the benchmark's target is at most
+/// 8 KiB each.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_session_holds_at_most_8_kib() {
+    let _turn = SERIAL.lock().await;
+    let running = start(|h| h, test_server(gate())).await;
+    let raw = Arc::new(Raw::new(running.url("/mcp")));
+    open_many(&raw, 16).await;
+    let before = heap_bytes();
+    let sessions = 400;
+    let ids = open_many(&raw, sessions).await;
+    let each = (heap_bytes() - before) / sessions as isize;
+    eprintln!("an idle session holds {each} bytes of heap");
+    assert!(each <= 8 * 1024, "{each} bytes per idle session");
+    drop(ids);
 }
 
 /// Sends `calls` echo calls over `sessions` sessions, each answer checked against its call.
