@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, HashSet};
 /// The most work (ways of splitting a URI between adjacent expressions, and characters
 /// scanned for them) one match does; past it the URI does not match. Adjacent expressions (`{a}{b}{c}`) can be split in polynomially
 /// many ways (a client chooses the URI of a `resources/read`), so the work is bounded.
-const MAX_ATTEMPTS: usize = 100_000;
+pub const MAX_ATTEMPTS: usize = 100_000;
 
 /// A parsed URI template.
 #[derive(Debug, Clone, PartialEq, Eq)]
