@@ -61,7 +61,8 @@ use crate::tool_call::{self, CallFailure, DEFAULT_TOOL_TIMEOUT};
 /// How many model calls one [`Host::run`] makes at most, unless told otherwise.
 pub const DEFAULT_MAX_STEPS: usize = 10;
 
-/// How many characters one tool result may put into the conversation, unless told otherwise.
+/// How many characters one tool result, attached resource or prompt may put into the
+/// conversation, unless told otherwise.
 pub const DEFAULT_MAX_TOOL_OUTPUT: usize = 100_000;
 
 /// The system prompt unless told otherwise.
@@ -313,8 +314,8 @@ impl Host {
         self
     }
 
-    /// Sets how many characters one tool result may put into the conversation; longer
-    /// results are cut with a marker saying how much was left out.
+    /// Sets how many characters one tool result, attached resource or prompt may put into
+    /// the conversation; longer ones are cut with a marker saying how much was left out.
     pub fn with_max_tool_output(mut self, chars: usize) -> Self {
         self.max_tool_output = chars;
         self
@@ -716,8 +717,15 @@ impl Host {
                     source,
                 })?;
         let added = result.messages.len();
+        // The cap on what one server result may put into the conversation covers the
+        // prompt's messages together, as it does a tool result's content blocks.
+        let mut budget = self.max_tool_output;
         for message in result.messages {
-            let text = block_text(&message.content);
+            let (text, cut) = cap_text(block_text(&message.content), budget);
+            budget = match cut {
+                Some(_) => 0,
+                None => budget.saturating_sub(text.chars().count()),
+            };
             self.conversation.push(match message.role {
                 Role::User => Message::User { text },
                 Role::Assistant => Message::Assistant {
@@ -823,6 +831,7 @@ impl Host {
             .map(contents_text)
             .collect::<Vec<_>>()
             .join("\n");
+        let (text, _) = cap_text(text, self.max_tool_output);
         let source = format!("@{server_name}:{uri}");
         self.events.emit(Event::ContextAttached {
             source: source.clone(),

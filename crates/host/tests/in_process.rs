@@ -685,6 +685,95 @@ async fn a_long_tool_result_is_cut_with_a_marker_and_an_event() {
     ));
 }
 
+/// The attack: a resource of 3 M characters and a prompt of 2 M reached the model whole,
+/// past the cap that tool results had.
+#[tokio::test]
+async fn attached_resources_and_prompt_results_are_cut_like_tool_results() {
+    use junction::server::{prompt, resource};
+    use junction_host::agent::DEFAULT_MAX_TOOL_OUTPUT;
+    use junction_protocol::prompts::PromptMessage;
+
+    let hostile = Server::builder("hoard", "1.0.0")
+        .resource(resource("test://huge", "huge", |_| async {
+            "r".repeat(3_000_000)
+        }))
+        .prompt(prompt("huge", |_| async {
+            vec![
+                PromptMessage::user_text("p".repeat(1_000_000)),
+                PromptMessage::assistant_text("q".repeat(1_000_000)),
+                PromptMessage::user_text("after the cut"),
+            ]
+        }))
+        .build()
+        .unwrap();
+    let mut servers = Servers::new();
+    let (connection, _peer) = tapped(&hostile, Frames::default());
+    servers
+        .add_connection(
+            "hoard",
+            connection,
+            ServerSettings::default(),
+            &StartOptions::default(),
+            &EventSink::discard(),
+        )
+        .await
+        .unwrap();
+    let setup = Setup {
+        servers,
+        seen: Vec::new(),
+        _peers: Vec::new(),
+    };
+    let (mut host, _, mut rx, _) = host(
+        setup,
+        Policy::new(Vec::new()),
+        "[]",
+        Arc::new(ScriptedConsent::deny_all()),
+    );
+
+    host.attach("@hoard:test://huge").await.unwrap();
+    let Some(Message::Context { text, .. }) = host.conversation().messages().last() else {
+        panic!("the attachment is in the conversation");
+    };
+    let kept = "r".repeat(DEFAULT_MAX_TOOL_OUTPUT);
+    assert_eq!(
+        text,
+        &format!("{kept}\n[output cut: 2900000 of 3000000 characters left out]")
+    );
+    assert!(drain(&mut rx).iter().any(|e| matches!(
+        e,
+        Event::ContextAttached { chars, .. } if *chars == text.chars().count()
+    )));
+
+    assert_eq!(host.apply_prompt("/hoard:huge").await.unwrap(), 3);
+    let texts: Vec<&str> = host.conversation().messages()[1..]
+        .iter()
+        .map(|m| match m {
+            Message::User { text } => text.as_str(),
+            Message::Assistant {
+                text: Some(text), ..
+            } => text.as_str(),
+            other => panic!("a prompt message, not {other:?}"),
+        })
+        .collect();
+    let total: usize = texts.iter().map(|t| t.chars().count()).sum();
+    assert!(
+        total < DEFAULT_MAX_TOOL_OUTPUT + 200,
+        "{total} characters entered the conversation"
+    );
+    assert_eq!(
+        texts[0],
+        format!(
+            "{}\n[output cut: 900000 of 1000000 characters left out]",
+            "p".repeat(DEFAULT_MAX_TOOL_OUTPUT)
+        )
+    );
+    assert_eq!(
+        texts[1],
+        "\n[output cut: 1000000 of 1000000 characters left out]"
+    );
+    assert_eq!(texts[2], "\n[output cut: 13 of 13 characters left out]");
+}
+
 #[tokio::test]
 async fn a_session_answer_allows_that_tool_until_the_host_exits_without_saving_it() {
     let file = std::env::temp_dir()

@@ -13,7 +13,12 @@
 //! assert!(t.matches("library://books/a/b").is_none());
 //! ```
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
+
+/// The most work (ways of splitting a URI between adjacent expressions, and characters
+/// scanned for them) one match does; past it the URI does not match. Adjacent expressions (`{a}{b}{c}`) can be split in polynomially
+/// many ways (a client chooses the URI of a `resources/read`), so the work is bounded.
+pub const MAX_ATTEMPTS: usize = 100_000;
 
 /// A parsed URI template.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -136,18 +141,49 @@ impl UriTemplate {
     /// Matches `uri`; returns the variables' (percent-decoded) values when it fits.
     pub fn matches(&self, uri: &str) -> Option<BTreeMap<String, String>> {
         let mut vars = BTreeMap::new();
-        match_parts(&self.parts, uri, &mut vars).then_some(vars)
+        let mut search = Search {
+            failed: HashSet::new(),
+            attempts: 0,
+        };
+        search.parts(&self.parts, uri, &mut vars).then_some(vars)
     }
 }
 
-fn match_parts(parts: &[Part], uri: &str, vars: &mut BTreeMap<String, String>) -> bool {
+/// One match: the states (parts left, URI left) known not to match, so none is tried twice,
+/// and the attempts made so far.
+struct Search {
+    failed: HashSet<(usize, usize)>,
+    attempts: usize,
+}
+
+impl Search {
+    fn parts(&mut self, parts: &[Part], uri: &str, vars: &mut BTreeMap<String, String>) -> bool {
+        let state = (parts.len(), uri.len());
+        if self.failed.contains(&state) {
+            return false;
+        }
+        let matched = self.attempts < MAX_ATTEMPTS && match_parts(self, parts, uri, vars);
+        if !matched {
+            self.failed.insert(state);
+        }
+        matched
+    }
+}
+
+fn match_parts(
+    search: &mut Search,
+    parts: &[Part],
+    uri: &str,
+    vars: &mut BTreeMap<String, String>,
+) -> bool {
+    search.attempts += 1;
     let Some((first, rest)) = parts.split_first() else {
         return uri.is_empty();
     };
     match first {
         Part::Literal(lit) => uri
             .strip_prefix(lit.as_str())
-            .is_some_and(|tail| match_parts(rest, tail, vars)),
+            .is_some_and(|tail| search.parts(rest, tail, vars)),
         Part::Expr {
             op: op @ (Op::Query | Op::QueryContinue),
             vars: names,
@@ -156,7 +192,7 @@ fn match_parts(parts: &[Part], uri: &str, vars: &mut BTreeMap<String, String>) -
             let end = uri.find('#').unwrap_or(uri.len());
             let (query, tail) = uri.split_at(end);
             if query.is_empty() {
-                return match_parts(rest, tail, vars);
+                return search.parts(rest, tail, vars);
             }
             let Some(query) = query.strip_prefix(lead) else {
                 return false;
@@ -167,7 +203,7 @@ fn match_parts(parts: &[Part], uri: &str, vars: &mut BTreeMap<String, String>) -
                     vars.insert(k.to_owned(), decode(v));
                 }
             }
-            match_parts(rest, tail, vars)
+            search.parts(rest, tail, vars)
         }
         Part::Expr { op, vars: names } => {
             let (prefix, allowed): (&str, fn(char) -> bool) = match op {
@@ -186,6 +222,11 @@ fn match_parts(parts: &[Part], uri: &str, vars: &mut BTreeMap<String, String>) -
                 .char_indices()
                 .find(|&(_, c)| !allowed(c))
                 .map_or(body.len(), |(i, _)| i);
+            // Scanning the value's candidates is work too.
+            search.attempts += limit;
+            if search.attempts >= MAX_ATTEMPTS {
+                return false;
+            }
             // Try the longest value first, then shorter ones, so later literals still match.
             let mut ends: Vec<usize> = body[..limit]
                 .char_indices()
@@ -196,9 +237,15 @@ fn match_parts(parts: &[Part], uri: &str, vars: &mut BTreeMap<String, String>) -
                 ends.push(limit);
             }
             for &end in ends.iter().rev() {
+                if search.failed.contains(&(rest.len(), body.len() - end)) {
+                    continue;
+                }
+                if search.attempts >= MAX_ATTEMPTS {
+                    return false;
+                }
                 let mut attempt = vars.clone();
                 attempt.insert(names[0].clone(), decode(&body[..end]));
-                if match_parts(rest, &body[end..], &mut attempt) {
+                if search.parts(rest, &body[end..], &mut attempt) {
                     *vars = attempt;
                     return true;
                 }
@@ -288,5 +335,17 @@ mod tests {
             UriTemplate::parse("a{b}{?c,d}").unwrap().variables(),
             vec!["b", "c", "d"]
         );
+    }
+
+    /// Found by the fuzzer: adjacent expressions over a long URI took longer than 10 s
+    /// (every split of the URI between them was tried again and again).
+    #[test]
+    fn adjacent_expressions_over_a_long_uri_match_in_bounded_work() {
+        let t = UriTemplate::parse("t{a}{b}{c}{d}{e}x").unwrap();
+        let long = format!("t{}", "y".repeat(20_000));
+        assert_eq!(t.matches(&long), None);
+        let fits = format!("t{}x", "y".repeat(5));
+        let vars = t.matches(&fits).unwrap();
+        assert_eq!(vars.values().map(String::len).sum::<usize>(), 5);
     }
 }

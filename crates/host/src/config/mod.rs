@@ -18,7 +18,8 @@
 //! request and its answer to the user) and `"roots": ["file:///path", ...]` (the directories
 //! the server is told about; without it the roots capability is not declared to it). A top-level `"junction"` section
 //! holds rules across servers, the file where "always allow" answers are kept and
-//! `"maxToolOutput"`, the most characters one tool result may put into the conversation:
+//! `"maxToolOutput"`, the most characters one tool result, attached resource or prompt may put
+//! into the conversation:
 //!
 //! ```json
 //! { "mcpServers": { "library": { "command": "junction", "args": ["serve", "library"], "trusted": true } },

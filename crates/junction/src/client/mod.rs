@@ -115,12 +115,14 @@ use crate::transport::Connection;
 /// The most pages a list method follows before it decides the server is looping.
 const MAX_PAGES: usize = 10_000;
 
-/// The most items a `list_*` call gathers over all its pages; a server that offers more
-/// fails the call with [`RequestError::Invalid`].
+/// The most items a `list_*` call gathers over all its pages by default
+/// ([`ClientOptions::max_list_items`]); a server that offers more fails the call with
+/// [`RequestError::Invalid`].
 pub const MAX_LIST_ITEMS: usize = 100_000;
 
-/// The most bytes (as JSON) a `list_*` call gathers over all its pages: 64 MiB. An endless
-/// or bloated listing fails the call with [`RequestError::Invalid`] instead of growing.
+/// The most bytes (as JSON) a `list_*` call gathers over all its pages by default: 64 MiB
+/// ([`ClientOptions::max_list_bytes`]). An endless or bloated listing fails the call with
+/// [`RequestError::Invalid`] instead of growing.
 pub const MAX_LIST_BYTES: usize = 64 * 1024 * 1024;
 /// How many `input_required` rounds one request may take by default.
 const DEFAULT_INPUT_ROUNDS: usize = 8;
@@ -166,6 +168,11 @@ pub struct ClientOptions {
     pub log_level: Option<LoggingLevel>,
     /// Session settings (default request timeout, log name).
     pub session: SessionOptions,
+    /// The most items one `list_*` call gathers over all its pages ([`MAX_LIST_ITEMS`]).
+    pub max_list_items: usize,
+    /// The most bytes (as JSON) one `list_*` call gathers over all its pages
+    /// ([`MAX_LIST_BYTES`]).
+    pub max_list_bytes: usize,
     sampling: Option<Sampling>,
     elicitation: Option<Elicitation>,
     roots: Option<Roots>,
@@ -183,6 +190,8 @@ impl ClientOptions {
                 name: "client".to_owned(),
                 ..SessionOptions::default()
             },
+            max_list_items: MAX_LIST_ITEMS,
+            max_list_bytes: MAX_LIST_BYTES,
             sampling: None,
             elicitation: None,
             roots: None,
@@ -210,6 +219,25 @@ impl ClientOptions {
     /// The most `input_required` rounds one request may take before it fails (2026-07-28).
     pub fn max_input_rounds(mut self, rounds: usize) -> Self {
         self.max_input_rounds = rounds;
+        self
+    }
+
+    /// The most items one `list_*` call (`list_tools`, `list_prompts`, ...) gathers over
+    /// all its pages ([`MAX_LIST_ITEMS`] by default); a server that offers more fails the
+    /// call with an error naming the bound.
+    pub fn max_list_items(mut self, items: usize) -> Self {
+        self.max_list_items = items;
+        self
+    }
+
+    /// The most bytes (as JSON) one `list_*` call gathers over all its pages
+    /// ([`MAX_LIST_BYTES`], 64 MiB, by default); a larger listing fails the call with an
+    /// error naming the bound. (One message's size is the transport's bound:
+    /// [`Limits::max_frame`](crate::transport::Limits::max_frame) for stdio and child
+    /// processes, [`HttpClient::max_message`](crate::transport::http::client::HttpClient::max_message)
+    /// over HTTP.)
+    pub fn max_list_bytes(mut self, bytes: usize) -> Self {
+        self.max_list_bytes = bytes;
         self
     }
 
@@ -349,6 +377,8 @@ pub struct Client {
     roots_list_changed: bool,
     /// The resources subscribed to in 2026-07-28, and the listen stream that carries them.
     resource_listen: tokio::sync::Mutex<(BTreeSet<String>, Option<Subscription>)>,
+    /// [`ClientOptions::max_list_items`] and [`ClientOptions::max_list_bytes`].
+    list_caps: (usize, usize),
 }
 
 impl Client {
@@ -389,6 +419,7 @@ impl Client {
             output_schemas: OutputSchemas::default(),
             roots_list_changed: capabilities.supports_roots_list_changed(),
             resource_listen: tokio::sync::Mutex::new((BTreeSet::new(), None)),
+            list_caps: (options.max_list_items, options.max_list_bytes),
         };
         let auto = options.negotiation == Negotiation::Auto;
         let asked = match options.negotiation {
@@ -830,12 +861,13 @@ impl Client {
             let (items, next) = split(self.send::<R>(&params, RequestOptions::default()).await?);
             bytes = bytes.saturating_add(encoded_len(&items));
             all.extend(items);
-            let too_much = if all.len() > MAX_LIST_ITEMS {
-                Some(format!("more than {MAX_LIST_ITEMS} items"))
-            } else if bytes > MAX_LIST_BYTES {
+            let (max_items, max_bytes) = self.list_caps;
+            let too_much = if all.len() > max_items {
+                Some(format!("more than {max_items} items"))
+            } else if bytes > max_bytes {
                 Some(format!(
                     "more than {} of items",
-                    crate::transport::human_bytes(MAX_LIST_BYTES)
+                    crate::transport::human_bytes(max_bytes)
                 ))
             } else {
                 None

@@ -199,6 +199,43 @@ async fn an_endless_listing_stops_at_the_item_cap() {
     );
 }
 
+/// A listing served in pages of 3 tools of about 100 bytes each, for ever.
+fn endless_tools(mut raw: RawPeer) {
+    tokio::spawn(async move {
+        let mut page = 0;
+        while let Some(req) = raw.recv().await {
+            page += 1;
+            let tools: Vec<Value> = (0..3)
+                .map(|i| json!({"name": format!("t{page}-{i}"), "description": "d".repeat(50), "inputSchema": {"type": "object"}}))
+                .collect();
+            answer(
+                &raw,
+                &req["id"],
+                json!({"tools": tools, "nextCursor": format!("c{page}")}),
+            )
+            .await;
+        }
+    });
+}
+
+#[tokio::test]
+async fn the_list_caps_are_the_options() {
+    let options = ClientOptions::new("test-client", "0.1.0").max_list_items(7);
+    let (client, raw) = connect_with(options, json!({}), "2025-11-25", json!({"tools": {}})).await;
+    endless_tools(raw);
+    let err = client.list_tools().await.unwrap_err().to_string();
+    assert!(
+        err.contains("more than 7 items (stopped after 3 pages)"),
+        "{err}"
+    );
+
+    let options = ClientOptions::new("test-client", "0.1.0").max_list_bytes(1024);
+    let (client, raw) = connect_with(options, json!({}), "2025-11-25", json!({"tools": {}})).await;
+    endless_tools(raw);
+    let err = client.list_tools().await.unwrap_err().to_string();
+    assert!(err.contains("more than 1 KiB of items"), "{err}");
+}
+
 #[tokio::test]
 async fn a_repeated_cursor_is_an_error_not_a_loop() {
     let (client, mut raw) = connected(json!({"prompts": {}})).await;

@@ -16,8 +16,9 @@
 
 use std::time::Duration;
 
-/// The longest line the reader buffers before it gives up on the stream.
-const MAX_LINE: usize = 16 * 1024 * 1024;
+/// The most bytes of one event (a line, or the `data` lines joined) a reader made with
+/// [`Parser::default`] buffers before it gives up on the stream: 16 MiB.
+pub const DEFAULT_MAX_EVENT: usize = 16 * 1024 * 1024;
 
 /// One event, as written or as read.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -82,13 +83,17 @@ fn push_field(out: &mut Vec<u8>, name: &str, value: &str) {
 /// Why a stream could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ParseError {
-    /// One line was longer than the reader accepts.
-    #[error("an event-stream line is longer than {MAX_LINE} bytes")]
-    LineTooLong,
+    /// One line, or one event's `data` lines together, were longer than the reader
+    /// accepts.
+    #[error("an event-stream event is longer than {limit} bytes")]
+    TooLarge {
+        /// The reader's limit ([`Parser::with_limit`]).
+        limit: usize,
+    },
 }
 
 /// Reads an event stream chunk by chunk.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Parser {
     line: Vec<u8>,
     /// A CR ended the previous chunk; an LF at the start of the next one belongs to it.
@@ -96,9 +101,29 @@ pub struct Parser {
     current: Event,
     has_data: bool,
     failed: bool,
+    limit: usize,
+}
+
+impl Default for Parser {
+    fn default() -> Self {
+        Parser::with_limit(DEFAULT_MAX_EVENT)
+    }
 }
 
 impl Parser {
+    /// A reader that fails once a line, or one event's `data` lines joined, exceed `bytes`:
+    /// a peer that never ends a line or an event would otherwise grow it without bound.
+    pub fn with_limit(bytes: usize) -> Self {
+        Parser {
+            line: Vec::new(),
+            after_cr: false,
+            current: Event::default(),
+            has_data: false,
+            failed: false,
+            limit: bytes,
+        }
+    }
+
     /// Feeds bytes; returns the events they completed.
     pub fn feed(&mut self, bytes: &[u8]) -> Vec<Event> {
         self.try_feed(bytes).unwrap_or_default()
@@ -106,8 +131,9 @@ impl Parser {
 
     /// Feeds bytes; fails when a line exceeds the limit (the stream should then be dropped).
     pub fn try_feed(&mut self, mut bytes: &[u8]) -> Result<Vec<Event>, ParseError> {
+        let too_large = ParseError::TooLarge { limit: self.limit };
         if self.failed {
-            return Err(ParseError::LineTooLong);
+            return Err(too_large);
         }
         let mut events = Vec::new();
         if self.after_cr && bytes.first() == Some(&b'\n') {
@@ -126,14 +152,22 @@ impl Parser {
             }
             bytes = &bytes[next..];
             let line = std::mem::take(&mut self.line);
+            if line.len() > self.limit {
+                self.failed = true;
+                return Err(too_large);
+            }
             if let Some(event) = self.take_line(&line) {
                 events.push(event);
             }
+            if self.current.data.len() > self.limit {
+                self.failed = true;
+                return Err(too_large);
+            }
         }
         self.line.extend_from_slice(bytes);
-        if self.line.len() > MAX_LINE {
+        if self.line.len() > self.limit {
             self.failed = true;
-            return Err(ParseError::LineTooLong);
+            return Err(too_large);
         }
         Ok(events)
     }
@@ -224,5 +258,35 @@ mod tests {
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].id.as_deref(), Some("4"));
         assert!(!got[0].is_message());
+    }
+
+    /// The attack: `data:` lines for ever, never a blank line, joined into one event that
+    /// grew without bound (each line was bounded, their sum was not).
+    #[test]
+    fn an_event_that_never_ends_fails_at_the_limit() {
+        let mut parser = Parser::with_limit(1000);
+        let line = format!("data: {}\n", "x".repeat(90));
+        let mut fed = 0;
+        let err = loop {
+            match parser.try_feed(line.as_bytes()) {
+                Ok(events) => assert!(events.is_empty()),
+                Err(e) => break e,
+            }
+            fed += 1;
+            assert!(fed < 100, "the event grew past its limit");
+        };
+        assert_eq!(err, ParseError::TooLarge { limit: 1000 });
+        assert!(fed * 91 <= 1100, "{fed} lines were kept");
+        assert!(parser.try_feed(b"\n").is_err(), "the stream stays failed");
+    }
+
+    #[test]
+    fn a_line_longer_than_the_limit_fails_whether_or_not_it_ends() {
+        let long = vec![b'a'; 101];
+        assert!(Parser::with_limit(100).try_feed(&long).is_err());
+        let mut ended = long.clone();
+        ended.push(b'\n');
+        assert!(Parser::with_limit(100).try_feed(&ended).is_err());
+        assert_eq!(Parser::with_limit(101).feed(b"data: 1\n\n").len(), 1);
     }
 }

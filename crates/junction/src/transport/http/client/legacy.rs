@@ -26,7 +26,7 @@ impl Driver {
         if !response.status().is_success() {
             return Err(format!("GET answered {}", response.status()));
         }
-        let mut parser = Parser::default();
+        let mut parser = Parser::with_limit(self.max_message);
         let mut early: Vec<Event> = Vec::new();
         let endpoint = loop {
             let chunk = response

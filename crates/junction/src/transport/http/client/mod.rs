@@ -109,6 +109,7 @@ pub struct HttpClient {
     http: reqwest::Client,
     legacy: bool,
     oauth: Option<Arc<OAuthClient>>,
+    max_message: usize,
 }
 
 /// How many times one request may be challenged (and authorized again) before it fails.
@@ -136,7 +137,17 @@ impl HttpClient {
             http,
             legacy: false,
             oauth: None,
+            max_message: crate::transport::DEFAULT_MAX_FRAME,
         })
+    }
+
+    /// The largest message accepted from the server, as a JSON body or as one event of a
+    /// stream ([`DEFAULT_MAX_FRAME`](crate::transport::DEFAULT_MAX_FRAME), 4 MiB, by
+    /// default). A larger answer fails its request at once ("the answer was larger than
+    /// 4 MiB") and is read no further; a stream that carries a larger event is dropped.
+    pub fn max_message(mut self, bytes: usize) -> Self {
+        self.max_message = bytes;
+        self
     }
 
     /// Speaks only the 2024-11-05 HTTP+SSE transport: `url` is its event-stream endpoint
@@ -185,6 +196,7 @@ impl HttpClient {
             legacy_only: self.legacy,
             oauth: self.oauth,
             reinitializing: tokio::sync::Mutex::new(()),
+            max_message: self.max_message,
         });
         let task = tokio::spawn(driver.run(out_rx));
         let connection = Connection {
@@ -237,6 +249,8 @@ struct Driver {
     oauth: Option<Arc<OAuthClient>>,
     /// Held while a new session is started, so that concurrent `404`s start only one.
     reinitializing: tokio::sync::Mutex<()>,
+    /// [`HttpClient::max_message`].
+    max_message: usize,
 }
 
 /// What the client needs to know about a frame the server sent.
@@ -434,6 +448,30 @@ impl PostError {
 
 /// The error with its causes: reqwest's own message alone ("error sending request") hides
 /// the reason a person can act on, such as "Connection refused".
+/// A body that grew past the limit; how many bytes had arrived.
+struct TooLarge(usize);
+
+/// Reads a response's body, stopping as soon as it is longer than `limit` bytes (a declared
+/// `Content-Length` over it is refused before reading).
+async fn read_body(
+    mut response: reqwest::Response,
+    limit: usize,
+) -> Result<Result<Vec<u8>, TooLarge>, reqwest::Error> {
+    if let Some(declared) = response.content_length().filter(|n| *n > limit as u64) {
+        return Ok(Err(TooLarge(
+            usize::try_from(declared).unwrap_or(usize::MAX),
+        )));
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await? {
+        if body.len() + chunk.len() > limit {
+            return Ok(Err(TooLarge(body.len() + chunk.len())));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(Ok(body))
+}
+
 fn transport_error(e: &reqwest::Error) -> ErrorObject {
     let mut text = format!("HTTP transport error: {e}");
     let mut cause = std::error::Error::source(e);

@@ -8,8 +8,9 @@ use reqwest::{StatusCode, Url};
 use serde::Deserialize;
 
 use super::super::SESSION_ID_HEADER;
-use super::{transport_error, Driver, PostError, MAX_AUTHORIZATIONS};
+use super::{read_body, transport_error, Driver, PostError, TooLarge, MAX_AUTHORIZATIONS};
 use crate::sync::lock;
+use crate::transport::{FrameError, Inbound};
 
 impl Driver {
     pub(super) async fn post_raw(
@@ -159,7 +160,11 @@ impl Driver {
         if !status.is_success() {
             let session_ended =
                 status == StatusCode::NOT_FOUND && lock(&self.state).session_id.is_some();
-            let body = response.bytes().await.unwrap_or_default();
+            // An error body is read only as far as the message limit; beyond it, it is cut.
+            let body = match read_body(response, self.max_message).await {
+                Ok(Ok(body)) => body,
+                Ok(Err(_)) | Err(_) => Vec::new(),
+            };
             let error = match serde_json::from_slice::<ErrorBody>(&body) {
                 Ok(ErrorBody { error }) if !session_ended => error,
                 _ if session_ended => ErrorObject::new(
@@ -191,9 +196,17 @@ impl Driver {
                 return Answered::SessionGone(session);
             }
         } else {
-            match response.bytes().await {
-                Ok(body) if !body.is_empty() => {
-                    let peek = self.deliver(body.to_vec()).await;
+            match read_body(response, self.max_message).await {
+                Ok(Err(TooLarge(size))) => {
+                    let refused = FrameError::TooLarge {
+                        size,
+                        limit: self.max_message,
+                        response_to: Some(request.id.clone()),
+                    };
+                    let _ = self.incoming.send(Inbound::Refused(refused)).await;
+                }
+                Ok(Ok(body)) if !body.is_empty() => {
+                    let peek = self.deliver(body).await;
                     let answered = peek
                         .is_some_and(|p| p.method.is_none() && p.id.as_ref() == Some(&request.id));
                     if !answered {

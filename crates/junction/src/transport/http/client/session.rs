@@ -44,7 +44,7 @@ impl Driver {
             .get(SESSION_ID_HEADER)
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
-        let result = read_single_response(response).await?;
+        let result = read_single_response(response, self.max_message).await?;
         let version = result
             .get("protocolVersion")
             .and_then(serde_json::Value::as_str)
@@ -131,6 +131,7 @@ impl Driver {
 /// stream (other messages on the stream are skipped: nothing is pending on a new session).
 async fn read_single_response(
     mut response: reqwest::Response,
+    limit: usize,
 ) -> Result<serde_json::Value, String> {
     #[derive(Deserialize)]
     struct Answer {
@@ -155,12 +156,21 @@ async fn read_single_response(
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("text/event-stream"));
     if !sse {
-        let body = response.bytes().await.map_err(|e| e.to_string())?;
+        let body = match super::read_body(response, limit).await {
+            Ok(Ok(body)) => body,
+            Ok(Err(super::TooLarge(size))) => {
+                return Err(format!(
+                    "the initialize answer was larger than {} ({size} bytes or more arrived)",
+                    crate::transport::human_bytes(limit)
+                ))
+            }
+            Err(e) => return Err(e.to_string()),
+        };
         return read(&body).unwrap_or_else(|| {
             Err("initialize answered a body that is not its response".to_owned())
         });
     }
-    let mut parser = Parser::default();
+    let mut parser = Parser::with_limit(limit);
     while let Some(chunk) = response.chunk().await.map_err(|e| e.to_string())? {
         let events = parser.try_feed(&chunk).map_err(|e| e.to_string())?;
         for event in events.into_iter().filter(Event::is_message) {

@@ -12,6 +12,7 @@ use super::super::sse::Parser;
 use super::super::LAST_EVENT_ID_HEADER;
 use super::Driver;
 use crate::sync::lock;
+use crate::transport::{FrameError, Inbound};
 
 /// How long to wait before reconnecting when the server named no `retry` delay.
 const DEFAULT_RETRY: Duration = Duration::from_secs(1);
@@ -107,7 +108,7 @@ impl Driver {
         cursor: &mut StreamCursor,
         request: Option<&RequestId>,
     ) -> bool {
-        let mut parser = Parser::default();
+        let mut parser = Parser::with_limit(self.max_message);
         let mut progressed = false;
         loop {
             let chunk = tokio::select! {
@@ -126,7 +127,19 @@ impl Driver {
                 Ok(events) => events,
                 Err(e) => {
                     tracing::warn!(error = %e, "dropping an unreadable event stream");
-                    return progressed;
+                    let Some(id) = request else {
+                        return progressed;
+                    };
+                    // The event over the limit is most likely the response; resuming the
+                    // stream would only replay it, so the request fails now.
+                    let refused = FrameError::TooLarge {
+                        size: self.max_message.saturating_add(1),
+                        limit: self.max_message,
+                        response_to: Some(id.clone()),
+                    };
+                    let _ = self.incoming.send(Inbound::Refused(refused)).await;
+                    cursor.answered = true;
+                    return true;
                 }
             };
             for event in events {
