@@ -340,7 +340,10 @@ async fn discover(s: Served, _: DiscoverParams) -> Result<DiscoverResult, ErrorO
         .rev()
         .map(|v| v.as_str().to_owned())
         .collect();
-    let mut result = DiscoverResult::new(versions, registry.capabilities());
+    let mut capabilities = registry.capabilities();
+    // 2026-07-28 has no `logging/setLevel`: the level travels in each request's `_meta`.
+    capabilities.logging = None;
+    let mut result = DiscoverResult::new(versions, capabilities);
     result.instructions = registry.instructions.clone();
     Ok(result)
 }
