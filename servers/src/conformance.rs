@@ -1,12 +1,16 @@
 //! The conformance server: every fixture the official MCP conformance suite
-//! (`@modelcontextprotocol/conformance` 0.1.16) calls, with the exact payloads its scenarios
-//! describe (see `servers/CONFORMANCE.md` section 2).
+//! (`@modelcontextprotocol/conformance` 0.1.16, and 0.2.0-alpha.12 for revision 2026-07-28)
+//! calls, with the exact payloads its scenarios describe (see `servers/CONFORMANCE.md`
+//! section 2).
 //!
 //! - [`tools`]: content of every kind, a tool error, logging, progress, sampling,
 //!   elicitation (plain, SEP-1034 defaults, SEP-1330 enums), a JSON Schema 2020-12 input
 //!   schema, and the SSE polling test (SEP-1699).
 //! - [`catalog`]: resources (text, binary, a subscribable one), a template, prompts and
 //!   argument completion.
+//! - [`rounds`]: the 2026-07-28 fixtures: tools and a prompt that ask for input in rounds,
+//!   diagnostic tools (a missing capability, logging, a streamed elicitation), hooks that
+//!   change the tool and prompt lists, and a tool with `x-mcp-header` parameters.
 //!
 //! Over HTTP, build one server per session with [`server_with_control`] so that
 //! `test_reconnection` can close its own stream; [`server`] serves any other transport.
@@ -29,6 +33,7 @@
 //! ```
 
 pub mod catalog;
+pub mod rounds;
 pub mod tools;
 
 use junction::server::{BuildError, Server};
@@ -38,8 +43,9 @@ pub const NAME: &str = "mcp-conformance-test-server";
 /// The server's version.
 pub const VERSION: &str = "1.0.0";
 /// What the server tells a host's model.
-pub const INSTRUCTIONS: &str = "Test fixtures of the MCP conformance suite 0.1.16. Every tool \
-returns a fixed payload; call one to see how a client handles that kind of content.";
+pub const INSTRUCTIONS: &str = "Test fixtures of the MCP conformance suites 0.1.16 and \
+0.2.0-alpha.12. Every tool returns a fixed payload; call one to see how a client handles that \
+kind of content.";
 
 /// A 1x1 RGBA PNG, base64: the suite's reference image.
 pub const PNG_BASE64: &str =
@@ -64,8 +70,9 @@ pub fn server() -> Result<Server, BuildError> {
         .subscriptions();
     let builder = tools::all()
         .into_iter()
+        .chain(rounds::tools())
         .fold(builder, |b, tool| b.tool(tool));
-    catalog::add(builder).build()
+    catalog::add(builder).prompt(rounds::input_prompt()).build()
 }
 
 #[cfg(test)]

@@ -387,9 +387,9 @@ async fn summarize_completed(store: Store, ctx: Context) -> Result<String, Strin
             .ok_or_else(|| {
                 format!("The host's model answered without text. The completed tasks are:\n{list}")
             }),
-        Err(RequestError::NotSupported { .. }) => Err(format!(
-            "No summary was written: this client does not let servers use the host's model \
-             (it lacks the sampling capability). Summarize these completed tasks yourself:\n{list}"
+        Err(RequestError::NotSupported { reason, .. }) => Err(format!(
+            "No summary was written: the host's model cannot be asked here ({reason}). \
+             Summarize these completed tasks yourself:\n{list}"
         )),
         Err(e) => Err(format!(
             "No summary was written: the host's model could not be asked ({e}). The completed \

@@ -204,8 +204,8 @@ async fn summarize_completed_without_sampling_fails_informatively() {
     let text = error_text(&call(&client, "summarize_completed", json!({})).await);
     assert!(
         text.starts_with(
-            "No summary was written: this client does not let servers use the host's model \
-             (it lacks the sampling capability). Summarize these completed tasks yourself:\n- "
+            "No summary was written: the host's model cannot be asked here (the client did \
+             not declare the `sampling` capability). Summarize these completed tasks yourself:\n- "
         ),
         "{text}"
     );

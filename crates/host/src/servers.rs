@@ -19,7 +19,7 @@
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
-use junction::client::{Client, ClientOptions};
+use junction::client::{Client, ClientOptions, Negotiation};
 use junction::transport::child::{ChildProcess, ShutdownTimeouts};
 use junction::transport::http::client::Finished;
 use junction::transport::Connection;
@@ -54,7 +54,7 @@ pub struct StartOptions {
 impl Default for StartOptions {
     fn default() -> Self {
         StartOptions {
-            client: ClientOptions::new("junction", env!("CARGO_PKG_VERSION")),
+            client: ClientOptions::new("junction", env!("CARGO_PKG_VERSION")).auto(),
             startup_timeout: Duration::from_secs(30),
             mediation: None,
         }
@@ -81,6 +81,8 @@ pub struct ServerSettings {
     /// How long one of its tool calls may go without an answer or progress; the host's
     /// default when `None`.
     pub tool_timeout: Option<Duration>,
+    /// The revision to speak with it; the start options' when `None`.
+    pub protocol_version: Option<Negotiation>,
 }
 
 impl Default for ServerSettings {
@@ -91,6 +93,7 @@ impl Default for ServerSettings {
             sampling: Action::Ask,
             roots: None,
             tool_timeout: None,
+            protocol_version: None,
         }
     }
 }
@@ -128,6 +131,7 @@ impl ServerConfig {
                 .as_ref()
                 .map(|uris| uris.iter().map(Root::new).collect()),
             tool_timeout: self.tool_timeout,
+            protocol_version: self.protocol_version,
         }
     }
 }
@@ -485,6 +489,7 @@ mod tests {
             tool_timeout: None,
             sampling: Action::Ask,
             roots: None,
+            protocol_version: None,
             source: "t.json".into(),
         };
         let configs = [

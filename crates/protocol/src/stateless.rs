@@ -441,6 +441,34 @@ impl RequestEnvelope {
     }
 }
 
+/// `UnsupportedProtocolVersion` (-32022): `requested` is not served here; `data` lists the
+/// versions that are (newest first) and echoes the one asked for, as the revision says.
+/// `message` tells where the version was read (the header or `_meta`).
+pub fn unsupported_version(requested: &str, message: impl Into<String>) -> crate::ErrorObject {
+    let supported: Vec<&str> = crate::ProtocolVersion::ALL
+        .iter()
+        .rev()
+        .map(|v| v.as_str())
+        .collect();
+    crate::ErrorObject::new(crate::ErrorCode::UNSUPPORTED_PROTOCOL_VERSION, message)
+        .with_data(serde_json::json!({"supported": supported, "requested": requested}))
+}
+
+/// Which required member of a 2026-07-28 request's `_meta` is missing, if one is: the
+/// protocol version and the client capabilities (`{}` for none) are required.
+pub fn missing_meta(envelope: &RequestEnvelope) -> Option<&'static str> {
+    let Some(meta) = &envelope.meta else {
+        return Some("_meta");
+    };
+    if !meta.extra.contains_key(META_PROTOCOL_VERSION) {
+        return Some(META_PROTOCOL_VERSION);
+    }
+    if !meta.extra.contains_key(META_CLIENT_CAPABILITIES) {
+        return Some(META_CLIENT_CAPABILITIES);
+    }
+    None
+}
+
 request!(
     /// `server/discover` (2026-07-28): versions, capabilities and identity of a server.
     Discover, "server/discover", DiscoverParams, DiscoverResult,

@@ -52,6 +52,20 @@ async fn identity_and_tool_list_match_the_reference() {
             "test_elicitation_sep1034_defaults",
             "test_elicitation_sep1330_enums",
             "json_schema_2020_12_tool",
+            "test_input_required_result_elicitation",
+            "test_input_required_result_sampling",
+            "test_input_required_result_list_roots",
+            "test_input_required_result_request_state",
+            "test_input_required_result_multiple_inputs",
+            "test_input_required_result_multi_round",
+            "test_input_required_result_tampered_state",
+            "test_input_required_result_capabilities",
+            "test_missing_capability",
+            "test_streaming_elicitation",
+            "test_logging_tool",
+            "test_trigger_tool_change",
+            "test_trigger_prompt_change",
+            "test_x_mcp_header",
         ]
     );
     assert_eq!(
@@ -59,7 +73,11 @@ async fn identity_and_tool_list_match_the_reference() {
         json!({"tools": {"listChanged": true}, "resources": {"subscribe": true, "listChanged": true},
                "prompts": {"listChanged": true}, "logging": {}, "completions": {}})
     );
-    let schema = &tools.last().unwrap().input_schema;
+    let schema = &tools
+        .iter()
+        .find(|t| t.name == "json_schema_2020_12_tool")
+        .unwrap()
+        .input_schema;
     assert_eq!(*schema, tools::schema_2020_12(), "listed verbatim");
     for tool in &tools {
         assert!(

@@ -130,14 +130,26 @@ pub fn all() -> Vec<ToolDef> {
     ]
 }
 
-/// The input schema of `json_schema_2020_12_tool`, listed verbatim.
+/// The input schema of `json_schema_2020_12_tool`, listed verbatim: `$schema`, `$defs` with
+/// an `$anchor`, a `$ref`, composition (`allOf` / `anyOf`), a conditional (`if` / `then` /
+/// `else`) and `additionalProperties` (SEP-1613, SEP-2106).
 pub fn schema_2020_12() -> Map<String, Value> {
     object(json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "type": "object",
-        "$defs": {"address": {"type": "object", "properties": {
+        "$defs": {"address": {"$anchor": "addressDef", "type": "object", "properties": {
             "street": {"type": "string"}, "city": {"type": "string"}}}},
-        "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+        "properties": {
+            "name": {"type": "string"},
+            "address": {"$ref": "#/$defs/address"},
+            "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+            "phone": {"type": "string"},
+            "email": {"type": "string"}
+        },
+        "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+        "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+        "then": {"required": ["phone"]},
+        "else": {"required": ["email"]},
         "additionalProperties": false
     }))
 }

@@ -13,14 +13,14 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail};
 use clap::builder::PossibleValuesParser;
-use junction::client::{Client, ClientOptions};
+use junction::client::{Client, ClientOptions, Negotiation};
 use junction::session::RequestOptions;
 use junction::transport::child::{self, ChildProcess, CommandSpec, ShutdownTimeouts};
 use junction::transport::Limits;
 use junction::RequestError;
 use junction_protocol::lifecycle::InitializeResult;
 use junction_protocol::logging::LoggingLevel;
-use junction_protocol::{ErrorObject, ProtocolVersion};
+use junction_protocol::ErrorObject;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -134,10 +134,12 @@ pub struct CallArgs {
     /// The log level to set (logging/setLevel).
     #[arg(long, value_parser = PossibleValuesParser::new(LoggingLevel::ALL.map(LoggingLevel::as_str)))]
     level: Option<String>,
-    /// The protocol revision to offer (the newest by default).
-    #[arg(long, value_name = "VERSION",
-          value_parser = PossibleValuesParser::new(ProtocolVersion::HANDSHAKE.map(ProtocolVersion::as_str)))]
-    protocol_version: Option<String>,
+    /// The protocol revision to speak: `auto` (the default) probes `server/discover` and
+    /// speaks 2026-07-28 when the server has it, else performs the `initialize` handshake
+    /// with the newest revision both have; a revision speaks exactly that one.
+    #[arg(long, value_name = "VERSION", default_value = "auto",
+          value_parser = PossibleValuesParser::new(Negotiation::names()))]
+    protocol_version: String,
     /// How long to wait for each answer, in seconds (the handshake included).
     #[arg(long, value_name = "SECS", default_value = "60", value_parser = seconds)]
     timeout: Duration,
@@ -198,14 +200,12 @@ async fn call(args: CallArgs) -> anyhow::Result<Outcome> {
 }
 
 fn client_options(args: &CallArgs) -> anyhow::Result<ClientOptions> {
-    let mut options = ClientOptions::new("junction", env!("CARGO_PKG_VERSION"));
-    if let Some(version) = &args.protocol_version {
-        options = options.version(
-            version
-                .parse()
-                .map_err(|e| anyhow!("--protocol-version: {e}"))?,
-        );
-    }
+    let negotiation: Negotiation = args
+        .protocol_version
+        .parse()
+        .map_err(|e| anyhow!("--protocol-version: {e}"))?;
+    let mut options =
+        ClientOptions::new("junction", env!("CARGO_PKG_VERSION")).negotiation(negotiation);
     options.session.request_timeout = args.timeout;
     Ok(options)
 }

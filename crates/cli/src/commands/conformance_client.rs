@@ -17,7 +17,8 @@
 //! configures cross-app access ([`CrossAppAccess`]). Tokens live in memory only.
 //!
 //! When the runner names a revision (`MCP_CONFORMANCE_PROTOCOL_VERSION`, 0.2 suites), exactly
-//! that one is spoken.
+//! that one is spoken; otherwise the client negotiates ([`ClientOptions::auto`]: 2026-07-28
+//! when the server lists it, else the handshake).
 //!
 //! Each tool result goes to stdout as one JSON line; exit 0 when every step succeeded, 1
 //! otherwise, 3 for bad usage (the reason on stderr).
@@ -178,10 +179,10 @@ fn options() -> ClientOptions {
             Ok(version) => options.version(version),
             Err(_) => {
                 tracing::warn!(%text, "{PROTOCOL_VERSION} names no revision Junction knows; negotiating");
-                options
+                options.auto()
             }
         },
-        None => options,
+        None => options.auto(),
     }
 }
 

@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use junction::client::Negotiation;
 use junction_host::config::Config;
 use junction_host::servers::StartOptions;
 use junction_host::Host;
@@ -67,6 +68,11 @@ pub struct DemoArgs {
     /// (`NAME.db`, `NAME.wire.jsonl`) are replaced.
     #[arg(long, value_name = "DIR")]
     dir: Option<PathBuf>,
+    /// The protocol revision the host speaks with the servers: `auto` (the default: 2026-07-28
+    /// when a server has it, else the handshake) or a revision.
+    #[arg(long, value_name = "VERSION", default_value = "auto",
+          value_parser = clap::builder::PossibleValuesParser::new(Negotiation::names()))]
+    protocol_version: String,
 }
 
 /// Where the demo's files live; a temporary directory is removed when dropped.
@@ -186,9 +192,15 @@ async fn demo(args: DemoArgs) -> anyhow::Result<bool> {
     ]);
     let consent = Arc::new(DemoConsent::new(style));
     let interaction = Arc::new(TerminalInteraction::new(terminal.clone(), Answers::No));
+    let negotiation: Negotiation = args
+        .protocol_version
+        .parse()
+        .map_err(|e| anyhow::anyhow!("--protocol-version: {e}"))?;
+    let mut start = StartOptions::default();
+    start.client = start.client.negotiation(negotiation);
     let (mut host, failures) = Host::from_config(
         &config,
-        &StartOptions::default(),
+        &start,
         model,
         consent,
         interaction,

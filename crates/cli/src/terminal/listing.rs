@@ -130,10 +130,11 @@ pub fn servers(host: &Host) -> Vec<String> {
     for server in host.servers().iter() {
         let info = server.client.server_info();
         lines.push(format!(
-            "  {}: {} {}{}, {} tools, {} prompts, {} resources",
+            "  {}: {} {} (protocol {}){}, {} tools, {} prompts, {} resources",
             display::name(&server.name),
             display::name(&info.name),
             display::name(&info.version),
+            server.client.protocol_version(),
             if server.trusted { ", trusted" } else { "" },
             server.tools().len(),
             server.prompts().len(),

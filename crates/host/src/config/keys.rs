@@ -18,6 +18,7 @@ pub const SERVER: &[&str] = &[
     "policy",
     "sampling",
     "roots",
+    "protocolVersion",
 ];
 
 /// Members other hosts write in server entries, ignored without a warning.

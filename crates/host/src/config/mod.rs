@@ -16,7 +16,9 @@
 //! `"policy": {"tool-glob": "allow" | "ask" | "deny"}`, `"sampling": "allow" | "ask" |
 //! "deny"` (whether the server may use the host's model: `ask`, the default, puts each
 //! request and its answer to the user) and `"roots": ["file:///path", ...]` (the directories
-//! the server is told about; without it the roots capability is not declared to it). A top-level `"junction"` section
+//! the server is told about; without it the roots capability is not declared to it),
+//! `"protocolVersion": "auto" | "2026-07-28" | "2025-11-25" | ...` (the revision to speak;
+//! `auto`, the default, probes `server/discover` and falls back to the handshake). A top-level `"junction"` section
 //! holds rules across servers, the file where "always allow" answers are kept and
 //! `"maxToolOutput"`, the most characters one tool result, attached resource or prompt may put
 //! into the conversation:
@@ -35,6 +37,7 @@ mod keys;
 
 pub use expand::{expand, expand_checked};
 
+use junction::client::Negotiation;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -138,6 +141,9 @@ pub struct ServerConfig {
     pub sampling: Action,
     /// The `file://` roots it is told about; `None` leaves the roots capability undeclared.
     pub roots: Option<Vec<String>>,
+    /// The protocol revision to speak (`protocolVersion`: `"auto"` or a revision such as
+    /// `"2026-07-28"`), when the entry sets it; the host negotiates otherwise.
+    pub protocol_version: Option<Negotiation>,
     /// The file it came from.
     pub source: PathBuf,
 }
@@ -447,6 +453,15 @@ impl Reader<'_> {
             tool_timeout,
             sampling,
             roots: self.roots(name, entry)?,
+            protocol_version: match entry.get("protocolVersion") {
+                None | Some(Value::Null) => None,
+                Some(v) => Some(
+                    v.as_str()
+                        .ok_or_else(|| "expected a string".to_owned())
+                        .and_then(str::parse)
+                        .map_err(|e| self.invalid(Some(name), "protocolVersion", &e))?,
+                ),
+            },
             source: self.path.to_owned(),
         };
         Ok((server, rules))

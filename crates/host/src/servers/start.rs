@@ -236,6 +236,9 @@ pub(super) async fn connect(
 ) -> Result<ConnectedServer, String> {
     let mut client_options = options.client.clone();
     client_options.session.name = name.to_owned();
+    if let Some(negotiation) = settings.protocol_version {
+        client_options = client_options.negotiation(negotiation);
+    }
     let handshake = Handshake::default();
     let attention = Attention::default();
     if let Some(mediation) = &options.mediation {
@@ -268,6 +271,11 @@ pub(super) async fn connect(
             other => other.to_string(),
         })?;
     handshake.finish();
+    tracing::info!(
+        server = name,
+        protocol = %client.protocol_version(),
+        "connected"
+    );
     let capabilities = client.server_capabilities().clone();
     let tools = if capabilities.tools.is_some() {
         client
@@ -343,6 +351,7 @@ mod tests {
             tool_timeout: None,
             sampling: Action::Ask,
             roots: None,
+            protocol_version: None,
             source: "t.json".into(),
         };
         let (_, failures) =

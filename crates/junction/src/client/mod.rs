@@ -198,6 +198,12 @@ impl ClientOptions {
         }
     }
 
+    /// Speaks as `negotiation` says ([`ClientOptions::version`] or [`ClientOptions::auto`]).
+    pub fn negotiation(mut self, negotiation: Negotiation) -> Self {
+        self.negotiation = negotiation;
+        self
+    }
+
     /// Speaks exactly `version`: a handshake revision is offered in `initialize`;
     /// [`ProtocolVersion::V2026_07_28`] uses `server/discover` and per-request `_meta`, and
     /// fails to connect to a server that does not list it.
@@ -300,6 +306,57 @@ pub enum Negotiation {
     Exactly(ProtocolVersion),
     /// The newest the server has (see [`ClientOptions::auto`]).
     Auto,
+}
+
+impl Negotiation {
+    /// Every value [`Negotiation::from_str`](std::str::FromStr) reads: `auto`, then each
+    /// revision, newest first (for command-line choices).
+    pub fn names() -> Vec<&'static str> {
+        let mut names = vec!["auto"];
+        names.extend(ProtocolVersion::ALL.iter().rev().map(|v| v.as_str()));
+        names
+    }
+}
+
+impl std::fmt::Display for Negotiation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Negotiation::Auto => f.write_str("auto"),
+            Negotiation::Exactly(version) => f.write_str(version.as_str()),
+        }
+    }
+}
+
+/// Reads `auto` or a revision (`2026-07-28`, `2025-11-25`, ...), as a command line or a
+/// configuration file gives it.
+///
+/// ```
+/// use junction::client::Negotiation;
+/// use junction_protocol::ProtocolVersion;
+///
+/// assert_eq!("auto".parse::<Negotiation>().unwrap(), Negotiation::Auto);
+/// assert_eq!(
+///     "2026-07-28".parse::<Negotiation>().unwrap(),
+///     Negotiation::Exactly(ProtocolVersion::V2026_07_28)
+/// );
+/// assert!("2027-01-01".parse::<Negotiation>().is_err());
+/// ```
+impl std::str::FromStr for Negotiation {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        if text == "auto" {
+            return Ok(Negotiation::Auto);
+        }
+        text.parse::<ProtocolVersion>()
+            .map(Negotiation::Exactly)
+            .map_err(|_| {
+                format!(
+                    "unknown protocol version {text:?}: expected one of {}",
+                    Negotiation::names().join(", ")
+                )
+            })
+    }
 }
 
 /// How a connected client speaks: one handshake session, or 2026-07-28 request by request.

@@ -36,6 +36,8 @@ pub struct Context {
     server: ServerHandle,
     /// Set for a 2026-07-28 request: its client, log level and input rounds.
     call: Option<Arc<Call>>,
+    /// The key of this context's input requests on 2026-07-28 ([`Context::input_key`]).
+    input_key: Option<Arc<str>>,
 }
 
 impl std::fmt::Debug for Context {
@@ -59,6 +61,7 @@ impl Context {
             session,
             server,
             call: None,
+            input_key: None,
         }
     }
 
@@ -75,6 +78,27 @@ impl Context {
             session,
             server,
             call: Some(call),
+            input_key: None,
+        }
+    }
+
+    /// This context, whose sampling, elicitation and roots requests are keyed `key` on
+    /// 2026-07-28: the key of the input request in the `input_required` result and of its
+    /// answer in the retried request's `inputResponses` (see [`super::stateless`]). Without
+    /// one, the n-th request of a handler run is `input-n`. The handshake family has no keys;
+    /// there the request is sent as usual.
+    ///
+    /// ```
+    /// # async fn handler(context: junction::server::Context) {
+    /// use junction_protocol::elicitation::{FormParams, RequestedSchema};
+    /// let form = FormParams::new("Your name?", RequestedSchema::default());
+    /// let answer = context.input_key("user_name").elicit(form).await;
+    /// # }
+    /// ```
+    pub fn input_key(&self, key: impl Into<Arc<str>>) -> Context {
+        Context {
+            input_key: Some(key.into()),
+            ..self.clone()
         }
     }
 
@@ -261,6 +285,16 @@ impl Context {
         required: ClientCapabilities,
         params: &R::Params,
     ) -> Result<R::Result, RequestError> {
+        let sessionless = self.call.is_none()
+            && self
+                .session
+                .sessionless
+                .load(std::sync::atomic::Ordering::SeqCst);
+        let missing = if sessionless {
+            Some("this connection is sessionless HTTP, which cannot carry server-to-client requests; use an HTTP session (or 2026-07-28, where they travel as input requests)")
+        } else {
+            missing
+        };
         if let Some(reason) = missing {
             if let Some(call) = &self.call {
                 call.rounds.require(required);
@@ -294,11 +328,13 @@ impl Context {
             method: R::METHOD.to_owned(),
             source,
         })?;
-        match call.rounds.answer(request) {
-            Some(answer) => serde_json::from_value(answer).map_err(|source| RequestError::Decode {
-                method: R::METHOD.to_owned(),
-                source,
-            }),
+        let (key, answer) = call.rounds.answer(self.input_key.as_deref(), request);
+        match answer.map(serde_json::from_value) {
+            Some(Ok(result)) => Ok(result),
+            Some(Err(e)) => {
+                call.rounds.invalid(&key, R::METHOD, &e.to_string());
+                std::future::pending().await
+            }
             None => std::future::pending().await,
         }
     }

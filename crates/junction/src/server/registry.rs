@@ -174,6 +174,9 @@ pub(super) struct SessionState {
     pub(super) declared: Mutex<Option<ServerCapabilities>>,
     /// Whether a 2026-07-28 request was served (then `initialize` is refused).
     pub(super) stateless: std::sync::atomic::AtomicBool,
+    /// Whether the connection is one request of sessionless HTTP, which has no way to
+    /// carry server→client requests.
+    pub(super) sessionless: std::sync::atomic::AtomicBool,
     /// The open `subscriptions/listen` requests of this connection.
     pub(super) listens: Mutex<Vec<Listen>>,
     /// The HTTP transport's controls over this connection, when it is an HTTP session.
@@ -221,6 +224,7 @@ impl SessionState {
             subscriptions: Mutex::new(HashSet::new()),
             declared: Mutex::new(None),
             stateless: Default::default(),
+            sessionless: std::sync::atomic::AtomicBool::new(false),
             listens: Mutex::new(Vec::new()),
             http: OnceLock::new(),
             identity: crate::auth::resource::Identity::current(),

@@ -24,13 +24,13 @@ use junction_protocol::roots::RootsListChanged;
 use junction_protocol::stateless::{
     Discover, DiscoverParams, DiscoverResult, SubscriptionFilter, SubscriptionsAcknowledged,
     SubscriptionsAcknowledgedParams, SubscriptionsListen, SubscriptionsListenParams,
-    META_SUBSCRIPTION_ID,
+    META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, META_SUBSCRIPTION_ID,
 };
 use junction_protocol::tools::{
     CallTool, CallToolParams, CallToolResult, ListTools, ListToolsResult,
 };
 use junction_protocol::version::Family;
-use junction_protocol::{ErrorObject, Notification, ProtocolVersion};
+use junction_protocol::{ErrorCode, ErrorObject, Notification, ProtocolVersion};
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
@@ -39,6 +39,7 @@ use super::route::{Routes, Served};
 use super::{completion, resource, revision, stateless, ServerHandle};
 use crate::session::{BoxFuture, IncomingRequest, Peer, Service};
 use crate::sync::lock;
+use crate::transport::http::param;
 use crate::transport::TransportEvent;
 
 /// Removes a listen from its session when the listen request ends, however it ends.
@@ -206,7 +207,14 @@ async fn call_tool(s: Served, params: CallToolParams) -> Result<CallToolResult, 
             params.name
         )));
     };
-    let args = Value::Object(params.arguments.unwrap_or_default());
+    let arguments = params.arguments.unwrap_or_default();
+    if s.family == Family::Stateless {
+        if let Some(http) = s.router.session.http.get() {
+            param::check(&entry.tool.input_schema, &arguments, &http.param_headers())
+                .map_err(|e| ErrorObject::new(ErrorCode::HEADER_MISMATCH, e))?;
+        }
+    }
+    let args = Value::Object(arguments);
     if let Err(problems) = entry.input.check(&args) {
         return Ok(CallToolResult::error(format!(
             "Invalid arguments for tool `{}`: {}.",
@@ -332,7 +340,10 @@ async fn discover(s: Served, _: DiscoverParams) -> Result<DiscoverResult, ErrorO
         .rev()
         .map(|v| v.as_str().to_owned())
         .collect();
-    let mut result = DiscoverResult::new(versions, registry.capabilities());
+    let mut capabilities = registry.capabilities();
+    // 2026-07-28 has no `logging/setLevel`: the level travels in each request's `_meta`.
+    capabilities.logging = None;
+    let mut result = DiscoverResult::new(versions, capabilities);
     result.instructions = registry.instructions.clone();
     Ok(result)
 }
@@ -424,13 +435,8 @@ impl Router {
             family,
             call,
         };
-        if method == Discover::METHOD {
-            let route = route.ok_or_else(|| ErrorObject::method_not_found(&method))?;
-            let served = served(Family::Stateless, ProtocolVersion::V2026_07_28, None);
-            return Ok((route, served, params));
-        }
         let negotiated = self.session.lifecycle.version();
-        if method != Initialize::METHOD && negotiated.is_none() {
+        if negotiated.is_none() {
             let registry = &self.server.registry;
             if let Some(call) = stateless::read(params.as_deref(), &method, &registry.state_key)? {
                 self.session.stateless.store(true, Ordering::SeqCst);
@@ -447,6 +453,11 @@ impl Router {
                 );
                 return Ok((route, served, params));
             }
+        }
+        if method == Discover::METHOD {
+            return Err(ErrorObject::invalid_params(format!(
+                "Invalid params for `{method}`: `_meta[\"{META_PROTOCOL_VERSION}\"]` and `_meta[\"{META_CLIENT_CAPABILITIES}\"]` are required (server/discover is a 2026-07-28 request)"
+            )));
         }
         if method == Initialize::METHOD && self.session.stateless.load(Ordering::SeqCst) {
             return Err(ErrorObject::invalid_request(
@@ -486,6 +497,7 @@ impl Service for Router {
     fn transport_event(&self, event: TransportEvent) {
         match event {
             TransportEvent::Sessionless { version } => {
+                self.session.sessionless.store(true, Ordering::SeqCst);
                 let params =
                     InitializeParams::new(version, Implementation::new("sessionless", "0"));
                 if self.session.lifecycle.initialize(&params).is_ok() {

@@ -12,21 +12,26 @@
 //! # Multi round-trip requests (MRTR)
 //!
 //! On 2026-07-28, [`super::Context::create_message`], [`super::Context::elicit`] and
-//! [`super::Context::list_roots`] send nothing to the client. The n-th such call of a
-//! handler run (counting from 0) has the key `input-n`. When the retried request carries an
-//! answer for that key (in `inputResponses`, or in the `requestState` this server produced
-//! for an earlier round), the call returns it; the first call without one ends the run, and
-//! the client gets an `input_required` result asking for it. The client then retries the
-//! request with a new id, and the handler runs again from the start.
+//! [`super::Context::list_roots`] send nothing to the client. Each such call has a key: the
+//! one given with [`super::Context::input_key`], else `input-n` for the n-th call of a
+//! handler run (counting from 0). When the retried request carries an answer for that key
+//! (in `inputResponses`, or in the `requestState` this server produced for an earlier
+//! round), the call returns it; a call without one ends the run, and the client gets an
+//! `input_required` result asking for it, together with every other call the handler had
+//! started by then without an answer (calls joined with `tokio::join!` are asked in one
+//! round). The client then retries the request with a new id, and the handler runs again
+//! from the start. An answer that is not the result its method returns is refused with
+//! -32602, naming its key.
 //!
 //! **Rule for handlers:** a handler must be deterministic up to its input requests (the same
 //! arguments and answers lead to the same input requests in the same order), and must not
 //! have side effects before its last input request that would be wrong to repeat. Anything
 //! else a handler wants to carry across rounds has to be recomputed.
 //!
-//! `requestState` holds the answers of earlier rounds, tagged with a keyed hash (a per-server
-//! random key) over the method, the target (tool or prompt name, resource URI) and the
-//! answers: a state this server did not produce for this request is refused with -32602.
+//! `requestState` (in every `input_required` result) holds the answers of earlier rounds,
+//! tagged with a keyed hash (a per-server random key) over the method, the target (tool or
+//! prompt name, resource URI) and the answers: a state this server did not produce for this
+//! request is refused with -32602.
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -70,18 +75,12 @@ pub(super) struct Call {
 
 /// `UnsupportedProtocolVersion` (-32022) for `requested`.
 pub(super) fn unsupported_version(requested: &str) -> ErrorObject {
-    let supported: Vec<&str> = ProtocolVersion::ALL
-        .iter()
-        .rev()
-        .map(|v| v.as_str())
-        .collect();
-    ErrorObject::new(
-        ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
+    junction_protocol::stateless::unsupported_version(
+        requested,
         format!(
             "Unsupported protocol version {requested:?} in `_meta[\"{META_PROTOCOL_VERSION}\"]`: requests without `initialize` must use 2026-07-28; the handshake revisions are negotiated with `initialize`"
         ),
     )
-    .with_data(json!({"supported": supported, "requested": requested}))
 }
 
 /// Reads the stateless members of a request's params: `None` when the request carries no
@@ -138,8 +137,9 @@ pub(super) fn read(
             target,
             answers,
             next: AtomicUsize::new(0),
-            needed: Mutex::new(None),
+            needed: Mutex::new(Vec::new()),
             missing: Mutex::new(None),
+            invalid: Mutex::new(None),
             signal: tokio::sync::Notify::new(),
         },
     }))
@@ -151,25 +151,45 @@ pub(super) struct Rounds {
     target: String,
     answers: InputResponses,
     next: AtomicUsize,
-    needed: Mutex<Option<(String, InputRequest)>>,
+    needed: Mutex<Vec<(String, InputRequest)>>,
     missing: Mutex<Option<ClientCapabilities>>,
+    invalid: Mutex<Option<ErrorObject>>,
     signal: tokio::sync::Notify,
 }
 
 impl Rounds {
-    /// The answer to the next input request, or `None` after recording it as needed (the run
-    /// then ends: see [`Rounds::needed`]).
-    pub(super) fn answer(&self, request: InputRequest) -> Option<Value> {
-        let key = format!("input-{}", self.next.fetch_add(1, Ordering::SeqCst));
+    /// The key of an input request (`key`, or `input-n` for the n-th unkeyed one) and its
+    /// answer, or `None` after recording it as needed (the run then ends: see
+    /// [`Rounds::needed`]).
+    pub(super) fn answer(
+        &self,
+        key: Option<&str>,
+        request: InputRequest,
+    ) -> (String, Option<Value>) {
+        let key = match key {
+            Some(key) => key.to_owned(),
+            None => format!("input-{}", self.next.fetch_add(1, Ordering::SeqCst)),
+        };
         if let Some(answer) = self.answers.get(&key) {
-            return Some(answer.clone());
+            return (key, Some(answer.clone()));
         }
         let mut needed = lock(&self.needed);
-        if needed.is_none() {
-            *needed = Some((key, request));
-            self.signal.notify_one();
+        if !needed.iter().any(|(k, _)| *k == key) {
+            needed.push((key.clone(), request));
         }
-        None
+        self.signal.notify_one();
+        (key, None)
+    }
+
+    /// Records that the answer under `key` is not a result of `method`; the request is then
+    /// refused with -32602.
+    pub(super) fn invalid(&self, key: &str, method: &str, problem: &str) {
+        let error = ErrorObject::invalid_params(format!(
+            "Invalid params for `{}`: `inputResponses[\"{key}\"]` is not a `{method}` result: {problem}",
+            self.method
+        ));
+        lock(&self.invalid).get_or_insert(error);
+        self.signal.notify_one();
     }
 
     /// Records that the handler needed a capability the request did not declare.
@@ -187,16 +207,20 @@ impl Rounds {
         self.signal.notified().await;
     }
 
-    /// The `input_required` result for the input asked for.
-    pub(super) fn input_required(&self, key: &StateKey) -> InputRequiredResult {
+    /// The `input_required` result for the input asked for, with the state of the answers
+    /// so far; or the refusal of an invalid answer.
+    pub(super) fn input_required(
+        &self,
+        key: &StateKey,
+    ) -> Result<InputRequiredResult, ErrorObject> {
+        if let Some(error) = lock(&self.invalid).clone() {
+            return Err(error);
+        }
         let mut result = InputRequiredResult::new();
-        if let Some((name, request)) = lock(&self.needed).clone() {
-            result = result.ask(name, request);
+        for (name, request) in lock(&self.needed).iter() {
+            result = result.ask(name.clone(), request.clone());
         }
-        if !self.answers.is_empty() {
-            result = result.state(key.seal(&self.answers, &self.method, &self.target));
-        }
-        result
+        Ok(result.state(key.seal(&self.answers, &self.method, &self.target)))
     }
 }
 
@@ -341,7 +365,7 @@ pub(super) async fn finish<T: Answer>(
     let missing = call.rounds.missing();
     match outcome {
         None => {
-            let mut result = call.rounds.input_required(key);
+            let mut result = call.rounds.input_required(key)?;
             with_server_info(&mut result.meta, server_info);
             reply(&result)
         }

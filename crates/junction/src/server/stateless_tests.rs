@@ -52,6 +52,20 @@ async fn survey(ctx: Context, _: NoArgs) -> Result<String, String> {
     ))
 }
 
+/// Two keyed questions asked at once: one round asks both.
+async fn pair(ctx: Context, _: NoArgs) -> Result<String, String> {
+    let (city, pet) = (ctx.input_key("city"), ctx.input_key("pet"));
+    let (city, pet) = tokio::join!(
+        city.elicit(FormParams::new("Your city?", RequestedSchema::new())),
+        pet.elicit(FormParams::new("Your pet?", RequestedSchema::new())),
+    );
+    let content = |r: Result<junction_protocol::elicitation::ElicitResult, _>| {
+        r.map(|r| serde_json::to_value(&r.content).unwrap_or_default())
+            .map_err(|e: crate::RequestError| e.to_string())
+    };
+    Ok(format!("{} {}", content(city)?, content(pet)?))
+}
+
 async fn roots(ctx: Context, _: NoArgs) -> Result<String, String> {
     let roots = ctx.list_roots().await.map_err(|e| e.to_string())?;
     Ok(roots
@@ -73,6 +87,7 @@ fn server() -> Server {
         .instructions("Be brief.")
         .tool(tool("greet", greet))
         .tool(tool("survey", survey))
+        .tool(tool("pair", pair))
         .tool(tool("roots", roots))
         .tool(tool("logs", logs))
         .resource(resource("test://r", "r", |_| async { "content" }))
@@ -109,13 +124,18 @@ fn server_info() -> Value {
 #[tokio::test]
 async fn discover_and_stateless_requests_need_no_initialize() {
     let mut raw = start();
-    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"server/discover"}"#)
+    raw.send(r#"{"jsonrpc":"2.0","id":0,"method":"server/discover"}"#)
+        .await;
+    let refused = raw.recv().await.unwrap();
+    assert_eq!(refused["id"], 0);
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    raw.send(request(1, "server/discover", json!({}), json!({})))
         .await;
     assert_eq!(
         raw.recv().await.unwrap(),
         json!({"jsonrpc": "2.0", "id": 1, "result": {
             "supportedVersions": ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"],
-            "capabilities": {"logging": {}, "tools": {"listChanged": true}, "resources": {"subscribe": true, "listChanged": true}},
+            "capabilities": {"tools": {"listChanged": true}, "resources": {"subscribe": true, "listChanged": true}},
             "instructions": "Be brief.",
             "ttlMs": 60000, "cacheScope": "public", "resultType": "complete",
             "_meta": server_info()
@@ -144,7 +164,7 @@ async fn discover_and_stateless_requests_need_no_initialize() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["greet", "survey", "roots", "logs"]);
+    assert_eq!(names, ["greet", "survey", "pair", "roots", "logs"]);
     assert_eq!(
         (
             &list["result"]["ttlMs"],
@@ -289,8 +309,17 @@ async fn mrtr_elicitation_and_sampling_rerun_the_handler_until_it_completes() {
         request(id, "tools/call", params, caps.clone())
     };
     raw.send(call(1, json!({}))).await;
+    let mut first = raw.recv().await.unwrap();
+    let state = first["result"]
+        .as_object_mut()
+        .unwrap()
+        .remove("requestState");
+    assert!(
+        state.as_ref().is_some_and(Value::is_string),
+        "every round carries a requestState"
+    );
     assert_eq!(
-        raw.recv().await.unwrap(),
+        first,
         json!({"jsonrpc": "2.0", "id": 1, "result": {
             "resultType": "input_required",
             "inputRequests": {"input-0": {"method": "elicitation/create", "params": {
@@ -462,4 +491,47 @@ async fn listen_acknowledges_then_tags_list_changes_with_its_id() {
         .await;
     assert_eq!(raw.recv().await.unwrap()["id"], 8);
     assert_eq!(server.handle().notify_resource_updated("test://r"), 0);
+}
+
+#[tokio::test]
+async fn keyed_inputs_asked_together_come_in_one_round_and_bad_answers_are_refused() {
+    let mut raw = start();
+    let caps = json!({"elicitation": {}});
+    let call = |id, extra: Value| {
+        let mut params = json!({"name": "pair", "arguments": {}});
+        if let Value::Object(extra) = extra {
+            params.as_object_mut().unwrap().extend(extra);
+        }
+        request(id, "tools/call", params, caps.clone())
+    };
+    raw.send(call(1, json!({}))).await;
+    let first = raw.recv().await.unwrap();
+    let asked = first["result"]["inputRequests"].as_object().unwrap();
+    assert_eq!(asked.keys().collect::<Vec<_>>(), ["city", "pet"], "{first}");
+    let state = first["result"]["requestState"].clone();
+    assert!(state.is_string(), "{first}");
+
+    let city = json!({"action": "accept", "content": {"city": "Oslo"}});
+    let pet = json!({"action": "accept", "content": {"pet": "cat"}});
+    raw.send(call(
+        2,
+        json!({"inputResponses": {"city": city, "pet": pet}, "requestState": state}),
+    ))
+    .await;
+    let done = raw.recv().await.unwrap();
+    assert_eq!(done["result"]["resultType"], "complete", "{done}");
+    assert_eq!(
+        done["result"]["content"][0]["text"],
+        r#"{"city":"Oslo"} {"pet":"cat"}"#
+    );
+
+    raw.send(call(3, json!({"inputResponses": {"city": 12345}})))
+        .await;
+    let refused = raw.recv().await.unwrap();
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains(r#"inputResponses["city"]"#) && message.contains("elicitation/create"),
+        "{message}"
+    );
 }

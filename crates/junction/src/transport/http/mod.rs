@@ -8,6 +8,7 @@
 //!   [`Client::connect`](crate::client::Client::connect) that speaks to such an endpoint,
 //!   resumes broken streams and falls back to the legacy transport.
 //! - [`sse`]: the event-stream format both use.
+//! - [`param`]: the `Mcp-Param-*` headers of 2026-07-28 (`x-mcp-header`), both sides.
 //!
 //! A client and a server talking over a real socket:
 //!
@@ -46,6 +47,7 @@
 //! ```
 
 pub mod client;
+pub mod param;
 pub mod server;
 pub mod sse;
 

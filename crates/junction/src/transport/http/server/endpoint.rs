@@ -10,6 +10,7 @@ use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use junction_protocol::lifecycle::Initialize;
 use junction_protocol::method::Request as _;
+use junction_protocol::stateless::RequestEnvelope;
 use junction_protocol::{ErrorCode, Message, ProtocolVersion, RequestId};
 
 use super::guard::{self, refuse, Refusal, TRANSPORT_ERROR};
@@ -90,29 +91,34 @@ async fn post_inner(
 ) -> Result<Response, Refusal> {
     guard::check_post_accept(headers)?;
     guard::check_content_type(headers)?;
-    guard::check_version(headers)?;
     let frame = guard::read_body(body, shared.config.max_body).await?;
     let message = Message::decode(&frame)
         .map_err(|e| Refusal::with_id(StatusCode::BAD_REQUEST, e.id, e.error))?;
-    if let Message::Request(request) = &message {
-        let envelope = session_header(headers)
-            .is_none()
-            .then(|| super::stateless::envelope(request))
-            .flatten();
-        if let Some(envelope) = envelope {
-            let Message::Request(request) = message else {
-                unreachable!("matched as a request above")
-            };
-            return super::stateless::serve(shared, headers, request, envelope, frame).await;
+    // Read after the body, so that the refusal names the request it answers.
+    if let Err(requested) = guard::header_version(headers) {
+        let id = match &message {
+            Message::Request(r) => Some(r.id.clone()),
+            _ => None,
+        };
+        return Err(guard::unsupported_version(id, &requested));
+    }
+    let revision_2026 = headers
+        .get(PROTOCOL_VERSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        == Some(ProtocolVersion::V2026_07_28.as_str());
+    if session_header(headers).is_none() {
+        if let Message::Request(request) = &message {
+            let envelope = RequestEnvelope::read(request.params.as_deref());
+            if revision_2026 || super::stateless::is_2026(request, envelope.as_ref().ok()) {
+                let Message::Request(request) = message else {
+                    unreachable!("matched as a request above")
+                };
+                return super::stateless::serve(shared, headers, request, envelope, frame).await;
+            }
+        } else if revision_2026 {
+            // 2026-07-28 has no session to deliver to; a client cancels by closing its stream.
+            return Ok(empty(StatusCode::ACCEPTED));
         }
-    } else if session_header(headers).is_none()
-        && headers
-            .get(PROTOCOL_VERSION_HEADER)
-            .and_then(|v| v.to_str().ok())
-            == Some(ProtocolVersion::V2026_07_28.as_str())
-    {
-        // 2026-07-28 has no session to deliver to; a client cancels by closing its stream.
-        return Ok(empty(StatusCode::ACCEPTED));
     }
     if shared.config.sessionless {
         return sessionless(shared, headers, message, frame).await;
@@ -278,6 +284,7 @@ pub(super) async fn get(State(shared): State<Arc<Shared>>, headers: HeaderMap) -
         if shared.config.sessionless {
             return Err(method_not_allowed_response(
                 "GET is not offered in sessionless mode",
+                true,
             ));
         }
         let session = find_session(&shared, &headers)?;
@@ -316,7 +323,7 @@ pub(super) async fn get(State(shared): State<Arc<Shared>>, headers: HeaderMap) -
 /// `DELETE`: the client ends its session.
 pub(super) async fn delete(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
     if shared.config.sessionless {
-        return method_not_allowed_response("DELETE is not offered in sessionless mode")
+        return method_not_allowed_response("DELETE is not offered in sessionless mode", true)
             .into_response();
     }
     let Some(id) = session_header(&headers) else {
@@ -331,16 +338,26 @@ pub(super) async fn delete(State(shared): State<Arc<Shared>>, headers: HeaderMap
     }
 }
 
-fn method_not_allowed_response(message: &str) -> Refusal {
+fn method_not_allowed_response(message: &str, sessionless: bool) -> Refusal {
     refuse(
         StatusCode::METHOD_NOT_ALLOWED,
         TRANSPORT_ERROR,
         format!("Method Not Allowed: {message}"),
     )
-    .allow("GET, POST, DELETE")
+    .allow(if sessionless {
+        "POST"
+    } else {
+        "GET, POST, DELETE"
+    })
 }
 
 /// Any other method.
-pub(super) async fn method_not_allowed() -> Response {
-    method_not_allowed_response("this endpoint serves GET, POST and DELETE").into_response()
+pub(super) async fn method_not_allowed(State(shared): State<Arc<Shared>>) -> Response {
+    let sessionless = shared.config.sessionless;
+    let served = if sessionless {
+        "this endpoint serves POST"
+    } else {
+        "this endpoint serves GET, POST and DELETE"
+    };
+    method_not_allowed_response(served, sessionless).into_response()
 }

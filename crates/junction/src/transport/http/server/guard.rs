@@ -6,7 +6,8 @@
 //!   `Content-Length` over the limit is refused before a byte of the body is read, and a
 //!   body that takes longer than the body timeout to arrive is refused with `408`.
 //!
-//! Every refusal carries a JSON-RPC error body with `"id": null`, as the specification allows.
+//! Every refusal carries a JSON-RPC error body: with `"id": null` when it comes before the
+//! body is read (as the specification allows), else with the id of the request it answers.
 
 use axum::body::Body;
 use std::future::Future;
@@ -205,28 +206,41 @@ pub(super) fn check_content_type(headers: &HeaderMap) -> Result<(), Refusal> {
     ))
 }
 
-/// The `MCP-Protocol-Version` header, when present, must name a revision served here
-/// (2026-07-28 included: its requests are checked further in `stateless`).
-/// Absent means 2025-03-26, which is served.
-pub(super) fn check_version(headers: &HeaderMap) -> Result<(), Refusal> {
+/// The `MCP-Protocol-Version` header's revision, when it names one served here; absent
+/// means 2025-03-26, which is served. The error is the unsupported value as sent.
+pub(super) fn header_version(headers: &HeaderMap) -> Result<Option<ProtocolVersion>, String> {
     let Some(value) = headers.get(PROTOCOL_VERSION_HEADER) else {
-        return Ok(());
+        return Ok(None);
     };
-    let text = value.to_str().unwrap_or("");
-    match text.parse::<ProtocolVersion>() {
-        Ok(_) => Ok(()),
-        _ => {
-            let supported: Vec<&str> = ProtocolVersion::ALL.iter().map(|v| v.as_str()).collect();
-            Err(refuse(
-                StatusCode::BAD_REQUEST,
-                TRANSPORT_ERROR,
-                format!(
-                    "Bad Request: unsupported MCP-Protocol-Version {text:?}; supported: {}",
-                    supported.join(", ")
-                ),
-            ))
-        }
-    }
+    let text = value.to_str().unwrap_or("\u{fffd}");
+    text.parse::<ProtocolVersion>()
+        .map(Some)
+        .map_err(|_| text.to_owned())
+}
+
+/// `400` with `UnsupportedProtocolVersion` (-32022) for the header's `requested` revision,
+/// naming the request `id` it answers.
+pub(super) fn unsupported_version(id: Option<RequestId>, requested: &str) -> Refusal {
+    let supported: Vec<&str> = ProtocolVersion::ALL
+        .iter()
+        .rev()
+        .map(|v| v.as_str())
+        .collect();
+    let error = junction_protocol::stateless::unsupported_version(
+        requested,
+        format!(
+            "Bad Request: unsupported MCP-Protocol-Version {requested:?}; supported: {}",
+            supported.join(", ")
+        ),
+    );
+    Refusal::with_id(StatusCode::BAD_REQUEST, id, error)
+}
+
+/// A GET's `MCP-Protocol-Version` header, when present, must name a revision served here.
+pub(super) fn check_version(headers: &HeaderMap) -> Result<(), Refusal> {
+    header_version(headers)
+        .map(|_| ())
+        .map_err(|requested| unsupported_version(None, &requested))
 }
 
 fn too_large(limit: usize) -> Refusal {

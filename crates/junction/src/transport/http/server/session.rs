@@ -133,6 +133,16 @@ impl SessionControl {
     pub fn close_standalone_stream(&self) -> bool {
         self.session.upgrade().is_some_and(|s| s.close_stream(None))
     }
+
+    /// The `Mcp-Param-*` headers of the request this session serves (2026-07-28, where a
+    /// session serves one request): each name without the prefix, lowercase, and its raw
+    /// value. Empty for sessions of the handshake family.
+    pub fn param_headers(&self) -> Vec<(String, String)> {
+        self.session
+            .upgrade()
+            .map(|s| lock(&s.param_headers).clone())
+            .unwrap_or_default()
+    }
 }
 
 /// How a POSTed request is answered.
@@ -203,6 +213,8 @@ pub(super) struct HttpSession {
     state: Mutex<State>,
     store: Arc<dyn EventStore>,
     settings: SessionSettings,
+    /// See [`SessionControl::param_headers`].
+    param_headers: Mutex<Vec<(String, String)>>,
     closed: CancellationToken,
     /// The identity of the latest request's bearer token (behind `BearerAuth`).
     caller: Mutex<Option<crate::auth::resource::Identity>>,
@@ -240,6 +252,7 @@ impl HttpSession {
             }),
             store,
             settings,
+            param_headers: Mutex::new(Vec::new()),
             closed: CancellationToken::new(),
             caller: Mutex::new(None),
         });
@@ -259,6 +272,11 @@ impl HttpSession {
         );
         tokio::spawn(route(session.clone(), out_rx));
         session
+    }
+
+    /// Keeps the `Mcp-Param-*` headers of the one request this session serves.
+    pub(super) fn set_param_headers(&self, headers: Vec<(String, String)>) {
+        *lock(&self.param_headers) = headers;
     }
 
     /// Records activity, for idle expiry.

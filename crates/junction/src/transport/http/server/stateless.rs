@@ -1,12 +1,24 @@
 //! POSTs of revision 2026-07-28: no session is required or issued.
 //!
-//! A request whose params carry `_meta["io.modelcontextprotocol/protocolVersion"]` (or a
-//! `server/discover`), sent without `MCP-Session-Id`, is served in a one-shot session of its
-//! own, without `initialize`. Its `Mcp-Method` header must equal the body's method, and for
-//! `tools/call` and `prompts/get` its `Mcp-Name` the `name` (for `resources/read`, the `uri`);
-//! an `MCP-Protocol-Version` header must equal the `_meta` version. Otherwise the answer is
-//! `400` with a `HeaderMismatch` (-32020) error. Streams carry no event ids (2026-07-28 has
-//! no resumption), and a response stream the client closes cancels its request.
+//! A request sent without `MCP-Session-Id` belongs to 2026-07-28 when its
+//! `MCP-Protocol-Version` header says so, when its params carry
+//! `_meta["io.modelcontextprotocol/protocolVersion"]`, or when it is `server/discover`. It is
+//! served in a one-shot session of its own, without `initialize`, after these checks, each a
+//! `400` unless said otherwise and each naming the request's id:
+//!
+//! - `Mcp-Method` must equal the body's method, and for the methods the method table gives
+//!   an `Mcp-Name` member (`tools/call`, `prompts/get`: `name`; `resources/read`: `uri`)
+//!   `Mcp-Name` must equal it, Base64 sentinel decoded; an `MCP-Protocol-Version` header must
+//!   equal the `_meta` version: otherwise `HeaderMismatch` (-32020).
+//! - A method 2026-07-28 does not have (`initialize`, `ping`, `logging/setLevel`, ...) or
+//!   that is unknown: `404` with -32601.
+//! - `_meta` must carry the protocol version and the client capabilities: otherwise -32602.
+//! - `Mcp-Param-*` headers are kept for the server, which checks them against the tool's
+//!   `x-mcp-header` annotations ([`super::SessionControl::param_headers`]).
+//!
+//! The answer's status follows its error: `404` for -32601, `400` for -32020..-32022, `200`
+//! otherwise. Streams carry no event ids (2026-07-28 has no resumption), and a response
+//! stream the client closes cancels its request.
 
 use std::sync::Arc;
 
@@ -15,6 +27,7 @@ use axum::response::Response;
 use bytes::Bytes;
 use junction_protocol::method::{self, NameParam, Request as _};
 use junction_protocol::stateless::{Discover, RequestEnvelope};
+use junction_protocol::version::Family;
 use junction_protocol::{ErrorCode, ErrorObject, Message, Request, RequestId};
 use serde_json::Value;
 
@@ -22,21 +35,17 @@ use super::endpoint::{answer_reply, settings};
 use super::guard::{self, Refusal};
 use super::session::{EventReceiver, HttpSession, Reply};
 use super::Shared;
-use crate::transport::http::PROTOCOL_VERSION_HEADER;
+use crate::transport::http::{param, PROTOCOL_VERSION_HEADER};
 
 /// The header that repeats the JSON-RPC method.
 pub const METHOD_HEADER: &str = "mcp-method";
 /// The header that repeats the tool or prompt name, or the resource URI.
 pub const NAME_HEADER: &str = "mcp-name";
 
-/// The envelope of `request` (sent without a session id) when it belongs to 2026-07-28: it
-/// is `server/discover` or carries a protocol version in `_meta`.
-pub(super) fn envelope(request: &Request) -> Option<RequestEnvelope> {
-    let envelope = RequestEnvelope::read(request.params.as_deref()).ok();
-    if request.method == Discover::METHOD {
-        return Some(envelope.unwrap_or_default());
-    }
-    envelope.filter(|e| e.protocol_version().is_some())
+/// Whether `request` (sent without a session id, with no 2026-07-28 header) belongs to
+/// 2026-07-28 by its body: it is `server/discover` or carries a protocol version in `_meta`.
+pub(super) fn is_2026(request: &Request, envelope: Option<&RequestEnvelope>) -> bool {
+    request.method == Discover::METHOD || envelope.is_some_and(|e| e.protocol_version().is_some())
 }
 
 fn mismatch(id: &RequestId, message: String) -> Refusal {
@@ -82,7 +91,9 @@ fn check_headers(
     let name = method::request(&request.method).map_or(NameParam::Absent, |m| m.mcp_name);
     if name != NameParam::Absent {
         let body = envelope.target(name).unwrap_or("");
-        match header(headers, NAME_HEADER) {
+        let sent =
+            header(headers, NAME_HEADER).map(|h| param::decode(h).unwrap_or_else(|_| h.to_owned()));
+        match sent.as_deref() {
             None => {
                 return Err(mismatch(
                     id,
@@ -110,9 +121,32 @@ fn check_headers(
     Ok(())
 }
 
-/// Errors the 2026-07-28 transport answers with `400` rather than `200`.
-fn is_refusal(code: Option<ErrorCode>) -> bool {
-    matches!(code, Some(ErrorCode(-32022..=-32020)))
+/// The status of a 2026-07-28 answer that is the error `code`.
+fn status(code: Option<ErrorCode>) -> StatusCode {
+    match code {
+        Some(ErrorCode::METHOD_NOT_FOUND) => StatusCode::NOT_FOUND,
+        Some(ErrorCode(-32022..=-32020)) => StatusCode::BAD_REQUEST,
+        _ => StatusCode::OK,
+    }
+}
+
+/// A refusal of request `id`.
+fn refusal(status: StatusCode, id: &RequestId, error: ErrorObject) -> Refusal {
+    Refusal::with_id(status, Some(id.clone()), error)
+}
+
+/// The `Mcp-Param-*` headers: names without the prefix, lowercase.
+fn param_headers(headers: &HeaderMap) -> Vec<(String, String)> {
+    headers
+        .iter()
+        .filter_map(|(name, value)| {
+            let rest = name.as_str().strip_prefix(param::PREFIX)?;
+            Some((
+                rest.to_owned(),
+                value.to_str().unwrap_or("\u{fffd}").to_owned(),
+            ))
+        })
+        .collect()
 }
 
 /// Serves one 2026-07-28 request in a session of its own.
@@ -120,28 +154,53 @@ pub(super) async fn serve(
     shared: &Arc<Shared>,
     headers: &HeaderMap,
     request: Request,
-    envelope: RequestEnvelope,
+    envelope: Result<RequestEnvelope, serde_json::Error>,
     frame: Bytes,
 ) -> Result<Response, Refusal> {
+    let id = request.id.clone();
+    let envelope = envelope.map_err(|e| {
+        refusal(
+            StatusCode::BAD_REQUEST,
+            &id,
+            ErrorObject::invalid_params(format!("Invalid params for `{}`: {e}", request.method)),
+        )
+    })?;
     check_headers(headers, &request, &envelope)?;
+    let served =
+        method::request(&request.method).is_some_and(|m| m.families.serves(Family::Stateless));
+    if !served {
+        return Err(refusal(
+            StatusCode::NOT_FOUND,
+            &id,
+            ErrorObject::method_not_found(&request.method),
+        ));
+    }
+    if let Some(missing) = junction_protocol::stateless::missing_meta(&envelope) {
+        let what = if missing == "_meta" {
+            "`_meta`".to_owned()
+        } else {
+            format!("`_meta[\"{missing}\"]`")
+        };
+        return Err(refusal(
+            StatusCode::BAD_REQUEST,
+            &id,
+            ErrorObject::invalid_params(format!(
+                "Invalid params for `{}`: {what} is required on 2026-07-28 (the protocol version and the client capabilities, {{}} for none, travel in every request)",
+                request.method
+            )),
+        ));
+    }
     let session = HttpSession::start(
         super::endpoint::one_shot_id(),
         settings(shared, false),
         shared.store.clone(),
         &*shared.serve,
     );
-    let id = request.id.clone();
+    session.set_param_headers(param_headers(headers));
     let reply = answer_reply(&session, id.clone(), frame, shared.config.mode).await;
     session.close_when_answered();
     match reply? {
-        Reply::Json(body, error) => {
-            let status = if is_refusal(error) {
-                StatusCode::BAD_REQUEST
-            } else {
-                StatusCode::OK
-            };
-            Ok(guard::json_response(status, body))
-        }
+        Reply::Json(body, error) => Ok(guard::json_response(status(error), body)),
         Reply::Sse(rx) => Ok(super::endpoint::sse_response(cancel_on_close(
             session,
             id,
