@@ -10,6 +10,11 @@
 //! JWKS or, with `--auth-introspect URL --auth-client ID:SECRET`, by token introspection;
 //! `--auth-scope` names scopes every request needs. The protected resource metadata is
 //! served at `/.well-known/oauth-protected-resource/mcp`.
+//!
+//! With `--redis redis://HOST:PORT[/DB]` the HTTP sessions, their routing and their events
+//! are shared through Redis with every other instance started with the same URL, so that
+//! instances behind a load balancer serve any request of any session (docs/scale-out.md).
+//! Redis unreachable at start is an error; lost later, it is logged and reconnected.
 
 use std::io::{self, Write};
 use std::net::{Ipv4Addr, SocketAddr};
@@ -24,7 +29,7 @@ use clap::builder::{PossibleValue, PossibleValuesParser};
 use junction::auth::resource::{IntrospectionVerifier, JwtVerifier, TokenVerifier};
 use junction::auth::Url;
 use junction::server::Server;
-use junction::transport::http::server::{BearerAuth, HttpServer, ResponseMode};
+use junction::transport::http::server::{BearerAuth, HttpServer, RedisSessionStore, ResponseMode};
 use junction::transport::{stdio, tap, Connection, Limits};
 use tokio::io::AsyncWrite;
 use tokio::sync::oneshot;
@@ -89,6 +94,15 @@ pub struct ServeArgs {
     /// With --http: seconds a session may stay idle before it ends (default 1800).
     #[arg(long, value_name = "SECS", requires = "http")]
     session_idle: Option<u64>,
+    /// With --http: share sessions and streams with the other instances using this Redis
+    /// (redis://HOST:PORT[/DB]).
+    #[arg(
+        long,
+        value_name = "URL",
+        requires = "http",
+        conflicts_with = "sessionless"
+    )]
+    redis: Option<String>,
 }
 
 fn parse_addr(text: &str) -> Result<SocketAddr, String> {
@@ -236,6 +250,18 @@ async fn serve_http(
     }
     if let Some(secs) = args.session_idle {
         http = http.idle_timeout(std::time::Duration::from_secs(secs));
+    }
+    if let Some(url) = &args.redis {
+        match RedisSessionStore::connect(url).await {
+            Ok(store) => {
+                tracing::info!(redis = %url, "sharing sessions through Redis");
+                http = http.session_store(store);
+            }
+            Err(e) => {
+                eprintln!("junction serve: cannot use Redis at {url}: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
     }
     if !addr.ip().is_loopback() {
         tracing::warn!(%addr, "bound beyond loopback, but only loopback Host and Origin headers are accepted");

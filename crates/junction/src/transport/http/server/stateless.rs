@@ -128,6 +128,7 @@ pub(super) async fn serve(
         super::endpoint::one_shot_id(),
         settings(shared, false),
         shared.store.clone(),
+        None,
         &*shared.serve,
     );
     let id = request.id.clone();
