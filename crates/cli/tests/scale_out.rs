@@ -318,3 +318,66 @@ async fn losing_redis_degrades_to_local_sessions_and_recovers_when_it_returns() 
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
+
+#[test]
+fn the_conformance_suite_passes_through_nginx_over_three_instances() {
+    /// How many scenarios `--suite all` runs in 0.1.16.
+    const SCENARIOS: usize = 32;
+    let node = common::peer("JUNCTION_NODE");
+    let suite = common::peer("JUNCTION_CONFORMANCE");
+    let cluster = Cluster::start("conformance", 3, &[]);
+    // The suite's DNS-rebinding check needs a loopback name it can compare.
+    let url = format!("http://localhost:{}/mcp", cluster.nginx.port);
+    let out = cluster::scratch("conformance-scale");
+    let run = common::run(
+        &node,
+        &[
+            &suite,
+            "server",
+            "--url",
+            &url,
+            "--suite",
+            "all",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+    );
+    let mut checks = std::collections::BTreeMap::new();
+    common::checks_by_scenario(&out, "", &mut checks);
+    let _ = std::fs::remove_dir_all(&out);
+    let with = |status: &str| -> Vec<String> {
+        checks
+            .iter()
+            .flat_map(|(scenario, list)| {
+                list.iter().filter(|c| c["status"] == status).map(move |c| {
+                    format!(
+                        "{scenario} / {}: {} {}",
+                        c["id"], c["errorMessage"], c["details"]
+                    )
+                })
+            })
+            .collect()
+    };
+    let failures = with("FAILURE");
+    assert!(
+        failures.is_empty(),
+        "failing checks:\n{}\n\nsuite output:\n{}{}",
+        failures.join("\n"),
+        run.stdout,
+        run.stderr
+    );
+    assert_eq!(
+        checks.len(),
+        SCENARIOS,
+        "every scenario ran\n{}{}",
+        run.stdout,
+        run.stderr
+    );
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    eprintln!(
+        "scale-out conformance: {} scenarios, {} checks passed, {} warnings",
+        checks.len(),
+        with("SUCCESS").len(),
+        with("WARNING").len()
+    );
+}

@@ -15,6 +15,7 @@
 //! are shared through Redis with every other instance started with the same URL, so that
 //! instances behind a load balancer serve any request of any session (docs/scale-out.md).
 //! Redis unreachable at start is an error; lost later, it is logged and reconnected.
+//! `--state-key-file FILE` gives every instance the same key for 2026-07-28 `requestState`.
 
 use std::io::{self, Write};
 use std::net::{Ipv4Addr, SocketAddr};
@@ -33,6 +34,9 @@ use junction::transport::http::server::{BearerAuth, HttpServer, RedisSessionStor
 use junction::transport::{stdio, tap, Connection, Limits};
 use tokio::io::AsyncWrite;
 use tokio::sync::oneshot;
+
+/// The shortest `--state-key-file` secret accepted: HMAC-SHA256's block of entropy.
+const MIN_STATE_KEY: usize = 32;
 
 /// How long queued messages may take to reach stdout once the session has ended.
 const FLUSH_GRACE: Duration = Duration::from_secs(5);
@@ -103,6 +107,11 @@ pub struct ServeArgs {
         conflicts_with = "sessionless"
     )]
     redis: Option<String>,
+    /// Sign the `requestState` of 2026-07-28 multi-round requests with the secret in FILE
+    /// (at least 32 bytes) instead of a random per-process key: every instance behind one
+    /// load balancer needs the same.
+    #[arg(long, value_name = "FILE")]
+    state_key_file: Option<PathBuf>,
 }
 
 fn parse_addr(text: &str) -> Result<SocketAddr, String> {
@@ -142,6 +151,23 @@ pub async fn run(args: ServeArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if let Some(path) = &args.state_key_file {
+        match std::fs::read(path) {
+            Ok(secret) if secret.len() >= MIN_STATE_KEY => server.request_state_key(&secret),
+            Ok(secret) => {
+                eprintln!(
+                    "junction serve: {}: the requestState key has {} bytes; it needs at least {MIN_STATE_KEY}",
+                    path.display(),
+                    secret.len()
+                );
+                return ExitCode::FAILURE;
+            }
+            Err(e) => {
+                eprintln!("junction serve: cannot read {}: {e}", path.display());
+                return ExitCode::FAILURE;
+            }
+        }
+    }
     let log = match args.wire_log.as_deref().map(WireLog::create).transpose() {
         Ok(log) => log,
         Err(e) => {
