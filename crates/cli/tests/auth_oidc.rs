@@ -149,11 +149,13 @@ fn the_host_logs_in_through_oidc_provider_and_calls_a_tool() {
         "stdout:\n{}\nstderr:\n{}",
         run.stdout, run.stderr
     );
+    // `run` in text mode: the transcript on stderr, only the final answer on stdout.
     assert!(
-        run.stdout.contains("results"),
+        run.stderr.contains("results"),
         "the tool result is in the transcript:\n{}",
-        run.stdout
+        run.stderr
     );
+    assert_eq!(run.stdout.trim(), "Done.");
     assert!(
         run.stderr.contains("To authorize, open this URL"),
         "{}",
