@@ -14,6 +14,12 @@
 //! calls of one tool, need: a token without them gets `403 insufficient_scope` naming every
 //! scope the request needs, and the client steps up. The protected resource metadata,
 //! listing every scope named, is served at `/.well-known/oauth-protected-resource/mcp`.
+//!
+//! With `--redis redis://HOST:PORT[/DB]` the HTTP sessions, their routing and their events
+//! are shared through Redis with every other instance started with the same URL, so that
+//! instances behind a load balancer serve any request of any session (docs/scale-out.md).
+//! Redis unreachable at start is an error; lost later, it is logged and reconnected.
+//! `--state-key-file FILE` gives every instance the same key for 2026-07-28 `requestState`.
 
 use std::io::{self, Write};
 use std::net::{Ipv4Addr, SocketAddr};
@@ -28,10 +34,13 @@ use clap::builder::{PossibleValue, PossibleValuesParser};
 use junction::auth::resource::{IntrospectionVerifier, JwtVerifier, TokenVerifier};
 use junction::auth::Url;
 use junction::server::Server;
-use junction::transport::http::server::{BearerAuth, HttpServer, ResponseMode};
+use junction::transport::http::server::{BearerAuth, HttpServer, RedisSessionStore, ResponseMode};
 use junction::transport::{stdio, tap, Connection, Limits};
 use tokio::io::AsyncWrite;
 use tokio::sync::oneshot;
+
+/// The shortest `--state-key-file` secret accepted: HMAC-SHA256's block of entropy.
+const MIN_STATE_KEY: usize = 32;
 
 /// How long queued messages may take to reach stdout once the session has ended.
 const FLUSH_GRACE: Duration = Duration::from_secs(5);
@@ -101,6 +110,20 @@ pub struct ServeArgs {
     /// With --http: seconds a session may stay idle before it ends (default 1800).
     #[arg(long, value_name = "SECS", requires = "http")]
     session_idle: Option<u64>,
+    /// With --http: share sessions and streams with the other instances using this Redis
+    /// (redis://HOST:PORT[/DB]).
+    #[arg(
+        long,
+        value_name = "URL",
+        requires = "http",
+        conflicts_with = "sessionless"
+    )]
+    redis: Option<String>,
+    /// Sign the `requestState` of 2026-07-28 multi-round requests with the secret in FILE
+    /// (at least 32 bytes) instead of a random per-process key: every instance behind one
+    /// load balancer needs the same.
+    #[arg(long, value_name = "FILE")]
+    state_key_file: Option<PathBuf>,
 }
 
 fn parse_addr(text: &str) -> Result<SocketAddr, String> {
@@ -140,6 +163,23 @@ pub async fn run(args: ServeArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if let Some(path) = &args.state_key_file {
+        match std::fs::read(path) {
+            Ok(secret) if secret.len() >= MIN_STATE_KEY => server.request_state_key(&secret),
+            Ok(secret) => {
+                eprintln!(
+                    "junction serve: {}: the requestState key has {} bytes; it needs at least {MIN_STATE_KEY}",
+                    path.display(),
+                    secret.len()
+                );
+                return ExitCode::FAILURE;
+            }
+            Err(e) => {
+                eprintln!("junction serve: cannot read {}: {e}", path.display());
+                return ExitCode::FAILURE;
+            }
+        }
+    }
     let log = match args.wire_log.as_deref().map(WireLog::create).transpose() {
         Ok(log) => log,
         Err(e) => {
@@ -248,6 +288,18 @@ async fn serve_http(
     }
     if let Some(secs) = args.session_idle {
         http = http.idle_timeout(std::time::Duration::from_secs(secs));
+    }
+    if let Some(url) = &args.redis {
+        match RedisSessionStore::connect(url).await {
+            Ok(store) => {
+                tracing::info!(redis = %url, "sharing sessions through Redis");
+                http = http.session_store(store);
+            }
+            Err(e) => {
+                eprintln!("junction serve: cannot use Redis at {url}: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
     }
     if !addr.ip().is_loopback() {
         tracing::warn!(%addr, "bound beyond loopback, but only loopback Host and Origin headers are accepted");

@@ -289,6 +289,14 @@ impl std::fmt::Debug for Server {
 }
 
 impl Server {
+    /// Sets the secret that signs the `requestState` of 2026-07-28 multi-round requests
+    /// (random per server by default). Instances behind one load balancer need the same
+    /// secret, since a client retries on whichever instance it reaches; use at least 32
+    /// random bytes. Set it before serving: states signed with the former key are refused.
+    pub fn request_state_key(&self, secret: &[u8]) {
+        self.handle.registry.state_key.set(secret);
+    }
+
     /// Starts declaring a server with its name and version.
     pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ServerBuilder {
         ServerBuilder {

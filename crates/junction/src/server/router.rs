@@ -491,8 +491,8 @@ impl Service for Router {
         method == Initialize::METHOD
     }
 
-    /// A sessionless HTTP connection stands as initialized, without the handshake's
-    /// messages.
+    /// A sessionless or restored HTTP connection stands as initialized, without the
+    /// handshake's messages.
     /// The controls of an HTTP connection are kept for the handlers ([`super::Context::http`]).
     fn transport_event(&self, event: TransportEvent) {
         match event {
@@ -504,6 +504,20 @@ impl Service for Router {
                     *lock(&self.session.declared) = Some(self.server.registry.capabilities());
                     self.session.lifecycle.initialized();
                 }
+            }
+            TransportEvent::Restored(restored)
+                if self
+                    .session
+                    .lifecycle
+                    .initialize(&restored.initialize)
+                    .is_ok() =>
+            {
+                *lock(&self.session.declared) = Some(self.server.registry.capabilities());
+                self.session.lifecycle.initialized();
+                if let Some(level) = restored.log_level {
+                    *lock(&self.session.log_level) = level;
+                }
+                lock(&self.session.subscriptions).extend(restored.subscriptions);
             }
             TransportEvent::Http(control) => {
                 let _ = self.session.http.set(control);

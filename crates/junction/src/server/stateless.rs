@@ -29,9 +29,10 @@
 //! else a handler wants to carry across rounds has to be recomputed.
 //!
 //! `requestState` (in every `input_required` result) holds the answers of earlier rounds,
-//! tagged with a keyed hash (a per-server random key) over the method, the target (tool or
-//! prompt name, resource URI) and the answers: a state this server did not produce for this
-//! request is refused with -32602.
+//! tagged with HMAC-SHA256 (a per-server random key, or one shared by every instance:
+//! [`super::Server::request_state_key`]) over the method, the target (tool or prompt name,
+//! resource URI) and the answers: a state this server did not produce for this request is
+//! refused with -32602.
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -233,35 +234,89 @@ pub(super) fn missing_capability(required: &ClientCapabilities) -> ErrorObject {
     .with_data(json!({"requiredCapabilities": required}))
 }
 
-/// The per-server key that tags `requestState`.
-pub(super) struct StateKey(std::collections::hash_map::RandomState);
+/// The key that tags `requestState`: random per server unless set
+/// ([`super::Server::request_state_key`]) so that every instance of a deployment accepts the
+/// states any of them produced.
+pub(super) struct StateKey(std::sync::RwLock<Vec<u8>>);
+
+/// How many bytes of HMAC-SHA256 a tag keeps: 128 bits, as hex.
+const TAG_BYTES: usize = 16;
+
+type Mac = hmac::Hmac<sha2::Sha256>;
 
 impl StateKey {
     pub(super) fn new() -> Self {
-        StateKey(std::collections::hash_map::RandomState::new())
+        let mut key = vec![0u8; 32];
+        if let Err(e) = getrandom::fill(&mut key) {
+            // Without the OS's randomness the key is only as secret as the process's
+            // memory layout; say so rather than refuse to serve.
+            tracing::error!(error = %e, "no random key for requestState; set one with Server::request_state_key");
+            let fallback = std::collections::hash_map::RandomState::new().hash_one(0u8);
+            key[..8].copy_from_slice(&fallback.to_le_bytes());
+        }
+        StateKey(std::sync::RwLock::new(key))
     }
 
-    fn tag(&self, method: &str, target: &str, payload: &str) -> u64 {
-        self.0.hash_one((method, target, payload))
+    pub(super) fn set(&self, key: &[u8]) {
+        *self.0.write().unwrap_or_else(|p| p.into_inner()) = key.to_vec();
+    }
+
+    fn mac(&self, method: &str, target: &str, payload: &str) -> Mac {
+        use hmac::Mac as _;
+        let key = self.0.read().unwrap_or_else(|p| p.into_inner());
+        // HMAC takes keys of any length.
+        let mut mac = <Mac as hmac::Mac>::new_from_slice(&key)
+            .unwrap_or_else(|_| unreachable!("HMAC accepts every key length"));
+        for part in [method, target, payload] {
+            mac.update(&(part.len() as u64).to_le_bytes());
+            mac.update(part.as_bytes());
+        }
+        mac
     }
 
     fn seal(&self, answers: &InputResponses, method: &str, target: &str) -> String {
+        use hmac::Mac as _;
         let payload = Value::Object(answers.clone().into_iter().collect()).to_string();
-        format!("{:016x}.{payload}", self.tag(method, target, &payload))
+        let tag = self.mac(method, target, &payload).finalize().into_bytes();
+        let hex: String = tag[..TAG_BYTES]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        format!("{hex}.{payload}")
     }
 
     fn open(&self, state: &str, method: &str, target: &str) -> Result<InputResponses, ErrorObject> {
+        use hmac::Mac as _;
         let refuse = || {
             ErrorObject::invalid_params(format!(
                 "Invalid params for `{method}`: `requestState` was not produced by this server for this request; retry without it"
             ))
         };
         let (tag, payload) = state.split_once('.').ok_or_else(refuse)?;
-        if u64::from_str_radix(tag, 16).ok() != Some(self.tag(method, target, payload)) {
-            return Err(refuse());
-        }
+        let tag = decode_hex(tag)
+            .filter(|t| t.len() == TAG_BYTES)
+            .ok_or_else(refuse)?;
+        self.mac(method, target, payload)
+            .verify_truncated_left(&tag)
+            .map_err(|_| refuse())?;
         serde_json::from_str(payload).map_err(|_| refuse())
     }
+}
+
+fn decode_hex(text: &str) -> Option<Vec<u8>> {
+    text.as_bytes()
+        .chunks(2)
+        .map(|pair| match pair {
+            [high, low] => Some((hex_digit(*high)? << 4) | hex_digit(*low)?),
+            _ => None,
+        })
+        .collect()
+}
+
+fn hex_digit(c: u8) -> Option<u8> {
+    char::from(c)
+        .to_digit(16)
+        .and_then(|d| u8::try_from(d).ok())
 }
 
 /// A result of a method the server serves on 2026-07-28: it gets `resultType: "complete"`
@@ -389,4 +444,34 @@ pub(super) fn error(mut e: ErrorObject) -> ErrorObject {
         e.code = ErrorCode::INVALID_PARAMS;
     }
     e
+}
+
+#[cfg(test)]
+mod key_tests {
+    use super::*;
+
+    fn answers() -> InputResponses {
+        [("input-0".to_owned(), json!({"action": "accept"}))].into()
+    }
+
+    #[test]
+    fn a_state_sealed_by_one_instance_opens_on_another_with_the_same_key() {
+        let (a, b) = (StateKey::new(), StateKey::new());
+        let state = a.seal(&answers(), "tools/call", "survey");
+        assert!(
+            b.open(&state, "tools/call", "survey").is_err(),
+            "random keys differ"
+        );
+        a.set(b"a secret shared by every instance, 32+ bytes");
+        b.set(b"a secret shared by every instance, 32+ bytes");
+        let state = a.seal(&answers(), "tools/call", "survey");
+        assert_eq!(b.open(&state, "tools/call", "survey").unwrap(), answers());
+        assert!(
+            b.open(&state, "tools/call", "other").is_err(),
+            "a state is bound to its target"
+        );
+        let forged = state.replacen("accept", "decline", 1);
+        assert!(b.open(&forged, "tools/call", "survey").is_err());
+        assert!(b.open("zz.{}", "tools/call", "survey").is_err());
+    }
 }

@@ -84,10 +84,26 @@ pub enum TransportEvent {
         /// The revision of the request (its `MCP-Protocol-Version` header).
         version: ProtocolVersion,
     },
+    /// The HTTP server restored a session that another instance opened, from its shared
+    /// record ([`http::server::SessionStore`]): it stands as if the client had sent this
+    /// `initialize` and `notifications/initialized`, then set this log level and these
+    /// subscriptions.
+    Restored(Box<RestoredSession>),
     /// The HTTP server's controls over this connection's streams, sent before anything
     /// else; a server's handlers reach them through
     /// [`Context::http`](crate::server::Context::http).
     Http(http::server::SessionControl),
+}
+
+/// What [`TransportEvent::Restored`] restores.
+#[derive(Debug, Clone)]
+pub struct RestoredSession {
+    /// The client's `initialize` parameters.
+    pub initialize: junction_protocol::lifecycle::InitializeParams,
+    /// The level of its last `logging/setLevel`.
+    pub log_level: Option<junction_protocol::logging::LoggingLevel>,
+    /// The resources it subscribed to.
+    pub subscriptions: Vec<String>,
 }
 
 /// Why a transport refused a frame.

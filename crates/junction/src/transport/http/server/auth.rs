@@ -245,6 +245,17 @@ impl BearerAuth {
         &self,
         router: axum::Router<S>,
     ) -> axum::Router<S> {
+        self.protect_sessions(router, false)
+    }
+
+    /// Like [`BearerAuth::protect`]; with `shared` (sessions shared between instances), a
+    /// session id opened elsewhere passes on to the endpoint, which checks the subject
+    /// against the session's shared record.
+    pub(super) fn protect_sessions<S: Clone + Send + Sync + 'static>(
+        &self,
+        router: axum::Router<S>,
+        shared: bool,
+    ) -> axum::Router<S> {
         let metadata = self.inner.metadata.clone();
         let document = axum::Router::new().route(
             &self.inner.metadata_path,
@@ -254,12 +265,19 @@ impl BearerAuth {
             }),
         );
         router
-            .layer(middleware::from_fn_with_state(self.inner.clone(), check))
+            .layer(middleware::from_fn_with_state(
+                (self.inner.clone(), shared),
+                check,
+            ))
             .merge(document)
     }
 }
 
-async fn check(State(inner): State<Arc<Inner>>, request: Request, next: Next) -> Response {
+async fn check(
+    State((inner, shared)): State<(Arc<Inner>, bool)>,
+    request: Request,
+    next: Next,
+) -> Response {
     if token_in_query(request.uri().query()) {
         return refusal(
             &inner,
@@ -324,7 +342,8 @@ async fn check(State(inner): State<Arc<Inner>>, request: Request, next: Next) ->
         .map(str::to_owned);
     if let Some(id) = &session {
         let owner = lock(&inner.owners).by_session.get(id).cloned();
-        if owner.as_deref() != Some(identity.subject.as_str()) {
+        let elsewhere = shared && owner.is_none();
+        if !elsewhere && owner.as_deref() != Some(identity.subject.as_str()) {
             tracing::warn!(subject = %identity.subject, "a session id was presented by a subject that did not open it");
             let body = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message": "this session belongs to another user"}});
             return json(StatusCode::FORBIDDEN, &body);

@@ -17,7 +17,8 @@ use super::guard::{self, refuse, Refusal, TRANSPORT_ERROR};
 use super::session::{
     EventReceiver, HttpSession, NoReply, OpenError, Reply, SessionSettings, SseBody,
 };
-use super::{new_session_id, EventId, ResponseMode, Shared};
+use super::session_store::RoutedKind;
+use super::{cluster, new_session_id, EventId, ResponseMode, Shared};
 use crate::transport::http::{LAST_EVENT_ID_HEADER, PROTOCOL_VERSION_HEADER, SESSION_ID_HEADER};
 use crate::transport::TransportEvent;
 
@@ -56,10 +57,25 @@ fn session_header(headers: &HeaderMap) -> Option<&str> {
     headers.get(SESSION_ID_HEADER).and_then(|v| v.to_str().ok())
 }
 
-/// Finds the session a request names.
-fn find_session(shared: &Shared, headers: &HeaderMap) -> Result<Arc<HttpSession>, Refusal> {
+/// Finds the session a request names: held here, or restored from the shared store.
+async fn find_session(
+    shared: &Arc<Shared>,
+    headers: &HeaderMap,
+) -> Result<Arc<HttpSession>, Refusal> {
     let id = session_header(headers).ok_or_else(missing_session)?;
-    let session = shared.session(id).ok_or_else(unknown_session)?;
+    let session = match shared.session(id) {
+        Some(session) => {
+            // Bearer authorization checks the subject of the sessions opened here; one
+            // restored from the store was checked against its record, and is checked here.
+            if shared.cluster.is_some() && session.subject != cluster::current_subject() {
+                return Err(cluster::wrong_subject());
+            }
+            session
+        }
+        None => cluster::restore(shared, id)
+            .await?
+            .ok_or_else(unknown_session)?,
+    };
     session.touch();
     Ok(session)
 }
@@ -128,12 +144,40 @@ async fn post_inner(
         _ => None,
     };
     let Some((id, is_initialize)) = request else {
-        let session = find_session(shared, headers)?;
+        let session = find_session(shared, headers).await?;
+        if shared.cluster.is_some() {
+            // A response is for the instance whose server asked; a notification for every
+            // instance holding the session.
+            let here = match &message {
+                Message::Response(r) => session.takes_response(r),
+                _ => true,
+            };
+            let elsewhere = !here || !matches!(message, Message::Response(_));
+            if elsewhere {
+                if let Ok(text) = std::str::from_utf8(&frame) {
+                    cluster::publish(shared, &session.id, RoutedKind::Deliver(text.to_owned()));
+                }
+            }
+            if !here {
+                return Ok(empty(StatusCode::ACCEPTED));
+            }
+        }
         if !session.deliver(&message, frame).await {
             return Err(unknown_session());
         }
         return Ok(empty(StatusCode::ACCEPTED));
     };
+    let initialize_params = match &message {
+        Message::Request(r) if is_initialize && shared.cluster.is_some() => Some(
+            r.params
+                .as_ref()
+                .map_or_else(|| "{}".to_owned(), |p| p.get().to_owned()),
+        ),
+        _ => None,
+    };
+    if let (Message::Request(r), Some(session_id)) = (&message, session_header(headers)) {
+        cluster::requested(shared, session_id, r);
+    }
     let session = if is_initialize {
         if session_header(headers).is_some() {
             return Err(refuse(
@@ -153,6 +197,7 @@ async fn post_inner(
             session_id,
             settings(shared, true),
             shared.store.clone(),
+            shared.cluster.clone(),
             &*shared.serve,
         );
         if let Err(refusal) = shared.insert_session(session.clone()) {
@@ -161,9 +206,14 @@ async fn post_inner(
         }
         session
     } else {
-        find_session(shared, headers)?
+        find_session(shared, headers).await?
     };
     let mut response = answer(&session, id, is_initialize, frame, shared.config.mode).await?;
+    if let Some(params) = initialize_params {
+        if session.negotiated().is_some() {
+            cluster::created(shared, &session, params).await;
+        }
+    }
     if is_initialize {
         if let Ok(value) = HeaderValue::from_str(&session.id) {
             response.headers_mut().insert(SESSION_ID_HEADER, value);
@@ -239,6 +289,7 @@ async fn sessionless(
         one_shot_id(),
         settings(shared, false),
         shared.store.clone(),
+        None,
         &*shared.serve,
     );
     let is_initialize = request.method == Initialize::METHOD;
@@ -278,7 +329,7 @@ pub(super) fn one_shot_id() -> String {
 
 /// `GET`: the standalone stream, or a resumption with `Last-Event-ID`.
 pub(super) async fn get(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
-    let result = (|| -> Result<Response, Refusal> {
+    let result = async {
         guard::check_get_accept(&headers)?;
         guard::check_version(&headers)?;
         if shared.config.sessionless {
@@ -287,7 +338,7 @@ pub(super) async fn get(State(shared): State<Arc<Shared>>, headers: HeaderMap) -
                 true,
             ));
         }
-        let session = find_session(&shared, &headers)?;
+        let session = find_session(&shared, &headers).await?;
         let opened = match headers.get(LAST_EVENT_ID_HEADER) {
             Some(last) => {
                 let last = last.to_str().unwrap_or("");
@@ -298,6 +349,9 @@ pub(super) async fn get(State(shared): State<Arc<Shared>>, headers: HeaderMap) -
                         format!("Bad Request: Last-Event-ID {e}"),
                     )
                 })?;
+                if cluster::is_foreign(&shared, id) {
+                    return Ok(sse_response(cluster::follow(&shared, &session, id)));
+                }
                 session.resume(id)
             }
             None => session.open_standalone(),
@@ -316,7 +370,8 @@ pub(super) async fn get(State(shared): State<Arc<Shared>>, headers: HeaderMap) -
             )),
             Err(OpenError::Closed) => Err(unknown_session()),
         }
-    })();
+    }
+    .await;
     result.unwrap_or_else(IntoResponse::into_response)
 }
 
@@ -329,6 +384,17 @@ pub(super) async fn delete(State(shared): State<Arc<Shared>>, headers: HeaderMap
     let Some(id) = session_header(&headers) else {
         return missing_session().into_response();
     };
+    if shared.cluster.is_some() {
+        // The session may be held by other instances only: it is ended through the store.
+        let session = match find_session(&shared, &headers).await {
+            Ok(session) => session,
+            Err(refusal) => return refusal.into_response(),
+        };
+        shared.remove_session(id);
+        session.close();
+        cluster::ended(&shared, id).await;
+        return empty(StatusCode::OK);
+    }
     match shared.remove_session(id) {
         Some(session) if !session.is_closed() => {
             session.close();

@@ -63,12 +63,16 @@
 //! ```
 
 mod auth;
+mod cluster;
 mod endpoint;
 mod event_store;
 mod guard;
 mod legacy;
 mod listener;
+#[cfg(feature = "redis")]
+mod redis_store;
 mod session;
+mod session_store;
 mod stateless;
 
 pub use auth::BearerAuth;
@@ -76,7 +80,12 @@ pub use event_store::{
     BadEventId, EventId, EventStore, InMemoryEventStore, DEFAULT_SESSION_EVENT_BYTES,
     DEFAULT_TOTAL_EVENT_BYTES,
 };
+#[cfg(feature = "redis")]
+pub use redis_store::{RedisSessionStore, DEFAULT_EVENT_TTL, DEFAULT_STREAM_EVENTS};
 pub use session::SessionControl;
+pub use session_store::{
+    RecordChange, Routed, RoutedKind, SessionRecord, SessionStore, StoreError, StreamEvents,
+};
 pub use stateless::{METHOD_HEADER, NAME_HEADER};
 
 use std::collections::HashMap;
@@ -129,6 +138,7 @@ pub struct HttpServer {
     serve: Arc<ServeFn>,
     store: Arc<dyn EventStore>,
     auth: Option<BearerAuth>,
+    sessions: Option<Arc<dyn SessionStore>>,
 }
 
 impl std::fmt::Debug for HttpServer {
@@ -196,6 +206,7 @@ impl HttpServer {
             serve: Arc::new(serve),
             store: Arc::new(InMemoryEventStore::default()),
             auth: None,
+            sessions: None,
         }
     }
 
@@ -346,6 +357,17 @@ impl HttpServer {
         self
     }
 
+    /// Shares sessions with the other instances of this server through `store` (see
+    /// [`SessionStore`]): any instance then serves any request of a session, and resumes
+    /// any stream. Without one (the default) sessions live in this process only.
+    ///
+    /// [`HttpServer::router`] must then be called within a Tokio runtime: it starts the
+    /// tasks that route messages between instances and keep this instance's heartbeat.
+    pub fn session_store(mut self, store: impl SessionStore) -> Self {
+        self.sessions = Some(Arc::new(store));
+        self
+    }
+
     /// The endpoints as an axum router, with the Host/Origin guard, the declared-length
     /// check and the body timeout on every route.
     ///
@@ -356,14 +378,37 @@ impl HttpServer {
     /// so it merges into an application's router.
     pub fn router(self) -> axum::Router {
         let config = self.config.clone();
+        let (cluster, publish_rx) = match &self.sessions {
+            Some(store) => {
+                let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+                let instance = session_store::new_instance_id().unwrap_or_else(|e| {
+                    // Without the OS's randomness there are no session ids either; any
+                    // instance id still keeps streams apart from other processes'.
+                    tracing::error!(error = %e, "no random instance id available");
+                    std::process::id() | 1
+                });
+                let link = session::ClusterLink {
+                    store: store.clone(),
+                    instance,
+                    publish: tx,
+                };
+                (Some(link), Some(rx))
+            }
+            None => (None, None),
+        };
         let shared = Arc::new(Shared {
             config: self.config,
             serve: self.serve,
             store: self.store,
+            cluster,
             sessions: Mutex::new(HashMap::new()),
             legacy: Mutex::new(HashMap::new()),
             reaper: Mutex::new(None),
+            tasks: Mutex::new(Vec::new()),
         });
+        if let Some(rx) = publish_rx {
+            cluster::start(&shared, rx);
+        }
         let mut router = axum::Router::new().route(
             &config.path,
             // HEAD first: axum would otherwise run GET for it, opening a stream nobody reads.
@@ -387,7 +432,10 @@ impl HttpServer {
                 );
         }
         if let Some(auth) = &self.auth {
-            router = auth.clone().max_body(config.max_body).protect(router);
+            router = auth
+                .clone()
+                .max_body(config.max_body)
+                .protect_sessions(router, self.sessions.is_some());
         }
         router
             .layer(middleware::from_fn_with_state(shared.clone(), limit_body))
@@ -449,14 +497,21 @@ struct Shared {
     config: Config,
     serve: Arc<ServeFn>,
     store: Arc<dyn EventStore>,
+    /// The shared session store, when instances share sessions.
+    cluster: Option<session::ClusterLink>,
     sessions: Mutex<HashMap<String, Arc<HttpSession>>>,
     legacy: Mutex<HashMap<String, legacy::LegacySession>>,
     reaper: Mutex<Option<JoinHandle<()>>>,
+    /// The tasks of a shared session store (routing, heartbeat).
+    tasks: Mutex<Vec<JoinHandle<()>>>,
 }
 
 impl Drop for Shared {
     fn drop(&mut self) {
         if let Some(task) = lock(&self.reaper).take() {
+            task.abort();
+        }
+        for task in lock(&self.tasks).drain(..) {
             task.abort();
         }
     }
@@ -498,6 +553,23 @@ impl Shared {
             *reaper = Some(tokio::spawn(reap(Arc::downgrade(self))));
         }
         Ok(())
+    }
+
+    /// Adds a session restored from the shared store, unless a concurrent request restored
+    /// it first: the session held here afterwards.
+    fn adopt_session(
+        self: &Arc<Self>,
+        session: Arc<HttpSession>,
+    ) -> Result<Arc<HttpSession>, guard::Refusal> {
+        if let Some(existing) = self.session(&session.id) {
+            session.discard();
+            return Ok(existing);
+        }
+        if let Err(refusal) = self.insert_session(session.clone()) {
+            session.close();
+            return Err(refusal);
+        }
+        Ok(session)
     }
 
     fn session(&self, id: &str) -> Option<Arc<HttpSession>> {

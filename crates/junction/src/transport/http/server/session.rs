@@ -33,6 +33,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::event_store::{EventId, EventStore};
+use super::session_store::{Routed, RoutedKind, SessionStore};
 use crate::sync::lock;
 use crate::transport::http::sse::Event;
 use crate::transport::queue::{self, SendError};
@@ -44,8 +45,16 @@ use crate::transport::{
 pub(super) type EventReceiver = queue::Receiver<Bytes>;
 type EventSender = queue::Sender<Bytes>;
 
-/// The stream that carries messages related to no request.
-const STANDALONE: u64 = 0;
+/// How a session takes part in a deployment of several instances sharing a
+/// [`SessionStore`].
+#[derive(Clone)]
+pub(super) struct ClusterLink {
+    pub store: Arc<dyn SessionStore>,
+    /// This instance's id: the upper 32 bits of its stream ids.
+    pub instance: u32,
+    /// Messages to publish, in order (a task of the server sends them).
+    pub publish: mpsc::UnboundedSender<Routed>,
+}
 
 /// What a session needs from the server's configuration.
 #[derive(Debug, Clone)]
@@ -184,11 +193,17 @@ enum Sink {
 struct Stream {
     next_seq: u64,
     sink: Sink,
+    /// The request it answers (none for the standalone stream).
+    request: Option<RequestId>,
 }
 
 impl Stream {
-    fn new(sink: Sink) -> Self {
-        Stream { next_seq: 0, sink }
+    fn new(sink: Sink, request: Option<RequestId>) -> Self {
+        Stream {
+            next_seq: 0,
+            sink,
+            request,
+        }
     }
 }
 
@@ -201,6 +216,8 @@ struct State {
     initialize: Option<RequestId>,
     version: Option<ProtocolVersion>,
     closed: bool,
+    /// The server's requests to the client still waiting for their response.
+    outgoing: std::collections::HashSet<RequestId>,
     /// End the session once no request is in flight (stateless mode).
     one_shot: bool,
     last_seen: Instant,
@@ -209,6 +226,11 @@ struct State {
 /// One session of the Streamable HTTP endpoint.
 pub(super) struct HttpSession {
     pub id: String,
+    /// The subject that opened the session, under bearer authorization.
+    pub subject: Option<String>,
+    /// The standalone stream's id: 0, or this instance's id in its upper 32 bits.
+    standalone: u64,
+    cluster: Option<ClusterLink>,
     inbound: Mutex<Option<mpsc::Sender<Inbound>>>,
     state: Mutex<State>,
     store: Arc<dyn EventStore>,
@@ -226,20 +248,25 @@ impl HttpSession {
         id: String,
         settings: SessionSettings,
         store: Arc<dyn EventStore>,
+        cluster: Option<ClusterLink>,
         serve: &(dyn Fn(Connection, SessionControl) + Send + Sync),
     ) -> Arc<HttpSession> {
+        let standalone = cluster.as_ref().map_or(0, |c| u64::from(c.instance) << 32);
         // Unbounded: the routing task drains it into the streams' bounded queues without
         // waiting, so only this server's own handlers (never the client) decide how much
         // it holds, and a burst from them must not end the session.
         let (out_tx, out_rx) = outbound_queue(usize::MAX);
         let (in_tx, in_rx) = mpsc::channel(INBOUND_QUEUE);
         let mut streams = HashMap::new();
-        streams.insert(STANDALONE, Stream::new(Sink::Detached));
+        streams.insert(standalone, Stream::new(Sink::Detached, None));
         let session = Arc::new(HttpSession {
             id,
+            subject: crate::auth::resource::Identity::current().map(|i| i.subject),
+            standalone,
+            cluster,
             inbound: Mutex::new(Some(in_tx)),
             state: Mutex::new(State {
-                next_stream: 1,
+                next_stream: standalone + 1,
                 requests: HashMap::new(),
                 streams,
                 backlog: VecDeque::new(),
@@ -247,6 +274,7 @@ impl HttpSession {
                 initialize: None,
                 version: None,
                 closed: false,
+                outgoing: std::collections::HashSet::new(),
                 one_shot: false,
                 last_seen: Instant::now(),
             }),
@@ -337,6 +365,49 @@ impl HttpSession {
         tx.send(Inbound::Event(event)).await.is_ok()
     }
 
+    /// Whether `response` answers a request this session's server sent (and so is for this
+    /// instance); the request stops waiting either way.
+    pub(super) fn takes_response(&self, response: &junction_protocol::Response) -> bool {
+        response
+            .id
+            .as_ref()
+            .is_some_and(|id| lock(&self.state).outgoing.remove(id))
+    }
+
+    /// The revision negotiated, once `initialize` has succeeded.
+    pub(super) fn negotiated(&self) -> Option<ProtocolVersion> {
+        lock(&self.state).version
+    }
+
+    /// Sets the revision of a session restored from its shared record.
+    pub(super) fn restored(&self, version: ProtocolVersion) {
+        lock(&self.state).version = Some(version);
+    }
+
+    /// The client's request that `stream` answers, for the shared store.
+    fn note_stream(&self, stream: u64, request: &RequestId) {
+        if let Some(cluster) = &self.cluster {
+            cluster.store.stream_opened(&self.id, stream, request);
+        }
+    }
+
+    /// Sends a message another instance made for the standalone stream, if that stream is
+    /// open here.
+    pub(super) fn push_standalone(&self, data: Bytes) {
+        let mut state = lock(&self.state);
+        if state.closed {
+            return;
+        }
+        let live = matches!(
+            state.streams.get(&self.standalone),
+            Some(Stream { sink: Sink::Live(tx), .. }) if !tx.is_closed()
+        );
+        if live {
+            let stream = self.standalone;
+            let _ = self.push(&mut state, stream, data);
+        }
+    }
+
     async fn forward(&self, frame: Bytes) -> bool {
         let Some(tx) = lock(&self.inbound).clone() else {
             return false;
@@ -391,7 +462,7 @@ impl HttpSession {
             }
             state
                 .streams
-                .insert(stream, Stream::new(Sink::Undecided(tx)));
+                .insert(stream, Stream::new(Sink::Undecided(tx), Some(id.clone())));
             if always_sse {
                 self.open_sse(&mut state, stream);
             }
@@ -421,7 +492,7 @@ impl HttpSession {
         }
         let resumable = self.resumable(&state);
         let retry = self.settings.retry;
-        let Some(stream) = state.streams.get(&STANDALONE) else {
+        let Some(stream) = state.streams.get(&self.standalone) else {
             return Err(OpenError::Closed);
         };
         if matches!(&stream.sink, Sink::Live(tx) if !tx.is_closed()) {
@@ -432,11 +503,11 @@ impl HttpSession {
         let backlog = std::mem::take(&mut state.backlog);
         state.backlog_bytes = 0;
         let (tx, rx) = queue::queue(room);
-        let Some(stream) = state.streams.get_mut(&STANDALONE) else {
+        let Some(stream) = state.streams.get_mut(&self.standalone) else {
             return Err(OpenError::Closed);
         };
         if resumable {
-            let _ = tx.send(priming(STANDALONE, stream, retry));
+            let _ = tx.send(priming(self.standalone, stream, retry));
         }
         for message in backlog {
             let _ = tx.send(message);
@@ -452,7 +523,7 @@ impl HttpSession {
         if state.closed {
             return Err(OpenError::Closed);
         }
-        if last.stream >= state.next_stream {
+        if last.stream >= state.next_stream || last.stream < self.standalone {
             return Err(OpenError::UnknownStream);
         }
         if matches!(
@@ -478,7 +549,7 @@ impl HttpSession {
         for event in replay {
             let _ = tx.send(event);
         }
-        if last.stream == STANDALONE {
+        if last.stream == self.standalone {
             // Everything in the backlog was stored too, and has just been replayed.
             state.backlog.clear();
             state.backlog_bytes = 0;
@@ -501,7 +572,7 @@ impl HttpSession {
                 Some(&stream) => stream,
                 None => return false,
             },
-            None => STANDALONE,
+            None => self.standalone,
         };
         self.open_sse(&mut state, stream);
         match state.streams.get_mut(&stream) {
@@ -516,6 +587,15 @@ impl HttpSession {
     /// Ends the session: the served session sees its connection close, streams end, stored
     /// events are forgotten.
     pub(super) fn close(&self) {
+        self.end(true);
+    }
+
+    /// Ends a duplicate of a session held here, keeping the stored events they share.
+    pub(super) fn discard(&self) {
+        self.end(false);
+    }
+
+    fn end(&self, forget: bool) {
         {
             let mut state = lock(&self.state);
             state.closed = true;
@@ -525,7 +605,9 @@ impl HttpSession {
             state.backlog_bytes = 0;
         }
         lock(&self.inbound).take();
-        self.store.forget(&self.id);
+        if forget {
+            self.store.forget(&self.id);
+        }
         self.closed.cancel();
     }
 
@@ -543,6 +625,11 @@ impl HttpSession {
         let Sink::Undecided(_) = &entry.sink else {
             return Some(());
         };
+        if resumable {
+            if let Some(request) = &entry.request {
+                self.note_stream(stream, request);
+            }
+        }
         let (tx, rx) = queue::queue(self.settings.max_queued);
         if resumable {
             let _ = tx.send(priming(stream, entry, self.settings.retry));
@@ -565,6 +652,9 @@ impl HttpSession {
         if state.closed {
             return;
         }
+        if let Message::Request(r) = &message {
+            state.outgoing.insert(r.id.clone());
+        }
         if let Message::Response(r) = &message {
             if r.id.is_some() && r.id == state.initialize {
                 state.version = negotiated_version(r);
@@ -578,7 +668,7 @@ impl HttpSession {
                 tracing::debug!(session = %self.id, "dropping a response whose request has no open stream");
                 return;
             }
-            None => STANDALONE,
+            None => self.standalone,
         };
         let undecided = matches!(
             state.streams.get(&stream),
@@ -634,6 +724,9 @@ impl HttpSession {
         entry.next_seq += 1;
         let event = if resumable {
             self.store.store(&self.id, id, data.clone());
+            if let Some(cluster) = &self.cluster {
+                cluster.store.append(&self.id, id, data.clone());
+            }
             Event::message(id.to_string(), &data)
         } else {
             Event {
@@ -657,7 +750,19 @@ impl HttpSession {
             Err(SendError::Closed(_)) => {}
         }
         entry.sink = Sink::Detached;
-        if stream == STANDALONE {
+        if stream == self.standalone {
+            if let Some(cluster) = &self.cluster {
+                // Another instance may hold this session's GET stream; none keeps a backlog,
+                // since a message kept by each would arrive once per instance.
+                if let Ok(frame) = String::from_utf8(data.to_vec()) {
+                    let _ = cluster.publish.send(Routed {
+                        origin: cluster.instance,
+                        session: self.id.clone(),
+                        kind: RoutedKind::Standalone(frame),
+                    });
+                }
+                return Pushed::Done;
+            }
             let max_bytes = self.settings.max_queued;
             state.backlog_bytes += event.len();
             state.backlog.push_back(event);

@@ -194,6 +194,7 @@ pub(super) async fn serve(
         super::endpoint::one_shot_id(),
         settings(shared, false),
         shared.store.clone(),
+        None,
         &*shared.serve,
     );
     session.set_param_headers(param_headers(headers));

@@ -1,0 +1,331 @@
+//! What the endpoint does when instances share sessions through a [`SessionStore`]: saving
+//! and restoring records, routing messages between instances, following another
+//! instance's stream. The design is in [`super::session_store`]'s documentation.
+
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use axum::http::StatusCode;
+use bytes::Bytes;
+use junction_protocol::lifecycle::InitializeParams;
+use junction_protocol::logging::LoggingLevel;
+use junction_protocol::{ErrorCode, Message, ProtocolVersion, Request};
+use tokio::sync::mpsc;
+
+use super::endpoint::settings;
+use super::event_store::EventId;
+use super::guard::{refuse, Refusal, TRANSPORT_ERROR};
+use super::session::{EventReceiver, HttpSession};
+use super::session_store::{stream_instance, RecordChange, Routed, RoutedKind, SessionRecord};
+use super::Shared;
+use crate::sync::lock;
+use crate::transport::http::sse::Event;
+use crate::transport::{RestoredSession, TransportEvent};
+
+/// How long an instance counts as alive after its last heartbeat.
+const HEARTBEAT_TTL: Duration = Duration::from_secs(6);
+
+/// How long one read of another instance's stream waits for new events before checking
+/// that the instance is still alive.
+const FOLLOW_WAIT: Duration = Duration::from_secs(1);
+
+/// Starts the tasks of a shared store: publishing, receiving, heartbeat.
+pub(super) fn start(shared: &Arc<Shared>, publish: mpsc::UnboundedReceiver<Routed>) {
+    let Some(cluster) = &shared.cluster else {
+        return;
+    };
+    let store = cluster.store.clone();
+    let instance = cluster.instance;
+    let mut tasks = lock(&shared.tasks);
+    tasks.push(tokio::spawn(publish_all(store.clone(), publish)));
+    tasks.push(tokio::spawn(receive(
+        Arc::downgrade(shared),
+        store.listen(),
+    )));
+    tasks.push(tokio::spawn(async move {
+        let mut failing = false;
+        loop {
+            match store.heartbeat(instance, HEARTBEAT_TTL).await {
+                Ok(()) if failing => {
+                    tracing::info!("the session store is reachable again");
+                    failing = false;
+                }
+                Ok(()) => {}
+                Err(e) if !failing => {
+                    tracing::error!(error = %e, "the session store is unreachable; sessions of other instances cannot be served here until it is back");
+                    failing = true;
+                }
+                Err(_) => {}
+            }
+            tokio::time::sleep(HEARTBEAT_TTL / 3).await;
+        }
+    }));
+}
+
+async fn publish_all(store: Arc<dyn super::SessionStore>, mut rx: mpsc::UnboundedReceiver<Routed>) {
+    while let Some(message) = rx.recv().await {
+        if let Err(e) = store.publish(&message).await {
+            tracing::error!(error = %e, session = %message.session, "could not route a message to the other instances");
+        }
+    }
+}
+
+/// Takes what other instances publish for the sessions held here.
+async fn receive(shared: Weak<Shared>, mut rx: mpsc::Receiver<Routed>) {
+    while let Some(routed) = rx.recv().await {
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        let me = shared.cluster.as_ref().map(|c| c.instance);
+        if Some(routed.origin) == me {
+            continue;
+        }
+        let Some(session) = shared.session(&routed.session) else {
+            continue;
+        };
+        match routed.kind {
+            RoutedKind::Deliver(frame) => {
+                let frame = Bytes::from(frame);
+                let Ok(message) = Message::decode(&frame) else {
+                    continue;
+                };
+                let mine = match &message {
+                    Message::Response(r) => session.takes_response(r),
+                    _ => true,
+                };
+                if mine {
+                    session.deliver(&message, frame).await;
+                }
+            }
+            RoutedKind::Standalone(frame) => session.push_standalone(Bytes::from(frame)),
+            RoutedKind::End => {
+                if let Some(session) = shared.remove_session(&routed.session) {
+                    session.close();
+                }
+            }
+        }
+    }
+}
+
+/// Queues `message` for the other instances.
+pub(super) fn publish(shared: &Shared, session: &str, kind: RoutedKind) {
+    if let Some(cluster) = &shared.cluster {
+        let _ = cluster.publish.send(Routed {
+            origin: cluster.instance,
+            session: session.to_owned(),
+            kind,
+        });
+    }
+}
+
+fn unavailable(e: impl std::fmt::Display) -> Refusal {
+    tracing::error!(error = %e, "the session store is unreachable");
+    refuse(
+        StatusCode::SERVICE_UNAVAILABLE,
+        TRANSPORT_ERROR,
+        "Service Unavailable: the session store cannot be reached; retry later",
+    )
+    .retry_after(1)
+}
+
+/// The subject of the current request, under bearer authorization.
+pub(super) fn current_subject() -> Option<String> {
+    crate::auth::resource::Identity::current().map(|i| i.subject)
+}
+
+pub(super) fn wrong_subject() -> Refusal {
+    tracing::warn!("a session id was presented by a subject that did not open it");
+    refuse(
+        StatusCode::FORBIDDEN,
+        ErrorCode::INVALID_REQUEST,
+        "this session belongs to another user",
+    )
+}
+
+/// Restores session `id` from the shared store, if it is there: `Ok(None)` when it is not
+/// (or there is no store).
+pub(super) async fn restore(
+    shared: &Arc<Shared>,
+    id: &str,
+) -> Result<Option<Arc<HttpSession>>, Refusal> {
+    let Some(cluster) = &shared.cluster else {
+        return Ok(None);
+    };
+    let Some(record) = cluster.store.load(id).await.map_err(unavailable)? else {
+        return Ok(None);
+    };
+    if record.subject != current_subject() {
+        return Err(wrong_subject());
+    }
+    let initialize: InitializeParams = match serde_json::from_str(&record.initialize) {
+        Ok(params) => params,
+        Err(e) => {
+            tracing::warn!(session = id, error = %e, "a shared session record cannot be read; treating the session as unknown");
+            return Ok(None);
+        }
+    };
+    let version = ProtocolVersion::negotiate(&initialize.protocol_version);
+    let log_level = record
+        .log_level
+        .as_deref()
+        .and_then(|l| serde_json::from_value::<LoggingLevel>(l.into()).ok());
+    let session = HttpSession::start(
+        id.to_owned(),
+        settings(shared, true),
+        shared.store.clone(),
+        shared.cluster.clone(),
+        &*shared.serve,
+    );
+    session.restored(version);
+    let restored = RestoredSession {
+        initialize,
+        log_level,
+        subscriptions: record.subscriptions,
+    };
+    if !session
+        .event(TransportEvent::Restored(Box::new(restored)))
+        .await
+    {
+        session.close();
+        return Ok(None);
+    }
+    tracing::debug!(
+        session = id,
+        "restored a session opened on another instance"
+    );
+    Ok(Some(shared.adopt_session(session)?))
+}
+
+/// Saves the record of a session this instance has just initialized.
+pub(super) async fn created(shared: &Shared, session: &HttpSession, initialize: String) {
+    let Some(cluster) = &shared.cluster else {
+        return;
+    };
+    let record = SessionRecord {
+        initialize,
+        subject: session.subject.clone(),
+        log_level: None,
+        subscriptions: Vec::new(),
+    };
+    if let Err(e) = cluster
+        .store
+        .create(&session.id, &record, shared.config.idle_timeout)
+        .await
+    {
+        tracing::error!(session = %session.id, error = %e, "could not share a new session; it is served by this instance only");
+    }
+}
+
+/// Records what a request changes in the shared record (and renews its expiry), without
+/// making the request wait.
+pub(super) fn requested(shared: &Shared, session: &str, request: &Request) {
+    let Some(cluster) = &shared.cluster else {
+        return;
+    };
+    #[derive(serde::Deserialize)]
+    struct Level {
+        level: String,
+    }
+    #[derive(serde::Deserialize)]
+    struct Uri {
+        uri: String,
+    }
+    fn params<T: serde::de::DeserializeOwned>(request: &Request) -> Option<T> {
+        serde_json::from_str(request.params.as_deref()?.get()).ok()
+    }
+    let change = match request.method.as_str() {
+        "logging/setLevel" => params::<Level>(request).map(|p| RecordChange::LogLevel(p.level)),
+        "resources/subscribe" => params::<Uri>(request).map(|p| RecordChange::Subscribe(p.uri)),
+        "resources/unsubscribe" => params::<Uri>(request).map(|p| RecordChange::Unsubscribe(p.uri)),
+        _ => None,
+    }
+    .unwrap_or(RecordChange::Touch);
+    let store = cluster.store.clone();
+    let id = session.to_owned();
+    let ttl = shared.config.idle_timeout;
+    tokio::spawn(async move {
+        if let Err(e) = store.update(&id, change, ttl).await {
+            tracing::error!(session = %id, error = %e, "could not update a shared session record");
+        }
+    });
+}
+
+/// The client ended the session: forget it everywhere.
+pub(super) async fn ended(shared: &Shared, id: &str) {
+    let Some(cluster) = &shared.cluster else {
+        return;
+    };
+    publish(shared, id, RoutedKind::End);
+    if let Err(e) = cluster.store.remove(id).await {
+        tracing::error!(session = id, error = %e, "could not delete a shared session record; it expires on its own");
+    }
+}
+
+/// Whether a `Last-Event-ID` names a stream another instance holds.
+pub(super) fn is_foreign(shared: &Shared, last: EventId) -> bool {
+    shared
+        .cluster
+        .as_ref()
+        .is_some_and(|c| stream_instance(last.stream) != c.instance)
+}
+
+/// Resumes another instance's stream: replays it from the store, then follows it until its
+/// response (or, if its instance stopped, fails its request with an error response).
+pub(super) fn follow(shared: &Arc<Shared>, session: &HttpSession, last: EventId) -> EventReceiver {
+    let (tx, rx) = session.event_queue();
+    let Some(cluster) = shared.cluster.clone() else {
+        return rx;
+    };
+    let id = session.id.clone();
+    tokio::spawn(async move {
+        let store = cluster.store;
+        let owner = stream_instance(last.stream);
+        let request = match store.stream_request(&id, last.stream).await {
+            Ok(request) => request,
+            Err(e) => {
+                tracing::error!(session = %id, error = %e, "cannot resume a stream: the session store is unreachable");
+                return;
+            }
+        };
+        let mut after = last;
+        while !tx.is_closed() {
+            let events = match store.read_after(&id, after, FOLLOW_WAIT).await {
+                Ok(events) => events.events,
+                Err(e) => {
+                    tracing::error!(session = %id, error = %e, "lost the session store while following a stream");
+                    tokio::time::sleep(FOLLOW_WAIT).await;
+                    continue;
+                }
+            };
+            let quiet = events.is_empty();
+            for (event, data) in events {
+                after = event;
+                let done = matches!(Message::decode(&data), Ok(Message::Response(_)));
+                let encoded = Event::message(event.to_string(), &data).encode();
+                if tx.send(Bytes::from(encoded)).is_err() || done {
+                    return;
+                }
+            }
+            if quiet && !store.alive(owner).await.unwrap_or(true) {
+                let Some(request) = &request else {
+                    // A standalone stream of a stopped instance: nothing more will come.
+                    return;
+                };
+                tracing::info!(session = %id, stream = last.stream, "the instance serving a resumed request stopped; failing the request");
+                let error = junction_protocol::ErrorObject::new(
+                    ErrorCode::INTERNAL_ERROR,
+                    "the server instance serving this request stopped before answering; send the request again",
+                );
+                let body = serde_json::json!({ "jsonrpc": "2.0", "id": request, "error": error });
+                let event = EventId {
+                    stream: after.stream,
+                    seq: after.seq + 1,
+                };
+                let encoded = Event::message(event.to_string(), body.to_string().as_bytes());
+                let _ = tx.send(Bytes::from(encoded.encode()));
+                return;
+            }
+        }
+    });
+    rx
+}

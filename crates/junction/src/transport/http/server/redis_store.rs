@@ -1,0 +1,475 @@
+//! The [`SessionStore`] on Redis (feature `redis`): records in hashes, routing on one pub/sub
+//! channel, events in Redis Streams.
+//!
+//! Keys, under a prefix (`junction` by default) so that several deployments share a Redis:
+//!
+//! | key | type | what | expiry |
+//! | --- | --- | --- | --- |
+//! | `P:s:ID` | hash | `init` (the client's `initialize` parameters), `subject`, `level` | idle timeout, renewed by each request |
+//! | `P:s:ID:subs` | set | subscribed resource URIs | as above |
+//! | `P:s:ID:ev:STREAM` | stream | the stream's events, entry id `0-(SEQ+1)`, field `d` | event ttl, renewed by each event |
+//! | `P:s:ID:req` | hash | stream → the JSON id of the request it answers | event ttl |
+//! | `P:s:ID:streams` | set | the session's stream numbers, to delete them with it | event ttl |
+//! | `P:i:INSTANCE` | string | an instance's heartbeat | heartbeat ttl |
+//!
+//! and the channel `P:route` carries every [`Routed`] message as JSON.
+//!
+//! Each stream keeps at most [`RedisSessionStore::max_stream_events`] entries (`XADD MAXLEN ~`),
+//! so a stream costs Redis at most that many times the largest message (4 MiB with the
+//! default body limit, usually a few hundred bytes). Writes of events go through one task
+//! that pipelines them in order; while Redis is unreachable they fail with a logged error
+//! (the instance keeps serving its own sessions from memory) and resume when it returns.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::StreamExt;
+use junction_protocol::RequestId;
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::AsyncCommands;
+use tokio::sync::mpsc;
+
+use super::event_store::EventId;
+use super::session_store::{
+    RecordChange, Routed, SessionRecord, SessionStore, StoreError, StreamEvents,
+};
+use crate::session::BoxFuture;
+
+/// How many events each stream keeps by default.
+pub const DEFAULT_STREAM_EVENTS: usize = 1000;
+
+/// How long events stay in Redis after a stream's last one, by default: 30 minutes, the
+/// default idle timeout.
+pub const DEFAULT_EVENT_TTL: Duration = Duration::from_secs(30 * 60);
+
+/// How long one Redis command may take before it counts as failed.
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// How often [`SessionStore::read_after`] looks for new events while it waits.
+const POLL: Duration = Duration::from_millis(20);
+
+/// One entry of `XRANGE`: its id and its fields.
+type StreamEntry = (String, Vec<(String, Vec<u8>)>);
+
+/// Sessions, routing and events in Redis.
+#[derive(Clone)]
+pub struct RedisSessionStore {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    client: redis::Client,
+    connection: ConnectionManager,
+    prefix: String,
+    max_stream_events: usize,
+    event_ttl: Duration,
+    writes: mpsc::UnboundedSender<Write>,
+}
+
+impl std::fmt::Debug for RedisSessionStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisSessionStore")
+            .field("prefix", &self.inner.prefix)
+            .finish_non_exhaustive()
+    }
+}
+
+/// An event write waiting for the writer task.
+enum Write {
+    Event {
+        session: String,
+        id: EventId,
+        data: Bytes,
+    },
+    Opened {
+        session: String,
+        stream: u64,
+        request: String,
+    },
+}
+
+fn failed(e: redis::RedisError) -> StoreError {
+    StoreError(e.to_string())
+}
+
+fn ttl_secs(ttl: Duration) -> i64 {
+    i64::try_from(ttl.as_secs().max(1)).unwrap_or(i64::MAX)
+}
+
+impl RedisSessionStore {
+    /// Connects to `url` (`redis://HOST:PORT[/DB]`) and checks that Redis answers: an
+    /// unreachable Redis is an error here, not later.
+    pub async fn connect(url: &str) -> Result<Self, StoreError> {
+        Self::connect_with(url, "junction", DEFAULT_STREAM_EVENTS, DEFAULT_EVENT_TTL).await
+    }
+
+    /// Like [`RedisSessionStore::connect`], with the key prefix, the most events kept per
+    /// stream, and how long events outlive their stream's last one.
+    pub async fn connect_with(
+        url: &str,
+        prefix: &str,
+        max_stream_events: usize,
+        event_ttl: Duration,
+    ) -> Result<Self, StoreError> {
+        let client = redis::Client::open(url).map_err(failed)?;
+        let config = ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(COMMAND_TIMEOUT))
+            .set_response_timeout(Some(COMMAND_TIMEOUT))
+            .set_number_of_retries(2)
+            .set_max_delay(Duration::from_secs(1));
+        let mut connection = client
+            .get_connection_manager_with_config(config)
+            .await
+            .map_err(failed)?;
+        let _: String = redis::cmd("PING")
+            .query_async(&mut connection)
+            .await
+            .map_err(failed)?;
+        let (writes, rx) = mpsc::unbounded_channel();
+        let inner = Arc::new(Inner {
+            client,
+            connection,
+            prefix: prefix.to_owned(),
+            max_stream_events: max_stream_events.max(1),
+            event_ttl,
+            writes,
+        });
+        tokio::spawn(write_events(Arc::downgrade(&inner), rx));
+        Ok(RedisSessionStore { inner })
+    }
+
+    /// The most events each stream keeps.
+    pub fn max_stream_events(&self) -> usize {
+        self.inner.max_stream_events
+    }
+}
+
+impl Inner {
+    fn session_key(&self, id: &str) -> String {
+        format!("{}:s:{id}", self.prefix)
+    }
+    fn stream_key(&self, id: &str, stream: u64) -> String {
+        format!("{}:s:{id}:ev:{stream}", self.prefix)
+    }
+    fn channel(&self) -> String {
+        format!("{}:route", self.prefix)
+    }
+    fn instance_key(&self, instance: u32) -> String {
+        format!("{}:i:{instance}", self.prefix)
+    }
+}
+
+/// Writes queued events in order, as pipelines of whatever has piled up.
+async fn write_events(inner: std::sync::Weak<Inner>, mut rx: mpsc::UnboundedReceiver<Write>) {
+    let mut batch = Vec::new();
+    while rx.recv_many(&mut batch, 256).await > 0 {
+        let Some(inner) = inner.upgrade() else { return };
+        let ttl = ttl_secs(inner.event_ttl);
+        let mut pipe = redis::pipe();
+        for write in batch.drain(..) {
+            match write {
+                Write::Event { session, id, data } => {
+                    let key = inner.stream_key(&session, id.stream);
+                    pipe.cmd("XADD")
+                        .arg(&key)
+                        .arg("MAXLEN")
+                        .arg("~")
+                        .arg(inner.max_stream_events)
+                        .arg(format!("0-{}", id.seq + 1))
+                        .arg("d")
+                        .arg(data.as_ref())
+                        .ignore()
+                        .expire(&key, ttl)
+                        .ignore();
+                    let streams = format!("{}:streams", inner.session_key(&session));
+                    pipe.sadd(&streams, id.stream)
+                        .ignore()
+                        .expire(&streams, ttl)
+                        .ignore();
+                }
+                Write::Opened {
+                    session,
+                    stream,
+                    request,
+                } => {
+                    let key = format!("{}:req", inner.session_key(&session));
+                    pipe.hset(&key, stream, request)
+                        .ignore()
+                        .expire(&key, ttl)
+                        .ignore();
+                }
+            }
+        }
+        let mut connection = inner.connection.clone();
+        if let Err(e) = pipe.query_async::<()>(&mut connection).await {
+            tracing::error!(error = %e, "could not write events to Redis; streams of this instance cannot be resumed elsewhere until it is back");
+        }
+    }
+}
+
+impl SessionStore for RedisSessionStore {
+    fn create<'a>(
+        &'a self,
+        id: &'a str,
+        record: &'a SessionRecord,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let key = self.inner.session_key(id);
+            let mut fields = vec![("init", record.initialize.clone())];
+            if let Some(subject) = &record.subject {
+                fields.push(("subject", subject.clone()));
+            }
+            if let Some(level) = &record.log_level {
+                fields.push(("level", level.clone()));
+            }
+            let mut pipe = redis::pipe();
+            pipe.atomic()
+                .hset_multiple(&key, &fields)
+                .ignore()
+                .expire(&key, ttl_secs(ttl))
+                .ignore();
+            if !record.subscriptions.is_empty() {
+                let subs = format!("{key}:subs");
+                pipe.sadd(&subs, &record.subscriptions)
+                    .ignore()
+                    .expire(&subs, ttl_secs(ttl))
+                    .ignore();
+            }
+            let mut connection = self.inner.connection.clone();
+            pipe.query_async::<()>(&mut connection)
+                .await
+                .map_err(failed)
+        })
+    }
+
+    fn load<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<SessionRecord>, StoreError>> {
+        Box::pin(async move {
+            let key = self.inner.session_key(id);
+            let mut connection = self.inner.connection.clone();
+            let (fields, subscriptions): (std::collections::HashMap<String, String>, Vec<String>) =
+                redis::pipe()
+                    .hgetall(&key)
+                    .smembers(format!("{key}:subs"))
+                    .query_async(&mut connection)
+                    .await
+                    .map_err(failed)?;
+            let mut fields = fields;
+            let Some(initialize) = fields.remove("init") else {
+                return Ok(None);
+            };
+            Ok(Some(SessionRecord {
+                initialize,
+                subject: fields.remove("subject"),
+                log_level: fields.remove("level"),
+                subscriptions,
+            }))
+        })
+    }
+
+    fn update<'a>(
+        &'a self,
+        id: &'a str,
+        change: RecordChange,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let key = self.inner.session_key(id);
+            let subs = format!("{key}:subs");
+            let ttl = ttl_secs(ttl);
+            let mut pipe = redis::pipe();
+            match change {
+                RecordChange::Touch => {}
+                RecordChange::LogLevel(level) => {
+                    pipe.hset(&key, "level", level).ignore();
+                }
+                RecordChange::Subscribe(uri) => {
+                    pipe.sadd(&subs, uri).ignore();
+                }
+                RecordChange::Unsubscribe(uri) => {
+                    pipe.srem(&subs, uri).ignore();
+                }
+            }
+            pipe.expire(&key, ttl).ignore().expire(&subs, ttl).ignore();
+            let mut connection = self.inner.connection.clone();
+            pipe.query_async::<()>(&mut connection)
+                .await
+                .map_err(failed)
+        })
+    }
+
+    fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let key = self.inner.session_key(id);
+            let mut connection = self.inner.connection.clone();
+            let streams: Vec<u64> = connection
+                .smembers(format!("{key}:streams"))
+                .await
+                .map_err(failed)?;
+            let mut keys = vec![
+                key.clone(),
+                format!("{key}:subs"),
+                format!("{key}:req"),
+                format!("{key}:streams"),
+            ];
+            keys.extend(streams.iter().map(|s| self.inner.stream_key(id, *s)));
+            connection.del::<_, ()>(keys).await.map_err(failed)
+        })
+    }
+
+    fn publish<'a>(&'a self, message: &'a Routed) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let json = serde_json::to_string(message).map_err(|e| StoreError(e.to_string()))?;
+            let mut connection = self.inner.connection.clone();
+            connection
+                .publish::<_, _, ()>(self.inner.channel(), json)
+                .await
+                .map_err(failed)
+        })
+    }
+
+    fn listen(&self) -> mpsc::Receiver<Routed> {
+        let (tx, rx) = mpsc::channel(1024);
+        let client = self.inner.client.clone();
+        let channel = self.inner.channel();
+        tokio::spawn(async move {
+            let mut delay = Duration::from_millis(100);
+            while !tx.is_closed() {
+                match subscribe(&client, &channel, &tx).await {
+                    Ok(()) => return,
+                    Err(e) => {
+                        tracing::error!(error = %e, "lost the Redis routing channel; messages for sessions held here from other instances wait until it is back");
+                        tokio::time::sleep(delay).await;
+                        delay = (delay * 2).min(Duration::from_secs(2));
+                    }
+                }
+            }
+        });
+        rx
+    }
+
+    fn heartbeat(&self, instance: u32, ttl: Duration) -> BoxFuture<'_, Result<(), StoreError>> {
+        Box::pin(async move {
+            let mut connection = self.inner.connection.clone();
+            let ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
+            connection
+                .pset_ex::<_, _, ()>(self.inner.instance_key(instance), 1, ms)
+                .await
+                .map_err(failed)
+        })
+    }
+
+    fn alive(&self, instance: u32) -> BoxFuture<'_, Result<bool, StoreError>> {
+        Box::pin(async move {
+            let mut connection = self.inner.connection.clone();
+            connection
+                .exists(self.inner.instance_key(instance))
+                .await
+                .map_err(failed)
+        })
+    }
+
+    fn append(&self, session: &str, id: EventId, data: Bytes) {
+        let _ = self.inner.writes.send(Write::Event {
+            session: session.to_owned(),
+            id,
+            data,
+        });
+    }
+
+    fn stream_opened(&self, session: &str, stream: u64, request: &RequestId) {
+        let Ok(request) = serde_json::to_string(request) else {
+            return;
+        };
+        let _ = self.inner.writes.send(Write::Opened {
+            session: session.to_owned(),
+            stream,
+            request,
+        });
+    }
+
+    fn read_after<'a>(
+        &'a self,
+        session: &'a str,
+        after: EventId,
+        wait: Duration,
+    ) -> BoxFuture<'a, Result<StreamEvents, StoreError>> {
+        Box::pin(async move {
+            let key = self.inner.stream_key(session, after.stream);
+            let start = format!("(0-{}", after.seq + 1);
+            let deadline = tokio::time::Instant::now() + wait;
+            let mut connection = self.inner.connection.clone();
+            loop {
+                let entries: Vec<StreamEntry> = redis::cmd("XRANGE")
+                    .arg(&key)
+                    .arg(&start)
+                    .arg("+")
+                    .query_async(&mut connection)
+                    .await
+                    .map_err(failed)?;
+                let events: Vec<(EventId, Bytes)> = entries
+                    .into_iter()
+                    .filter_map(|(entry, fields)| {
+                        let seq: u64 = entry.strip_prefix("0-")?.parse().ok()?;
+                        let data = fields.into_iter().find(|(f, _)| f == "d")?.1;
+                        Some((
+                            EventId {
+                                stream: after.stream,
+                                seq: seq.checked_sub(1)?,
+                            },
+                            Bytes::from(data),
+                        ))
+                    })
+                    .collect();
+                if !events.is_empty() || tokio::time::Instant::now() >= deadline {
+                    return Ok(StreamEvents { events });
+                }
+                tokio::time::sleep(POLL).await;
+            }
+        })
+    }
+
+    fn stream_request<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+    ) -> BoxFuture<'a, Result<Option<RequestId>, StoreError>> {
+        Box::pin(async move {
+            let key = format!("{}:req", self.inner.session_key(session));
+            let mut connection = self.inner.connection.clone();
+            let raw: Option<String> = connection.hget(key, stream).await.map_err(failed)?;
+            Ok(raw.and_then(|r| serde_json::from_str(&r).ok()))
+        })
+    }
+}
+
+/// Forwards the routing channel into `tx` until the connection fails (`Err`) or nobody
+/// listens any more (`Ok`).
+async fn subscribe(
+    client: &redis::Client,
+    channel: &str,
+    tx: &mpsc::Sender<Routed>,
+) -> Result<(), redis::RedisError> {
+    let mut pubsub = client.get_async_pubsub().await?;
+    pubsub.subscribe(channel).await?;
+    tracing::debug!(channel, "listening for messages routed between instances");
+    let mut messages = pubsub.into_on_message();
+    while let Some(message) = messages.next().await {
+        let payload = message.get_payload_bytes();
+        match serde_json::from_slice::<Routed>(payload) {
+            Ok(routed) => {
+                if tx.send(routed).await.is_err() {
+                    return Ok(());
+                }
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "ignoring a malformed message on the routing channel")
+            }
+        }
+    }
+    Err(redis::RedisError::from(std::io::Error::new(
+        std::io::ErrorKind::ConnectionReset,
+        "the routing subscription ended",
+    )))
+}

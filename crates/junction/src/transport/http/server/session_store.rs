@@ -1,0 +1,196 @@
+//! Sessions shared by several instances of one server behind a load balancer.
+//!
+//! Without a [`SessionStore`] (the default) a session lives in the memory of the process that
+//! created it, exactly as a single server needs. With one ([`super::HttpServer::session_store`];
+//! the Redis implementation is [`RedisSessionStore`](super::RedisSessionStore), feature
+//! `redis`), every instance can serve every request of a session:
+//!
+//! - **Records.** The instance that answers `initialize` saves a [`SessionRecord`] (the
+//!   client's `initialize` parameters, hence the negotiated revision, its capabilities and
+//!   information; the subject that opened it; later its log level and resource
+//!   subscriptions), which expires after the idle timeout, renewed by every request. An
+//!   instance that gets a request for a session it does not hold loads the record and
+//!   restores the session locally ([`TransportEvent::Restored`](crate::transport::TransportEvent)):
+//!   a served session standing as initialized, without the handshake's messages.
+//! - **Routing.** What the client POSTs besides requests (responses to the server's requests,
+//!   `notifications/cancelled`, ...) is published to every instance ([`Routed`]) and taken
+//!   by the instance it concerns: a response by the one that sent the request, a
+//!   notification by each instance holding the session. A server message for the
+//!   standalone GET stream made on an instance that does not hold that stream is published
+//!   too, and sent by the instance that does.
+//! - **Streams.** Stream ids carry the instance that holds the stream (its upper 32 bits), and
+//!   every event of a resumable stream is written through to the store. A `GET` with
+//!   `Last-Event-ID` for a stream of another instance replays the stream from the store and
+//!   follows it until its response; if the instance holding it stopped (its heartbeat
+//!   expired) the request fails with an error response instead of waiting for ever.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use junction_protocol::RequestId;
+
+use super::event_store::EventId;
+use crate::session::BoxFuture;
+
+/// What a [`SessionStore`] could not do.
+#[derive(Debug, thiserror::Error)]
+#[error("session store: {0}")]
+pub struct StoreError(pub String);
+
+/// What a shared store keeps of one session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionRecord {
+    /// The client's `initialize` parameters, as JSON.
+    pub initialize: String,
+    /// The subject that opened the session, under bearer authorization.
+    pub subject: Option<String>,
+    /// The level set by `logging/setLevel`, if any.
+    pub log_level: Option<String>,
+    /// The resources the client subscribed to.
+    pub subscriptions: Vec<String>,
+}
+
+/// A change to a [`SessionRecord`]; each one renews its expiry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RecordChange {
+    /// Only renews the expiry (any request).
+    Touch,
+    /// `logging/setLevel`.
+    LogLevel(String),
+    /// `resources/subscribe`.
+    Subscribe(String),
+    /// `resources/unsubscribe`.
+    Unsubscribe(String),
+}
+
+/// A message between instances.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Routed {
+    /// The instance that published it.
+    #[serde(rename = "o")]
+    pub origin: u32,
+    /// The session it concerns.
+    #[serde(rename = "s")]
+    pub session: String,
+    /// What to do.
+    #[serde(flatten)]
+    pub kind: RoutedKind,
+}
+
+/// What a [`Routed`] message asks of the instances holding its session.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "k", content = "f", rename_all = "snake_case")]
+pub enum RoutedKind {
+    /// A notification or response POSTed by the client, to hand to the served session.
+    Deliver(String),
+    /// A message of the served session for the standalone GET stream.
+    Standalone(String),
+    /// The client ended the session (`DELETE`).
+    End,
+}
+
+/// Events read back from a shared stream.
+#[derive(Debug, Default)]
+pub struct StreamEvents {
+    /// The events, oldest first.
+    pub events: Vec<(EventId, Bytes)>,
+}
+
+/// Where sessions, their routing and their events are shared between instances.
+///
+/// Writes of events ([`SessionStore::append`], [`SessionStore::stream_opened`]) are made while a
+/// session's routing lock is held: they must only queue the write, in order, and return.
+pub trait SessionStore: Send + Sync + 'static {
+    /// Saves a new session's record, expiring after `ttl` unless renewed.
+    fn create<'a>(
+        &'a self,
+        id: &'a str,
+        record: &'a SessionRecord,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+    /// The record of session `id`, if it exists and has not expired.
+    fn load<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<SessionRecord>, StoreError>>;
+    /// Changes a record and renews its expiry.
+    fn update<'a>(
+        &'a self,
+        id: &'a str,
+        change: RecordChange,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+    /// Deletes a session's record and events.
+    fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), StoreError>>;
+    /// Sends `message` to every instance (this one included).
+    fn publish<'a>(&'a self, message: &'a Routed) -> BoxFuture<'a, Result<(), StoreError>>;
+    /// Starts receiving what every instance publishes; called once per server. The channel
+    /// ends only when the store is dropped: a lost connection is logged and re-established.
+    fn listen(&self) -> tokio::sync::mpsc::Receiver<Routed>;
+    /// Marks `instance` alive for `ttl`.
+    fn heartbeat(&self, instance: u32, ttl: Duration) -> BoxFuture<'_, Result<(), StoreError>>;
+    /// Whether `instance`'s last heartbeat has not expired.
+    fn alive(&self, instance: u32) -> BoxFuture<'_, Result<bool, StoreError>>;
+    /// Queues the write of event `id` of `session` (see the trait's documentation).
+    fn append(&self, session: &str, id: EventId, data: Bytes);
+    /// Queues the note that `stream` of `session` answers `request`.
+    fn stream_opened(&self, session: &str, stream: u64, request: &RequestId);
+    /// The events of `after.stream` that follow `after`; when there are none yet, waits up
+    /// to `wait` for one.
+    fn read_after<'a>(
+        &'a self,
+        session: &'a str,
+        after: EventId,
+        wait: Duration,
+    ) -> BoxFuture<'a, Result<StreamEvents, StoreError>>;
+    /// The request that `stream` of `session` answers, if it is a request's stream.
+    fn stream_request<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+    ) -> BoxFuture<'a, Result<Option<RequestId>, StoreError>>;
+}
+
+/// The instance that holds a stream: the upper 32 bits of its id.
+pub(super) fn stream_instance(stream: u64) -> u32 {
+    (stream >> 32) as u32
+}
+
+/// A new instance id: random, never 0 (0 is the instance of a server without a store).
+pub(super) fn new_instance_id() -> Result<u32, getrandom::Error> {
+    loop {
+        let mut bytes = [0u8; 4];
+        getrandom::fill(&mut bytes)?;
+        let id = u32::from_le_bytes(bytes) & 0x7fff_ffff;
+        if id != 0 {
+            return Ok(id);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routed_messages_round_trip_as_json() {
+        for kind in [
+            RoutedKind::Deliver("{\"a\":1}".into()),
+            RoutedKind::Standalone("{}".into()),
+            RoutedKind::End,
+        ] {
+            let m = Routed {
+                origin: 7,
+                session: "s".into(),
+                kind,
+            };
+            let json = serde_json::to_string(&m).unwrap();
+            assert_eq!(serde_json::from_str::<Routed>(&json).unwrap(), m);
+        }
+    }
+
+    #[test]
+    fn stream_ids_name_their_instance() {
+        let id = new_instance_id().unwrap();
+        assert_ne!(id, 0);
+        assert_eq!(stream_instance((u64::from(id) << 32) | 5), id);
+        assert_eq!(stream_instance(3), 0);
+    }
+}
