@@ -330,7 +330,11 @@ impl Context {
             cancel: Some(self.request.cancellation()),
             ..RequestOptions::default()
         };
-        let answer = self.request.peer().request_raw(R::METHOD, Some(raw), options).await;
+        let answer = self
+            .request
+            .peer()
+            .request_raw(R::METHOD, Some(raw), options)
+            .await;
         tasks.set_status(id, TaskStatus::Working, None);
         serde_json::from_str(answer?.get()).map_err(|source| RequestError::Decode {
             method: R::METHOD.to_owned(),

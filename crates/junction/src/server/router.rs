@@ -7,6 +7,7 @@ use std::sync::{Arc, OnceLock};
 
 use junction_protocol::capabilities::ServerCapabilities;
 use junction_protocol::completion::{Complete, CompleteParams, CompleteResult};
+use junction_protocol::error::ErrorCode;
 use junction_protocol::lifecycle::{
     Implementation, Initialize, InitializeParams, InitializeResult, Initialized, Ping,
 };
@@ -30,7 +31,6 @@ use junction_protocol::tasks::{CancelTask, GetTask, GetTaskPayload, ListTasks};
 use junction_protocol::tools::{
     CallTool, CallToolParams, CallToolResult, ListTools, ListToolsResult, TaskSupport,
 };
-use junction_protocol::error::ErrorCode;
 use junction_protocol::version::Family;
 use junction_protocol::{ErrorObject, Notification, ProtocolVersion};
 use serde_json::value::RawValue;

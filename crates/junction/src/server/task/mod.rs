@@ -200,7 +200,10 @@ impl Tasks {
                     record.set_status(TaskStatus::Failed, Some(message.to_owned()), now);
                     record.outcome = Some(TaskOutcome::Error(ErrorObject::internal(message)));
                     if let Err(e) = store.update(&record) {
-                        tracing::warn!(task = record.id(), "could not mark an orphaned task failed: {e}");
+                        tracing::warn!(
+                            task = record.id(),
+                            "could not mark an orphaned task failed: {e}"
+                        );
                     }
                 }
             }
@@ -313,7 +316,10 @@ impl Tasks {
         });
         match result {
             Ok(Some(_)) => {}
-            Ok(None) => tracing::debug!(task = id, "the task ended after it was cancelled or expired; its outcome is dropped"),
+            Ok(None) => tracing::debug!(
+                task = id,
+                "the task ended after it was cancelled or expired; its outcome is dropped"
+            ),
             Err(e) => tracing::warn!(task = id, "could not record the task's outcome: {e}"),
         }
     }

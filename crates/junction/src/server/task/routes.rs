@@ -26,9 +26,8 @@ use crate::session::RequestContext;
 pub(in crate::server) fn session_key() -> String {
     static PROCESS: OnceLock<String> = OnceLock::new();
     static NEXT: AtomicU64 = AtomicU64::new(1);
-    let process = PROCESS.get_or_init(|| {
-        super::new_id().unwrap_or_else(|_| format!("t{}", super::now_ms()))
-    });
+    let process =
+        PROCESS.get_or_init(|| super::new_id().unwrap_or_else(|_| format!("t{}", super::now_ms())));
     format!("{process}.{}", NEXT.fetch_add(1, Ordering::Relaxed))
 }
 
@@ -73,8 +72,8 @@ pub(in crate::server) fn start(
     );
     let version = s.version;
     let name = tool.tool.name.clone();
-    let context = crate::server::Context::new(request, session, s.router.server.clone())
-        .in_task(id.clone());
+    let context =
+        crate::server::Context::new(request, session, s.router.server.clone()).in_task(id.clone());
     let bound_to_session = owner.starts_with("session:");
     tracing::debug!(task = %id, tool = %name, "task created");
     let task_id = id.clone();
@@ -82,7 +81,9 @@ pub(in crate::server) fn start(
         let run = async {
             match (tool.call)(args, context) {
                 Ok(future) => future.await,
-                Err(e) => CallToolResult::error(format!("Invalid arguments for tool `{name}`: {e}.")),
+                Err(e) => {
+                    CallToolResult::error(format!("Invalid arguments for tool `{name}`: {e}."))
+                }
             }
         };
         let result = tokio::select! {
@@ -112,7 +113,10 @@ pub(in crate::server) fn start(
 /// `tasks/get`.
 pub(in crate::server) async fn get(s: Served, p: TaskIdParams) -> Result<TaskResult, ErrorObject> {
     let tasks = tasks(&s, "tasks/get")?;
-    Ok(tasks.get(&owner(&s.router.session), &p.task_id)?.task.into())
+    Ok(tasks
+        .get(&owner(&s.router.session), &p.task_id)?
+        .task
+        .into())
 }
 
 /// `tasks/result`: blocks until the task is terminal, then answers what the request would
