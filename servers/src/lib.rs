@@ -29,6 +29,7 @@ pub mod conformance;
 pub mod date;
 pub mod library;
 mod store;
+pub mod task_store;
 pub mod tasks;
 
 use std::path::PathBuf;
@@ -58,6 +59,9 @@ pub enum StartError {
         #[source]
         source: rusqlite::Error,
     },
+    /// The table of tasks could not be created.
+    #[error("cannot keep tasks in the database: {0}")]
+    Tasks(String),
 }
 
 /// One server `junction serve` can run.

@@ -2,7 +2,9 @@
 //!
 //! Each primitive is used the way the specification means it:
 //! - tools the model calls: `search` (structured results), `checkout`, `return_book`,
-//!   `renew`, `place_hold`;
+//!   `renew`, `place_hold`, and `inventory_report`, which takes seconds: it may run as a task
+//!   (its status message names the shelf being counted, its progress counts the books);
+//!   with `--db` its tasks are kept in the database and outlive the process;
 //! - resources the application attaches: the loan policy `library://policy` and each book
 //!   at `library://books/{isbn}` (with ISBN completion);
 //! - a prompt the user picks: `reading_list`, with its subject completed from the catalogue.
@@ -34,8 +36,11 @@
 
 mod catalogue;
 
-use junction::server::{not_found, prompt, resource, template, tool, Json, Server, State};
-use junction_protocol::tools::ToolAnnotations;
+use std::sync::Arc;
+use std::time::Duration;
+
+use junction::server::{not_found, prompt, resource, template, tool, Context, Json, Server, State};
+use junction_protocol::tools::{TaskSupport, ToolAnnotations};
 use junction_protocol::ErrorObject;
 use rusqlite::{params, Connection, OptionalExtension};
 
@@ -104,10 +109,24 @@ struct IsbnArgs {
     isbn: String,
 }
 
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+struct InventoryArgs {
+    /// Count only this subject's shelf; every shelf when absent.
+    subject: Option<String>,
+}
+
+/// How long counting one book takes: the report is meant to take seconds.
+pub const COUNT_PAUSE: Duration = Duration::from_millis(300);
+
 /// Opens (and on first use seeds) the library's database and builds the server.
 pub fn server(options: &Options) -> Result<Server, StartError> {
     let store = Store::open(options.db.as_deref(), catalogue::SCHEMA, catalogue::seed)?;
-    Ok(Server::builder(NAME, env!("CARGO_PKG_VERSION"))
+    let mut builder = Server::builder(NAME, env!("CARGO_PKG_VERSION"));
+    if options.db.is_some() {
+        let tasks = crate::task_store::SqliteTaskStore::on(store.clone(), 1_000)?;
+        builder = builder.task_store(Arc::new(tasks));
+    }
+    Ok(builder
         .state(store)
         .title("Library")
         .instructions(INSTRUCTIONS)
@@ -176,6 +195,17 @@ pub fn server(options: &Options) -> Result<Server, StartError> {
             )
             .annotations(writing_hints(true)),
         )
+        .tool(
+            tool("inventory_report", inventory_report)
+                .title("Inventory report")
+                .description(
+                    "Counts every book on the shelves (or one subject's) against the loans and \
+                     holds, and reports per subject. Takes a few seconds; use it when the user \
+                     asks for an inventory or a stock report.",
+                )
+                .annotations(reading_hints())
+                .task_support(TaskSupport::Optional),
+        )
         .resource(
             resource("library://policy", "policy", |_| async { POLICY })
                 .title("Loan policy")
@@ -230,6 +260,75 @@ pub fn server(options: &Options) -> Result<Server, StartError> {
             }),
         )
         .build()?)
+}
+
+/// One shelf's count: subject, then (title, copies on the shelf, on loan, held) per book.
+type Shelf = (String, Vec<(String, i64, bool, bool)>);
+
+/// `inventory_report`: walks the shelves book by book, telling the client which shelf it is
+/// on (the task's status message) and how many books it counted (progress).
+async fn inventory_report(
+    State(store): State<Store>,
+    ctx: Context,
+    args: InventoryArgs,
+) -> Result<String, String> {
+    let subject = args.subject.map(|s| s.trim().to_owned());
+    let shelves = store.run(move |s| shelves(s, subject.as_deref())).await?;
+    let total: usize = shelves.iter().map(|(_, books)| books.len()).sum();
+    if total == 0 {
+        return Err("No shelf has that subject. Search the catalogue for its subjects.".into());
+    }
+    let mut report = vec![format!("Inventory of {total} titles:")];
+    let mut counted = 0usize;
+    for (subject, books) in &shelves {
+        ctx.task_status(format!("Counting the {subject} shelf"));
+        let (mut on_shelf_total, mut loans, mut holds) = (0, 0, 0);
+        for (title, on_shelf, on_loan, held) in books {
+            tokio::time::sleep(COUNT_PAUSE).await;
+            on_shelf_total += on_shelf;
+            loans += i64::from(*on_loan);
+            holds += i64::from(*held);
+            counted += 1;
+            ctx.progress(
+                counted as f64,
+                Some(total as f64),
+                Some(format!("counted {title}")),
+            );
+        }
+        report.push(format!(
+            "- {subject}: {} titles, {} on the shelf, {loans} on loan, {holds} held",
+            books.len(),
+            copies(on_shelf_total)
+        ));
+    }
+    Ok(report.join("\n"))
+}
+
+fn shelves(store: &Store, subject: Option<&str>) -> Result<Vec<Shelf>, String> {
+    store.with(|c| {
+        let mut statement = c.prepare(
+            "SELECT subject, title, available, \
+                    EXISTS (SELECT 1 FROM loans l WHERE l.isbn = b.isbn), \
+                    EXISTS (SELECT 1 FROM holds h WHERE h.isbn = b.isbn) \
+             FROM books b WHERE ?1 IS NULL OR subject = ?1 COLLATE NOCASE \
+             ORDER BY subject, title",
+        )?;
+        let rows = statement.query_map(params![subject], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                (r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?),
+            ))
+        })?;
+        let mut shelves: Vec<Shelf> = Vec::new();
+        for row in rows {
+            let (subject, book) = row?;
+            match shelves.last_mut() {
+                Some((s, books)) if *s == subject => books.push(book),
+                _ => shelves.push((subject, vec![book])),
+            }
+        }
+        Ok(shelves)
+    })
 }
 
 fn reading_hints() -> ToolAnnotations {

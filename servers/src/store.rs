@@ -64,6 +64,22 @@ impl Store {
         })
     }
 
+    /// Opens the database at `path` (in memory when `None`) as it is, seeding nothing.
+    pub(crate) fn open_plain(path: Option<&Path>) -> Result<Store, StartError> {
+        let place = path.map_or_else(|| ":memory:".to_owned(), |p| p.display().to_string());
+        let connection = match path {
+            Some(path) => Connection::open(path),
+            None => Connection::open_in_memory(),
+        }
+        .map_err(|source| StartError::Database {
+            path: place,
+            source,
+        })?;
+        Ok(Store {
+            connection: Arc::new(Mutex::new(connection)),
+        })
+    }
+
     /// Runs `f` with this store on Tokio's blocking pool and waits for it. A task that could
     /// not finish becomes the sentence a tool error carries, as a database failure does.
     pub(crate) async fn run<T, E>(

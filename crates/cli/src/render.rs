@@ -55,7 +55,8 @@ pub fn failure(error: &anyhow::Error) -> ExitCode {
     ExitCode::from(FAILURE)
 }
 
-fn print_json(value: &impl Serialize) -> anyhow::Result<()> {
+/// Prints `value` as pretty JSON on stdout, escaped for the terminal.
+pub fn print_json(value: &impl Serialize) -> anyhow::Result<()> {
     let text = junction_host::display::json(&serde_json::to_string_pretty(value)?);
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "{text}")?;

@@ -74,6 +74,18 @@ pub enum Method {
     /// Set the server's log level (--level).
     #[value(name = "logging/setLevel")]
     LoggingSetLevel,
+    /// List this caller's tasks.
+    #[value(name = "tasks/list")]
+    TasksList,
+    /// A task's state (--task-id).
+    #[value(name = "tasks/get")]
+    TasksGet,
+    /// Wait for a task's result (--task-id).
+    #[value(name = "tasks/result")]
+    TasksResult,
+    /// Cancel a task (--task-id).
+    #[value(name = "tasks/cancel")]
+    TasksCancel,
 }
 
 impl Method {
@@ -91,6 +103,10 @@ impl Method {
             Method::PromptsGet => "prompts/get",
             Method::CompletionComplete => "completion/complete",
             Method::LoggingSetLevel => "logging/setLevel",
+            Method::TasksList => "tasks/list",
+            Method::TasksGet => "tasks/get",
+            Method::TasksResult => "tasks/result",
+            Method::TasksCancel => "tasks/cancel",
         }
     }
 }
@@ -131,6 +147,16 @@ pub struct CallArgs {
     /// What has been typed of it so far (completion/complete; empty by default).
     #[arg(long, value_name = "TEXT")]
     arg_value: Option<String>,
+    /// Run the tool call as a task (tools/call): the task is printed, status changes are
+    /// logged while it runs, then the result is printed.
+    #[arg(long)]
+    task: bool,
+    /// The ttl to ask for the task, in milliseconds (with --task; the server may grant less).
+    #[arg(long, value_name = "MS", requires = "task")]
+    ttl: Option<u64>,
+    /// The task (tasks/get, tasks/result, tasks/cancel).
+    #[arg(long, value_name = "ID")]
+    task_id: Option<String>,
     /// The log level to set (logging/setLevel).
     #[arg(long, value_parser = PossibleValuesParser::new(LoggingLevel::ALL.map(LoggingLevel::as_str)))]
     level: Option<String>,
@@ -301,13 +327,7 @@ async fn perform(client: &Client, request: Request) -> anyhow::Result<Outcome> {
                 let message = update.message.unwrap_or_default();
                 tracing::info!(target: "junction::call", "progress {}{total} {message}", update.progress);
             });
-            let result = client.call_tool(params, options).await;
-            let is_error = matches!(&result, Ok(r) if r.is_error == Some(true));
-            return Ok(match encode(result)? {
-                Ok(value) if is_error => Outcome::ToolError(value),
-                Ok(value) => Outcome::Result(value),
-                Err(error) => Outcome::RpcError(error),
-            });
+            return tool_outcome(client.call_tool(params, options).await);
         }
         Request::ListResources => {
             encode(client.list_resources().await.map(|r| keyed("resources", r)))
@@ -323,11 +343,68 @@ async fn perform(client: &Client, request: Request) -> anyhow::Result<Outcome> {
         Request::GetPrompt(params) => encode(client.get_prompt(params).await),
         Request::Complete(params) => encode(client.complete(params).await),
         Request::SetLevel(level) => encode(client.set_level(level).await.map(|()| Map::new())),
+        Request::CallToolAsTask(params, ttl) => return call_as_task(client, params, ttl).await,
+        Request::ListTasks => encode(client.list_tasks().await.map(|t| keyed("tasks", t))),
+        Request::GetTask(id) => encode(client.get_task(&id).await),
+        Request::TaskResult(id) => {
+            let result = client.task_result(&id).await;
+            return tool_outcome(result);
+        }
+        Request::CancelTask(id) => encode(client.cancel_task(&id).await),
     };
     Ok(match encoded? {
         Ok(value) => Outcome::Result(value),
         Err(error) => Outcome::RpcError(error),
     })
+}
+
+/// A tool's result: `isError` is its own outcome.
+fn tool_outcome(
+    result: Result<junction_protocol::tools::CallToolResult, RequestError>,
+) -> anyhow::Result<Outcome> {
+    let is_error = matches!(&result, Ok(r) if r.is_error == Some(true));
+    Ok(match encode(result)? {
+        Ok(value) if is_error => Outcome::ToolError(value),
+        Ok(value) => Outcome::Result(value),
+        Err(error) => Outcome::RpcError(error),
+    })
+}
+
+/// `tools/call --task`: prints the task at once, logs its status changes, cancels it on
+/// Ctrl-C, and ends with its result.
+async fn call_as_task(
+    client: &Client,
+    params: junction_protocol::tools::CallToolParams,
+    ttl: Option<u64>,
+) -> anyhow::Result<Outcome> {
+    let created = match client
+        .call_tool_as_task(params, ttl, RequestOptions::default())
+        .await
+    {
+        Ok(created) => created,
+        Err(RequestError::Remote { error, .. }) => return Ok(Outcome::RpcError(error)),
+        Err(e) => return Err(e.into()),
+    };
+    render::print_json(&created)?;
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let on_ctrl_c = cancel.clone();
+    let watcher = tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            on_ctrl_c.cancel();
+        }
+    });
+    let result = client
+        .wait_for_task(
+            &created.task,
+            |task| {
+                let message = task.status_message.as_deref().unwrap_or("");
+                tracing::info!(target: "junction::call", task = %task.task_id, "task {} {message}", task.status);
+            },
+            Some(cancel),
+        )
+        .await;
+    watcher.abort();
+    tool_outcome(result)
 }
 
 /// A listing with every page merged, under the result's member name.

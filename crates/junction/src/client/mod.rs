@@ -63,6 +63,7 @@ mod handlers;
 mod output_schema;
 mod service;
 mod stateless;
+mod task;
 
 #[cfg(test)]
 mod handler_tests;
@@ -430,6 +431,8 @@ pub struct Client {
     dialect: Dialect,
     notifications: Mutex<Option<mpsc::UnboundedReceiver<ServerNotification>>>,
     output_schemas: OutputSchemas,
+    /// Each tool's `execution.taskSupport`, from the last `tools/list`.
+    task_supports: task::TaskSupports,
     /// Whether `roots.listChanged` was declared.
     roots_list_changed: bool,
     /// The resources subscribed to in 2026-07-28, and the listen stream that carries them.
@@ -474,6 +477,7 @@ impl Client {
             dialect: Dialect::Handshake(ProtocolVersion::LATEST_HANDSHAKE),
             notifications: Mutex::new(Some(rx)),
             output_schemas: OutputSchemas::default(),
+            task_supports: Default::default(),
             roots_list_changed: capabilities.supports_roots_list_changed(),
             resource_listen: tokio::sync::Mutex::new((BTreeSet::new(), None)),
             list_caps: (options.max_list_items, options.max_list_bytes),
@@ -756,6 +760,7 @@ impl Client {
             .collect::<ListTools, _>(|r| (r.tools, r.next_cursor))
             .await?;
         self.output_schemas.remember(&tools);
+        self.task_supports.remember(&tools);
         Ok(tools)
     }
 

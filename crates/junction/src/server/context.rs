@@ -10,6 +10,7 @@ use junction_protocol::meta::EmptyParams;
 use junction_protocol::method::Request;
 use junction_protocol::roots::{ListRoots, ListRootsResult};
 use junction_protocol::sampling::{CreateMessage, CreateMessageParams, CreateMessageResult};
+use junction_protocol::tasks::{TaskStatus, RELATED_TASK_META};
 use junction_protocol::ProtocolVersion;
 use serde_json::Value;
 
@@ -38,6 +39,8 @@ pub struct Context {
     call: Option<Arc<Call>>,
     /// The key of this context's input requests on 2026-07-28 ([`Context::input_key`]).
     input_key: Option<Arc<str>>,
+    /// Set when the handler runs as a task: the task's id ([`super::task`]).
+    task: Option<Arc<str>>,
 }
 
 impl std::fmt::Debug for Context {
@@ -62,6 +65,27 @@ impl Context {
             server,
             call: None,
             input_key: None,
+            task: None,
+        }
+    }
+
+    /// The context of a handler that runs as task `id`.
+    pub(super) fn in_task(mut self, id: String) -> Self {
+        self.task = Some(id.into());
+        self
+    }
+
+    /// The task this handler runs as, when the call was task-augmented.
+    pub fn task_id(&self) -> Option<&str> {
+        self.task.as_deref()
+    }
+
+    /// Sets the status message of the task this handler runs as (what `tasks/get` and
+    /// `notifications/tasks/status` show while it works); does nothing outside a task.
+    pub fn task_status(&self, message: impl Into<String>) {
+        if let Some(id) = &self.task {
+            let tasks = &self.server.registry.tasks;
+            tasks.set_status(id, TaskStatus::Working, Some(message.into()));
         }
     }
 
@@ -79,6 +103,7 @@ impl Context {
             server,
             call: Some(call),
             input_key: None,
+            task: None,
         }
     }
 
@@ -307,6 +332,9 @@ impl Context {
         if let Some(call) = &self.call {
             return self.input::<R>(call, params).await;
         }
+        if let Some(id) = &self.task {
+            return self.task_input::<R>(id, params).await;
+        }
         let options = RequestOptions {
             related: Some(self.request.id().clone()),
             cancel: Some(self.request.cancellation()),
@@ -317,6 +345,50 @@ impl Context {
 }
 
 impl Context {
+    /// A request of a task handler: the task is `input_required` while it waits; the request
+    /// carries the related-task `_meta` and goes on the stream of the client's open
+    /// `tasks/result`, if any.
+    async fn task_input<R: Request>(
+        &self,
+        id: &str,
+        params: &R::Params,
+    ) -> Result<R::Result, RequestError> {
+        let encode = |source| RequestError::Encode {
+            method: R::METHOD.to_owned(),
+            source,
+        };
+        let mut value = serde_json::to_value(params).map_err(encode)?;
+        if let Value::Object(map) = &mut value {
+            let meta = map
+                .entry("_meta")
+                .or_insert_with(|| Value::Object(Default::default()));
+            if let Value::Object(meta) = meta {
+                meta.insert(
+                    RELATED_TASK_META.to_owned(),
+                    serde_json::json!({ "taskId": id }),
+                );
+            }
+        }
+        let raw = junction_protocol::jsonrpc::to_raw(&value).map_err(encode)?;
+        let tasks = &self.server.registry.tasks;
+        tasks.set_status(id, TaskStatus::InputRequired, None);
+        let options = RequestOptions {
+            related: tasks.waiter(id),
+            cancel: Some(self.request.cancellation()),
+            ..RequestOptions::default()
+        };
+        let answer = self
+            .request
+            .peer()
+            .request_raw(R::METHOD, Some(raw), options)
+            .await;
+        tasks.set_status(id, TaskStatus::Working, None);
+        serde_json::from_str(answer?.get()).map_err(|source| RequestError::Decode {
+            method: R::METHOD.to_owned(),
+            source,
+        })
+    }
+
     /// 2026-07-28: the answer from the retried request, or the end of this run (the router
     /// answers `input_required`); see [`super::stateless`].
     async fn input<R: Request>(

@@ -50,7 +50,8 @@
 //! ([`lifecycle`]), `ping`, `tools/list`, `tools/call`, `resources/list`,
 //! `resources/templates/list`, `resources/read`, `resources/subscribe`/`unsubscribe` (when
 //! [`ServerBuilder::subscriptions`] is on), `prompts/list`, `prompts/get`,
-//! `completion/complete`, `logging/setLevel`; list pages hold [`ServerBuilder::page_size`]
+//! `completion/complete`, `logging/setLevel`, and, when a tool may run as a task,
+//! `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel` ([`task`]); list pages hold [`ServerBuilder::page_size`]
 //! items. Handlers get a [`Context`] for progress, logging ([`logging`]) and requests to the
 //! client. Results sent to a client of an older revision are trimmed to what it knows.
 //!
@@ -70,6 +71,7 @@ mod route;
 mod router;
 mod state;
 pub mod stateless;
+pub mod task;
 mod tool;
 
 pub use completion::{choices, CompleteRequest};
@@ -150,6 +152,8 @@ pub struct ServerBuilder {
     on_roots_changed: Option<RootsHook>,
     cache: (u64, CacheScope),
     states: state::States,
+    task_settings: task::TaskSettings,
+    task_store: Option<Arc<dyn task::TaskStore>>,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -247,6 +251,20 @@ impl ServerBuilder {
         self
     }
 
+    /// Sets how tools run as tasks (ttl bounds, poll interval, tasks per caller); see
+    /// [`task`].
+    pub fn tasks(mut self, settings: task::TaskSettings) -> Self {
+        self.task_settings = settings;
+        self
+    }
+
+    /// Keeps tasks in `store` instead of a [`task::MemoryStore`]; tasks it holds unfinished
+    /// from an earlier process are marked failed when the server is built.
+    pub fn task_store(mut self, store: Arc<dyn task::TaskStore>) -> Self {
+        self.task_store = Some(store);
+        self
+    }
+
     /// Checks the definition and builds the server.
     pub fn build(self) -> Result<Server, BuildError> {
         let mut lists = Lists {
@@ -264,6 +282,11 @@ impl ServerBuilder {
             self.declare,
             self.on_roots_changed,
             lists,
+            task::Tasks::new(
+                self.task_settings,
+                self.task_store
+                    .unwrap_or_else(|| Arc::new(task::MemoryStore::default())),
+            ),
         );
         registry.cache = self.cache;
         Ok(Server {
@@ -309,6 +332,8 @@ impl Server {
             on_roots_changed: None,
             cache: (0, CacheScope::Private),
             states: state::States::default(),
+            task_settings: task::TaskSettings::default(),
+            task_store: None,
         }
     }
 

@@ -133,6 +133,13 @@ impl Lists {
         }
     }
 
+    /// Whether a tool may run as a task.
+    pub(super) fn has_task_tools(&self) -> bool {
+        self.tools.iter().any(|t| {
+            t.tool.task_support_or_default() != junction_protocol::tools::TaskSupport::Forbidden
+        })
+    }
+
     pub(super) fn has_completions(&self) -> bool {
         self.prompts.iter().any(|p| !p.completers.is_empty())
             || self.templates.iter().any(|t| !t.completers.is_empty())
@@ -183,6 +190,8 @@ pub(super) struct SessionState {
     pub(super) http: OnceLock<crate::transport::http::server::SessionControl>,
     /// Who opened the session, when it came through bearer authorization.
     pub(super) identity: Option<crate::auth::resource::Identity>,
+    /// What binds the tasks it creates to it, when it has no identity ([`super::task`]).
+    pub(super) key: String,
 }
 
 /// One open `subscriptions/listen`: its request id and what the server agreed to send.
@@ -228,6 +237,7 @@ impl SessionState {
             listens: Mutex::new(Vec::new()),
             http: OnceLock::new(),
             identity: crate::auth::resource::Identity::current(),
+            key: super::task::session_key(),
         }
     }
 
@@ -262,6 +272,8 @@ pub(super) struct Registry {
     pub(super) states: Arc<States>,
     /// Tags `requestState` (see [`super::stateless`]).
     pub(super) state_key: super::stateless::StateKey,
+    /// The tasks of every session ([`super::task`]).
+    pub(super) tasks: Arc<super::task::Tasks>,
     sessions: Mutex<Vec<Weak<SessionState>>>,
 }
 
@@ -282,6 +294,7 @@ impl Registry {
         declare: Declare,
         on_roots_changed: Option<super::RootsHook>,
         lists: Lists,
+        tasks: super::task::Tasks,
     ) -> Self {
         Registry {
             server_info: serde_json::to_value(&info).unwrap_or_default(),
@@ -295,6 +308,7 @@ impl Registry {
             on_roots_changed,
             cache: (0, junction_protocol::stateless::CacheScope::Private),
             state_key: super::stateless::StateKey::new(),
+            tasks: Arc::new(tasks),
             sessions: Mutex::new(Vec::new()),
         }
     }
@@ -363,7 +377,15 @@ impl Registry {
         if lists.has_completions() {
             caps = caps.with_completions();
         }
+        if lists.has_task_tools() {
+            caps.tasks = Some(super::task::capability());
+        }
         caps
+    }
+
+    /// Whether a tool may run as a task now (then `tasks` is declared and served).
+    pub(super) fn offers_tasks(&self) -> bool {
+        lock(&self.lists).has_task_tools()
     }
 
     fn changed(&self, kind: ListKind) -> usize {

@@ -109,11 +109,20 @@ pub(super) struct Routes {
 
 impl Routes {
     /// Binds `R` to `handler`.
-    pub(super) fn route<R>(mut self, handler: impl Handler<R::Params, R::Result>) -> Self
+    pub(super) fn route<R>(self, handler: impl Handler<R::Params, R::Result>) -> Self
     where
         R: Request,
         R::Result: Answer,
     {
+        self.route_as::<R, R::Result>(handler)
+    }
+
+    /// Binds `R` to a `handler` that answers with `T`, a result the method allows besides
+    /// its usual one (a task's handle for a task-augmented `tools/call`).
+    pub(super) fn route_as<R: Request, T: Answer>(
+        mut self,
+        handler: impl Handler<R::Params, T>,
+    ) -> Self {
         let serve = move |served: Served,
                           raw: Option<Box<RawValue>>|
               -> BoxFuture<'static, Outcome> {

@@ -7,6 +7,7 @@ use std::sync::{Arc, OnceLock};
 
 use junction_protocol::capabilities::ServerCapabilities;
 use junction_protocol::completion::{Complete, CompleteParams, CompleteResult};
+use junction_protocol::error::ErrorCode;
 use junction_protocol::lifecycle::{
     Implementation, Initialize, InitializeParams, InitializeResult, Initialized, Ping,
 };
@@ -26,8 +27,9 @@ use junction_protocol::stateless::{
     SubscriptionsAcknowledgedParams, SubscriptionsListen, SubscriptionsListenParams,
     META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, META_SUBSCRIPTION_ID,
 };
+use junction_protocol::tasks::{CancelTask, GetTask, GetTaskPayload, ListTasks};
 use junction_protocol::tools::{
-    CallTool, CallToolParams, CallToolResult, ListTools, ListToolsResult,
+    CallTool, CallToolParams, CallToolResult, ListTools, ListToolsResult, TaskSupport,
 };
 use junction_protocol::version::Family;
 use junction_protocol::{ErrorCode, ErrorObject, Notification, ProtocolVersion};
@@ -36,6 +38,7 @@ use serde_json::{json, Value};
 
 use super::registry::{Listen, SessionState};
 use super::route::{Routes, Served};
+use super::task::{self, ToolAnswer};
 use super::{completion, resource, revision, stateless, ServerHandle};
 use crate::session::{BoxFuture, IncomingRequest, Peer, Service};
 use crate::sync::lock;
@@ -63,6 +66,7 @@ fn offered(caps: &ServerCapabilities, method: &MethodInfo) -> bool {
         Capability::Completions => {
             caps.completions.is_some() || caps.prompts.is_some() || caps.resources.is_some()
         }
+        Capability::Tasks => caps.tasks.is_some(),
         _ => true,
     }
 }
@@ -85,7 +89,11 @@ fn routes() -> &'static Routes {
             .route::<Subscribe>(subscribe)
             .route::<Unsubscribe>(unsubscribe)
             .route::<ListTools>(list_tools)
-            .route::<CallTool>(call_tool)
+            .route_as::<CallTool, _>(call_tool)
+            .route::<GetTask>(task::get)
+            .route::<GetTaskPayload>(task::result)
+            .route::<ListTasks>(task::list)
+            .route::<CancelTask>(task::cancel)
             .route::<ListResources>(list_resources)
             .route::<ListResourceTemplates>(list_templates)
             .route::<ReadResource>(read_resource)
@@ -199,7 +207,7 @@ async fn list_tools(s: Served, p: PaginatedParams) -> Result<ListToolsResult, Er
     })
 }
 
-async fn call_tool(s: Served, params: CallToolParams) -> Result<CallToolResult, ErrorObject> {
+async fn call_tool(s: Served, params: CallToolParams) -> Result<ToolAnswer, ErrorObject> {
     let entry = lock(&s.router.server.registry.lists).tool(&params.name);
     let Some(entry) = entry else {
         return Err(ErrorObject::invalid_params(format!(
@@ -207,6 +215,26 @@ async fn call_tool(s: Served, params: CallToolParams) -> Result<CallToolResult, 
             params.name
         )));
     };
+    // `task` counts only where tasks are declared: 2025-11-25 on, with a tool that has them.
+    let tasks_declared = s.family == Family::Handshake
+        && s.version >= ProtocolVersion::V2025_11_25
+        && s.router.server.registry.offers_tasks();
+    let task = params.task.filter(|_| tasks_declared);
+    match (entry.tool.task_support_or_default(), &task) {
+        (TaskSupport::Forbidden, Some(_)) if tasks_declared => {
+            return Err(ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, format!(
+                "Tool `{}` cannot run as a task (its execution.taskSupport is \"forbidden\"); call it without `task`",
+                params.name
+            )));
+        }
+        (TaskSupport::Required, None) => {
+            return Err(ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, format!(
+                "Tool `{}` must run as a task (its execution.taskSupport is \"required\"); add `task` to the params",
+                params.name
+            )));
+        }
+        _ => {}
+    }
     let arguments = params.arguments.unwrap_or_default();
     if s.family == Family::Stateless {
         if let Some(http) = s.router.session.http.get() {
@@ -216,11 +244,14 @@ async fn call_tool(s: Served, params: CallToolParams) -> Result<CallToolResult, 
     }
     let args = Value::Object(arguments);
     if let Err(problems) = entry.input.check(&args) {
-        return Ok(CallToolResult::error(format!(
+        return Ok(ToolAnswer::Done(CallToolResult::error(format!(
             "Invalid arguments for tool `{}`: {}.",
             params.name,
             problems.join("; ")
-        )));
+        ))));
+    }
+    if let Some(task) = task {
+        return task::start(s, entry, args, task.ttl).map(ToolAnswer::Task);
     }
     let version = s.version;
     let result = match (entry.call)(args, s.context()) {
@@ -230,7 +261,7 @@ async fn call_tool(s: Served, params: CallToolParams) -> Result<CallToolResult, 
             params.name
         )),
     };
-    Ok(revision::call_result(version, result))
+    Ok(ToolAnswer::Done(revision::call_result(version, result)))
 }
 
 async fn list_resources(s: Served, p: PaginatedParams) -> Result<ListResourcesResult, ErrorObject> {

@@ -277,6 +277,13 @@ impl ToolDef {
         self
     }
 
+    /// Lets the tool run as a task (`execution.taskSupport`): `Optional` when the client
+    /// asks, `Required` always (a plain call is refused with -32601). See [`super::task`].
+    pub fn task_support(mut self, support: junction_protocol::tools::TaskSupport) -> Self {
+        self.tool = self.tool.task_support(support);
+        self
+    }
+
     /// Lists `schema` verbatim as the input schema (for example a hand-written JSON Schema
     /// 2020-12 with `$defs`) and validates arguments against it instead of the derived one.
     /// The function's argument type should then accept anything the schema allows

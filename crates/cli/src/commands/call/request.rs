@@ -36,6 +36,16 @@ pub enum Request {
     Complete(CompleteParams),
     /// `logging/setLevel`.
     SetLevel(LoggingLevel),
+    /// `tools/call` as a task, with the ttl to ask for.
+    CallToolAsTask(CallToolParams, Option<u64>),
+    /// `tasks/list`, every page.
+    ListTasks,
+    /// `tasks/get`.
+    GetTask(String),
+    /// `tasks/result`.
+    TaskResult(String),
+    /// `tasks/cancel`.
+    CancelTask(String),
 }
 
 /// Which flags carry a method's details, and the methods that use each.
@@ -63,6 +73,11 @@ const DETAIL_FLAGS: &[(&str, &[Method])] = &[
     ("--arg-name", &[Method::CompletionComplete]),
     ("--arg-value", &[Method::CompletionComplete]),
     ("--level", &[Method::LoggingSetLevel]),
+    ("--task", &[Method::ToolsCall]),
+    (
+        "--task-id",
+        &[Method::TasksGet, Method::TasksResult, Method::TasksCancel],
+    ),
 ];
 
 /// Builds the request, or says which flag is wrong.
@@ -80,8 +95,16 @@ pub fn build(args: &CallArgs) -> Result<Request, String> {
         Method::ToolsCall => {
             let mut params = CallToolParams::new(require(&args.tool, "--tool", "NAME")?);
             params.arguments = Some(json_arguments(args)?);
-            Request::CallTool(params)
+            if args.task {
+                Request::CallToolAsTask(params, args.ttl)
+            } else {
+                Request::CallTool(params)
+            }
         }
+        Method::TasksList => Request::ListTasks,
+        Method::TasksGet => Request::GetTask(require(&args.task_id, "--task-id", "ID")?),
+        Method::TasksResult => Request::TaskResult(require(&args.task_id, "--task-id", "ID")?),
+        Method::TasksCancel => Request::CancelTask(require(&args.task_id, "--task-id", "ID")?),
         Method::ResourcesList => Request::ListResources,
         Method::ResourcesTemplatesList => Request::ListResourceTemplates,
         Method::ResourcesRead => Request::ReadResource(require(&args.uri, "--uri", "URI")?),
@@ -128,6 +151,8 @@ fn check_flags(args: &CallArgs) -> Result<(), String> {
         "--arg-name" => args.arg_name.is_some(),
         "--arg-value" => args.arg_value.is_some(),
         "--level" => args.level.is_some(),
+        "--task" => args.task,
+        "--task-id" => args.task_id.is_some(),
         _ => false,
     };
     for (flag, methods) in DETAIL_FLAGS {

@@ -1,0 +1,430 @@
+//! Tasks: a tool call answered at once with a handle, its result delivered later
+//! (2025-11-25, `basic/utilities/tasks`, experimental).
+//!
+//! A tool declares that it may ([`TaskSupport::Optional`]) or must
+//! ([`TaskSupport::Required`]) run as a task with [`ToolDef::task_support`]; its handler stays
+//! an ordinary async function. When a `tools/call` carries `task`, the server answers at once
+//! with a `CreateTaskResult` (the ttl it grants, at most [`TaskSettings::max_ttl`], and
+//! a `pollInterval`) and runs the handler on, with its own cancellation token. The client then
+//!
+//! - polls `tasks/get` (the task's status and status message),
+//! - waits on `tasks/result`, which blocks until the task is terminal and then answers exactly
+//!   what the plain call would have answered (the `CallToolResult`, or the JSON-RPC error),
+//!   with `_meta["io.modelcontextprotocol/related-task"]`,
+//! - lists its tasks with `tasks/list` (paginated), or cancels one with `tasks/cancel`: the
+//!   handler's token fires, the task is `cancelled` before the answer, and stays so.
+//!
+//! A tool result with `isError: true` ends the task `failed`; any other result `completed`.
+//! Each status change is also sent as `notifications/tasks/status` (optional: clients must not
+//! rely on it). Progress keeps using the call's progress token for the task's whole life.
+//!
+//! While a task handler waits on [`Context::elicit`] or [`Context::create_message`], the task
+//! is `input_required`; the request carries the related-task `_meta` and travels on the
+//! stream of the client's open `tasks/result` (over Streamable HTTP; the standalone stream
+//! when none is open). [`Context::task_status`] sets the status message a client shows.
+//!
+//! Tasks are bound to the caller: to its identity when the session came through bearer
+//! authorization ([`Context::identity`]), else to the session that created them. Another
+//! caller gets `-32602` for them, exactly as for an unknown id, and never sees them listed.
+//! Task ids are 128 random bits from the operating system.
+//!
+//! Tasks live in a [`TaskStore`]: [`MemoryStore`] by default (bounded, expiring at ttl), or
+//! one given with [`ServerBuilder::task_store`](super::ServerBuilder::task_store) (for example
+//! a database, so that a finished task's result outlives the process). A task still running
+//! when its process ended is marked `failed` when the next server is built on the same store.
+//!
+//! ```
+//! use junction::server::{tool, Context, Server};
+//! use junction::server::task::TaskSettings;
+//! use junction_protocol::tools::TaskSupport;
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct Report { shelves: u32 }
+//!
+//! async fn inventory(ctx: Context, args: Report) -> String {
+//!     for shelf in 1..=args.shelves {
+//!         ctx.task_status(format!("counting shelf {shelf}"));
+//!         ctx.progress(f64::from(shelf), Some(f64::from(args.shelves)), None);
+//!     }
+//!     format!("{} shelves counted", args.shelves)
+//! }
+//!
+//! let server = Server::builder("library", "1.0.0")
+//!     .tool(tool("inventory", inventory).task_support(TaskSupport::Required))
+//!     .tasks(TaskSettings::default().max_ttl(std::time::Duration::from_secs(600)))
+//!     .build()
+//!     .unwrap();
+//! # let _ = server;
+//! ```
+//!
+//! [`ToolDef::task_support`]: super::ToolDef::task_support
+//! [`Context::elicit`]: super::Context::elicit
+//! [`Context::create_message`]: super::Context::create_message
+//! [`Context::task_status`]: super::Context::task_status
+//! [`Context::identity`]: super::Context::identity
+
+mod routes;
+mod store;
+
+pub use junction_protocol::tools::TaskSupport;
+pub use store::{MemoryStore, StoreError, TaskOutcome, TaskRecord, TaskStore};
+
+pub(super) use routes::{cancel, get, list, result, session_key, start, ToolAnswer};
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use junction_protocol::capabilities::{TaskRequests, TaskToolRequests, TasksCapability};
+use junction_protocol::tasks::{Task, TaskStatus, TaskStatusChanged, TaskStatusParams};
+use junction_protocol::{ErrorObject, RequestId};
+use tokio_util::sync::CancellationToken;
+
+use crate::session::Peer;
+use crate::sync::lock;
+
+/// How a server runs tasks.
+#[derive(Debug, Clone)]
+pub struct TaskSettings {
+    max_ttl: Duration,
+    default_ttl: Duration,
+    poll_interval: Duration,
+    max_active: usize,
+}
+
+impl TaskSettings {
+    /// How many tasks [`MemoryStore::default`] holds.
+    pub const DEFAULT_CAPACITY: usize = 10_000;
+
+    /// The longest ttl granted; longer requests are clamped to it (default one hour).
+    pub fn max_ttl(mut self, ttl: Duration) -> Self {
+        self.max_ttl = ttl;
+        self
+    }
+
+    /// The ttl granted when the request asks for none (default ten minutes, clamped to
+    /// [`TaskSettings::max_ttl`]).
+    pub fn default_ttl(mut self, ttl: Duration) -> Self {
+        self.default_ttl = ttl;
+        self
+    }
+
+    /// The `pollInterval` suggested to clients (default 500 ms).
+    pub fn poll_interval(mut self, interval: Duration) -> Self {
+        self.poll_interval = interval;
+        self
+    }
+
+    /// How many unfinished tasks one caller may have at once (default 32); one more is
+    /// refused with -32600.
+    pub fn max_active(mut self, count: usize) -> Self {
+        self.max_active = count.max(1);
+        self
+    }
+
+    fn granted_ttl(&self, asked: Option<u64>) -> u64 {
+        let max = millis(self.max_ttl);
+        asked.unwrap_or_else(|| millis(self.default_ttl)).min(max)
+    }
+}
+
+impl Default for TaskSettings {
+    fn default() -> Self {
+        TaskSettings {
+            max_ttl: Duration::from_secs(3600),
+            default_ttl: Duration::from_secs(600),
+            poll_interval: Duration::from_millis(500),
+            max_active: 32,
+        }
+    }
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Milliseconds since the Unix epoch.
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| millis(d))
+}
+
+/// A task whose handler runs in this process.
+struct Live {
+    owner: String,
+    cancel: CancellationToken,
+    /// Bumped at each change of the record.
+    changed: tokio::sync::watch::Sender<u64>,
+    /// The latest open `tasks/result` for this task: requests of the handler go on its stream.
+    waiter: Mutex<Option<RequestId>>,
+    /// The session that created the task, told of status changes.
+    peer: Peer,
+}
+
+/// The tasks of one server: settings, store, and the handlers running now.
+pub(super) struct Tasks {
+    pub(super) settings: TaskSettings,
+    store: Arc<dyn TaskStore>,
+    live: Mutex<HashMap<String, Arc<Live>>>,
+}
+
+/// A task id: 128 bits from the operating system's CSPRNG, in hex.
+fn new_id() -> Result<String, ErrorObject> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes)
+        .map_err(|e| ErrorObject::internal(format!("could not make a task id: {e}")))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+fn store_error(e: StoreError) -> ErrorObject {
+    ErrorObject::internal(e.to_string())
+}
+
+/// -32602 for a task this caller cannot see, whether it exists or not.
+fn unknown(id: &str) -> ErrorObject {
+    ErrorObject::invalid_params(format!(
+        "Invalid params: no task {id:?} (unknown, expired, or not yours)"
+    ))
+}
+
+impl Tasks {
+    /// Runs tasks with `settings` in `store`; tasks the store holds unfinished (their handler
+    /// died with an earlier process) are marked failed.
+    pub(super) fn new(settings: TaskSettings, store: Arc<dyn TaskStore>) -> Self {
+        match store.unfinished() {
+            Ok(orphans) => {
+                for mut record in orphans {
+                    let now = now_ms();
+                    let message = "The server restarted before the task finished; run it again";
+                    record.set_status(TaskStatus::Failed, Some(message.to_owned()), now);
+                    record.outcome = Some(TaskOutcome::Error(ErrorObject::internal(message)));
+                    if let Err(e) = store.update(&record) {
+                        tracing::warn!(
+                            task = record.id(),
+                            "could not mark an orphaned task failed: {e}"
+                        );
+                    }
+                }
+            }
+            Err(e) => tracing::warn!("could not read the unfinished tasks of the store: {e}"),
+        }
+        Tasks {
+            settings,
+            store,
+            live: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Creates a `working` task of `owner` for `method`, run by the caller; `peer` hears of
+    /// its status changes. Returns the record and the handler's cancellation token.
+    pub(super) fn create(
+        &self,
+        owner: &str,
+        method: &str,
+        ttl: Option<u64>,
+        peer: Peer,
+    ) -> Result<(TaskRecord, CancellationToken), ErrorObject> {
+        let mut live = lock(&self.live);
+        let active = live.values().filter(|l| l.owner == owner).count();
+        if active >= self.settings.max_active {
+            return Err(ErrorObject::invalid_request(format!(
+                "Invalid request: you have {active} unfinished tasks, the most this server runs for one caller; wait for one to finish or cancel one"
+            )));
+        }
+        let record = TaskRecord::new(
+            new_id()?,
+            owner,
+            method,
+            now_ms(),
+            Some(self.settings.granted_ttl(ttl)),
+            Some(millis(self.settings.poll_interval)),
+        );
+        self.store.insert(&record).map_err(store_error)?;
+        let cancel = CancellationToken::new();
+        live.insert(
+            record.id().to_owned(),
+            Arc::new(Live {
+                owner: owner.to_owned(),
+                cancel: cancel.clone(),
+                changed: tokio::sync::watch::Sender::new(0),
+                waiter: Mutex::new(None),
+                peer,
+            }),
+        );
+        Ok((record, cancel))
+    }
+
+    /// The task `id` as `owner` may see it.
+    pub(super) fn get(&self, owner: &str, id: &str) -> Result<TaskRecord, ErrorObject> {
+        match self.store.get(id, now_ms()).map_err(store_error)? {
+            Some(record) if record.owner == owner => Ok(record),
+            _ => Err(unknown(id)),
+        }
+    }
+
+    /// Applies `change` to the task `id` unless it is terminal; returns the new record, or
+    /// `None` when the task was terminal (or gone) already. Tells the task's session.
+    fn change(
+        &self,
+        id: &str,
+        change: impl FnOnce(&mut TaskRecord, u64),
+    ) -> Result<Option<TaskRecord>, ErrorObject> {
+        let now = now_ms();
+        let Some(mut record) = self.store.get(id, now).map_err(store_error)? else {
+            return Ok(None);
+        };
+        if record.task.status.is_terminal() {
+            return Ok(None);
+        }
+        change(&mut record, now);
+        if !self.store.update(&record).map_err(store_error)? {
+            return Ok(None);
+        }
+        let live = lock(&self.live).get(id).cloned();
+        if let Some(live) = live {
+            live.changed.send_modify(|n| *n += 1);
+            let params = TaskStatusParams::from(record.task.clone());
+            if let Err(e) = live.peer.notify::<TaskStatusChanged>(&params, None) {
+                tracing::debug!(task = id, "could not send the task's status: {e}");
+            }
+            if record.task.status.is_terminal() {
+                lock(&self.live).remove(id);
+            }
+        }
+        Ok(Some(record))
+    }
+
+    /// Moves a running task to `status` (working or input_required) with `message`.
+    pub(super) fn set_status(&self, id: &str, status: TaskStatus, message: Option<String>) {
+        let result = self.change(id, |r, now| {
+            if r.task.status != status || r.task.status_message != message {
+                r.set_status(status, message, now);
+            }
+        });
+        if let Err(e) = result {
+            tracing::warn!(task = id, "could not update the task: {e}");
+        }
+    }
+
+    /// Ends the task `id` with its handler's outcome, unless it was cancelled first.
+    pub(super) fn finish(&self, id: &str, status: TaskStatus, outcome: TaskOutcome) {
+        let result = self.change(id, |r, now| {
+            let message = r.task.status_message.take();
+            r.set_status(status, message, now);
+            r.outcome = Some(outcome);
+        });
+        match result {
+            Ok(Some(_)) => {}
+            Ok(None) => tracing::debug!(
+                task = id,
+                "the task ended after it was cancelled or expired; its outcome is dropped"
+            ),
+            Err(e) => tracing::warn!(task = id, "could not record the task's outcome: {e}"),
+        }
+    }
+
+    /// `tasks/cancel`: marks the task cancelled (before answering, for good) and fires its
+    /// handler's token. -32602 for a terminal or unknown task.
+    pub(super) fn cancel(&self, owner: &str, id: &str) -> Result<Task, ErrorObject> {
+        let record = self.get(owner, id)?;
+        let terminal = |status: TaskStatus| {
+            ErrorObject::invalid_params(format!(
+                "Invalid params: task {id:?} is already {status} and cannot be cancelled"
+            ))
+        };
+        if record.task.status.is_terminal() {
+            return Err(terminal(record.task.status));
+        }
+        let live = lock(&self.live).get(id).cloned();
+        let changed = self.change(id, |r, now| {
+            r.set_status(
+                TaskStatus::Cancelled,
+                Some("Cancelled at the client's request".to_owned()),
+                now,
+            );
+            r.outcome = Some(TaskOutcome::Error(ErrorObject::internal(format!(
+                "Task {id:?} was cancelled"
+            ))));
+        })?;
+        match changed {
+            Some(record) => {
+                if let Some(live) = live {
+                    live.cancel.cancel();
+                }
+                Ok(record.task)
+            }
+            // The handler finished between the read and the cancel: report what it became.
+            None => Err(terminal(self.get(owner, id)?.task.status)),
+        }
+    }
+
+    /// `tasks/result`: waits until the task is terminal, then gives its outcome. `request` is
+    /// the waiting request, on whose stream the handler's requests then travel.
+    pub(super) async fn outcome(
+        &self,
+        owner: &str,
+        id: &str,
+        request: &RequestId,
+    ) -> Result<(TaskRecord, Option<TaskOutcome>), ErrorObject> {
+        loop {
+            let live = lock(&self.live).get(id).cloned();
+            let mut changed = live.as_ref().map(|l| l.changed.subscribe());
+            let record = self.get(owner, id)?;
+            if record.task.status.is_terminal() {
+                let outcome = record.outcome.clone();
+                return Ok((record, outcome));
+            }
+            let (Some(live), Some(changed)) = (live, changed.as_mut()) else {
+                // A handler removes itself only after its terminal status is stored, so an
+                // unfinished task without one is not run by this process.
+                return Err(ErrorObject::internal(format!(
+                    "task {id:?} is not running in this server process; run it again"
+                )));
+            };
+            *lock(&live.waiter) = Some(request.clone());
+            // The sender lives in `live`, which this loop holds: this only returns on a change.
+            let _ = changed.changed().await;
+        }
+    }
+
+    /// The request the handler of task `id` sends its own requests on behalf of.
+    pub(super) fn waiter(&self, id: &str) -> Option<RequestId> {
+        let live = lock(&self.live).get(id).cloned()?;
+        let waiter = lock(&live.waiter).clone();
+        waiter
+    }
+
+    /// One page of `owner`'s tasks after `after`, and whether more follow.
+    pub(super) fn page(
+        &self,
+        owner: &str,
+        after: Option<(u64, &str)>,
+        size: usize,
+    ) -> Result<(Vec<TaskRecord>, bool), ErrorObject> {
+        let mut page = self
+            .store
+            .list(owner, after, size + 1, now_ms())
+            .map_err(store_error)?;
+        let more = page.len() > size;
+        page.truncate(size);
+        Ok((page, more))
+    }
+}
+
+/// The `tasks` capability of a server whose tools may run as tasks: `tasks/list`,
+/// `tasks/cancel`, and task-augmented `tools/call`.
+pub(super) fn capability() -> TasksCapability {
+    TasksCapability {
+        list: Some(Default::default()),
+        cancel: Some(Default::default()),
+        requests: Some(TaskRequests {
+            tools: Some(TaskToolRequests {
+                call: Some(Default::default()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
