@@ -32,7 +32,7 @@ use junction_protocol::tools::{
     CallTool, CallToolParams, CallToolResult, ListTools, ListToolsResult, TaskSupport,
 };
 use junction_protocol::version::Family;
-use junction_protocol::{ErrorCode, ErrorObject, Notification, ProtocolVersion};
+use junction_protocol::{ErrorObject, Notification, ProtocolVersion};
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
