@@ -286,6 +286,8 @@ pub(super) struct Declare {
 }
 
 impl Registry {
+    // Called once, by `ServerBuilder::build`, with each part the builder gathered.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn new(
         info: Implementation,
         instructions: Option<String>,

@@ -147,7 +147,7 @@ fn millis(d: Duration) -> u64 {
 fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| millis(d))
+        .map_or(0, millis)
 }
 
 /// A task whose handler runs in this process.
