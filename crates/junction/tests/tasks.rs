@@ -245,7 +245,7 @@ async fn a_task_answers_at_once_runs_on_and_delivers_exactly_its_result() {
                 .into_iter()
                 .map(|t| t.task_id)
                 .collect::<Vec<_>>(),
-            [task.task_id.clone()]
+            std::slice::from_ref(&task.task_id)
         );
         // tasks/result blocks until the gate opens.
         let waiting = client.task_result(&task.task_id);
