@@ -39,7 +39,14 @@ async fn tools_are_titled_annotated_and_instructions_are_set() {
         .collect();
     assert_eq!(
         names,
-        ["search", "checkout", "return_book", "renew", "place_hold"]
+        [
+            "search",
+            "checkout",
+            "return_book",
+            "renew",
+            "place_hold",
+            "inventory_report"
+        ]
     );
     let search = client.list_tools().await.unwrap().remove(0);
     assert!(

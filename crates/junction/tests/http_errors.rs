@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use http_support::*;
-use serde_json::Value;
+use serde_json::{json, Value};
 use tokio::sync::Semaphore;
 
 async fn server() -> (junction::transport::http::server::RunningServer, Raw) {
@@ -22,11 +22,17 @@ async fn server() -> (junction::transport::http::server::RunningServer, Raw) {
 /// Asserts a refusal: the status, and a JSON-RPC error body with a null id whose message
 /// contains `words`.
 async fn assert_refused(response: reqwest::Response, status: u16, words: &str) -> Value {
+    assert_error(response, status, Value::Null, words).await
+}
+
+/// Asserts a refusal answered to the request `id`: the status, and a JSON-RPC error body
+/// whose message contains `words`.
+async fn assert_error(response: reqwest::Response, status: u16, id: Value, words: &str) -> Value {
     assert_eq!(response.status(), status);
     assert_eq!(response.headers()["content-type"], "application/json");
     let body = body_json(response).await;
     assert_eq!(body["jsonrpc"], "2.0");
-    assert_eq!(body["id"], Value::Null);
+    assert_eq!(body["id"], id);
     let message = body["error"]["message"].as_str().unwrap();
     assert!(
         message.contains(words),
@@ -170,7 +176,12 @@ async fn protocol_version_header_must_name_a_served_revision() {
             ping,
         )
         .await;
-    assert_refused(bad, 400, "1999-01-01").await;
+    // The body is read before refusing, so the error answers the request's id.
+    let refused = assert_error(bad, 400, json!(5), "1999-01-01").await;
+    assert_eq!(
+        refused["error"]["data"],
+        json!({"supported": ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"], "requested": "1999-01-01"})
+    );
     // Any served revision passes, not only the negotiated one; absent means 2025-03-26.
     let older = raw
         .post(

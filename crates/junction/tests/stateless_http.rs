@@ -124,10 +124,20 @@ async fn requests_are_served_without_a_session_and_headers_must_match_the_body()
         body_json(unsupported).await["error"]["data"]["requested"],
         "1900-01-01"
     );
-    let discover = raw
+    // `server/discover` is a 2026-07-28 request like the others: without `_meta` it is
+    // refused, with it it is answered.
+    let bare = raw
         .post(
             &[("mcp-method", "server/discover")],
             r#"{"jsonrpc":"2.0","id":3,"method":"server/discover"}"#,
+        )
+        .await;
+    assert_eq!(bare.status(), 400);
+    assert_eq!(body_json(bare).await["error"]["code"], -32602);
+    let discover = raw
+        .post(
+            &[("mcp-method", "server/discover")],
+            &body(3, "server/discover", json!({})),
         )
         .await;
     assert_eq!(discover.status(), 200);

@@ -20,7 +20,9 @@ use junction::transport::Limits;
 use junction::RequestError;
 use junction_protocol::lifecycle::InitializeResult;
 use junction_protocol::logging::LoggingLevel;
-use junction_protocol::ErrorObject;
+use junction_protocol::method;
+use junction_protocol::version::Family;
+use junction_protocol::{ErrorObject, ProtocolVersion};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -226,14 +228,26 @@ async fn call(args: CallArgs) -> anyhow::Result<Outcome> {
 }
 
 fn client_options(args: &CallArgs) -> anyhow::Result<ClientOptions> {
-    let negotiation: Negotiation = args
+    let mut negotiation: Negotiation = args
         .protocol_version
         .parse()
         .map_err(|e| anyhow!("--protocol-version: {e}"))?;
+    // `auto` means the newest revision that has the method asked for: `ping`,
+    // `logging/setLevel` or the handshake itself (and tasks, which 2026-07-28 carries only
+    // as an extension) go by `initialize` without probing `server/discover` first.
+    if negotiation == Negotiation::Auto && (args.task || !serves_stateless(args.method)) {
+        negotiation = Negotiation::Exactly(ProtocolVersion::LATEST_HANDSHAKE);
+    }
     let mut options =
         ClientOptions::new("junction", env!("CARGO_PKG_VERSION")).negotiation(negotiation);
     options.session.request_timeout = args.timeout;
     Ok(options)
+}
+
+/// Whether 2026-07-28 has `method` (by the protocol's method table).
+fn serves_stateless(method: Method) -> bool {
+    method::request(method.name())
+        .is_some_and(|info| info.families.serves(Family::Stateless))
 }
 
 async fn call_process(

@@ -215,7 +215,8 @@ impl ClientOptions {
 
     /// Speaks the newest revision the server has: probes `server/discover` and uses
     /// 2026-07-28 when the server lists it; when the probe fails (an older server answers
-    /// -32601 or refuses it) or the server lists only handshake revisions, performs the
+    /// -32601 or refuses it, or answers with something that is not a discover result) or
+    /// the server lists only handshake revisions, performs the
     /// `initialize` handshake with the newest handshake revision instead. Not the default,
     /// because an older server sees one extra failed request before `initialize`.
     pub fn auto(mut self) -> Self {
@@ -573,7 +574,9 @@ impl Client {
                 );
                 return Ok(Some(newest(&listed)));
             }
-            Err(e @ RequestError::Remote { .. }) if auto => {
+            // An older server refuses the method; a lax one may answer it with something
+            // that is not a discover result (`{}`): neither speaks 2026-07-28.
+            Err(e @ (RequestError::Remote { .. } | RequestError::Decode { .. })) if auto => {
                 tracing::debug!(error = %e, "server/discover failed; falling back to initialize");
                 return Ok(Some(None));
             }

@@ -416,3 +416,10 @@ async fn auto_falls_back_to_the_newest_handshake_revision_the_server_lists() {
     let listed = json!({"result": {"supportedVersions": ["2025-03-26"], "capabilities": {}}});
     assert_eq!(auto_fallback_offers(listed).await, "2025-03-26");
 }
+
+#[tokio::test]
+async fn auto_falls_back_when_discover_is_answered_with_something_else() {
+    // A lax server answers every method it does not know with an empty result.
+    let lax = json!({"result": {}});
+    assert_eq!(auto_fallback_offers(lax).await, "2025-11-25");
+}

@@ -440,11 +440,13 @@ mod tests {
         );
         let bad = build_from(&["--method", "logging/setLevel", "--level", "loud"]).unwrap_err();
         assert!(bad.contains("[possible values: debug, info, notice, warning, error, critical, alert, emergency]"), "{bad}");
-        let stateless =
-            build_from(&["--method", "ping", "--protocol-version", "2026-07-28"]).unwrap_err();
+        let unknown =
+            build_from(&["--method", "ping", "--protocol-version", "2025-01-01"]).unwrap_err();
         assert!(
-            stateless.contains("[possible values: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25]"),
-            "{stateless}"
+            unknown.contains(
+                "[possible values: auto, 2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05]"
+            ),
+            "{unknown}"
         );
     }
 }
