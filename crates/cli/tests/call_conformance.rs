@@ -74,10 +74,36 @@ fn tools_list_prints_every_fixture_as_pretty_json() {
             fixture("test_elicitation_sep1330_enums", "Tests elicitation with enum schema improvements per SEP-1330"),
             fixture_with("json_schema_2020_12_tool", "Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613)",
                 json!({"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
-                    "$defs": {"address": {"type": "object", "properties": {
+                    "$defs": {"address": {"$anchor": "addressDef", "type": "object", "properties": {
                         "street": {"type": "string"}, "city": {"type": "string"}}}},
-                    "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+                    "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"},
+                        "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+                        "phone": {"type": "string"}, "email": {"type": "string"}},
+                    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+                    "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+                    "then": {"required": ["phone"]},
+                    "else": {"required": ["email"]},
                     "additionalProperties": false})),
+            fixture("test_input_required_result_elicitation", "Asks the user's name (input request `user_name`, elicitation)"),
+            fixture("test_input_required_result_sampling", "Asks the client's model a question (input request `capital`, sampling)"),
+            fixture("test_input_required_result_list_roots", "Asks the client's roots (input request `roots`)"),
+            fixture("test_input_required_result_request_state", "Asks a confirmation and answers `state-ok` once the retried request state verifies"),
+            fixture("test_input_required_result_multiple_inputs", "Asks for an elicitation, a sampling and the roots in one round"),
+            fixture("test_input_required_result_multi_round", "Asks for input in two rounds (`step1`, then `step2`)"),
+            fixture("test_input_required_result_tampered_state", "Asks a confirmation; a retry whose request state was altered is refused"),
+            fixture("test_input_required_result_capabilities", "Asks only for the inputs whose capabilities the client declared"),
+            fixture("test_missing_capability", "Needs sampling: without the capability the request is refused"),
+            fixture("test_streaming_elicitation", "Reports progress, then asks the user's name"),
+            fixture("test_logging_tool", "Logs one message at info"),
+            fixture("test_trigger_tool_change", "Adds or removes a tool, so the tool list changes"),
+            fixture("test_trigger_prompt_change", "Adds or removes a prompt, so the prompt list changes"),
+            fixture_with("test_x_mcp_header", "Mirrors region, priority and verbose into Mcp-Param-* headers",
+                json!({"type": "object", "properties": {
+                    "region": {"type": "string", "description": "Mirrored as Mcp-Param-Region", "x-mcp-header": "Region"},
+                    "priority": {"type": "integer", "description": "Mirrored as Mcp-Param-Priority", "x-mcp-header": "Priority"},
+                    "verbose": {"type": "boolean", "description": "Mirrored as Mcp-Param-Verbose", "x-mcp-header": "Verbose"},
+                    "query": {"type": "string", "description": "Not mirrored"}},
+                    "required": ["region", "query"]})),
         ]})
     );
 }
@@ -190,7 +216,7 @@ fn initialize_prints_the_servers_answer() {
                 "resources": {"subscribe": true, "listChanged": true},
                 "prompts": {"listChanged": true}, "logging": {}, "completions": {}},
             "serverInfo": {"name": "mcp-conformance-test-server", "version": "1.0.0"},
-            "instructions": "Test fixtures of the MCP conformance suite 0.1.16. Every tool returns a fixed payload; call one to see how a client handles that kind of content."
+            "instructions": "Test fixtures of the MCP conformance suites 0.1.16 and 0.2.0-alpha.12. Every tool returns a fixed payload; call one to see how a client handles that kind of content."
         })
     );
 }
@@ -215,10 +241,80 @@ fn protocol_version_pins_the_offered_revision() {
         pinned.json(),
         json!({"content": [{"type": "text", "text": "This is a simple text response for testing."}]})
     );
-    let stateless = call_conformance(&["--method", "ping", "--protocol-version", "2026-07-28"]);
+    let stateless = call_conformance(&[
+        "--protocol-version",
+        "2026-07-28",
+        "--method",
+        "tools/call",
+        "--tool",
+        "test_simple_text",
+    ]);
+    assert_code(&stateless, 0);
+    assert_eq!(stateless.json(), stateless_result(SIMPLE_TEXT));
+    let no_ping = call_conformance(&["--method", "ping", "--protocol-version", "2026-07-28"]);
     assert_failure(
-        &stateless,
-        "[possible values: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25]",
+        &no_ping,
+        "`ping` was not sent: protocol version 2026-07-28 has no such request",
+    );
+    let unknown = call_conformance(&["--method", "ping", "--protocol-version", "2025-01-01"]);
+    assert_failure(
+        &unknown,
+        "[possible values: auto, 2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05]",
+    );
+}
+
+const SIMPLE_TEXT: &str = "This is a simple text response for testing.";
+
+/// `test_simple_text`'s result as 2026-07-28 prints it: `resultType` and the server's
+/// identity in `_meta`.
+fn stateless_result(text: &str) -> Value {
+    json!({
+        "content": [{"type": "text", "text": text}],
+        "resultType": "complete",
+        "_meta": {"io.modelcontextprotocol/serverInfo":
+            {"name": "mcp-conformance-test-server", "version": "1.0.0"}}
+    })
+}
+
+#[test]
+fn auto_speaks_2026_07_28_to_a_server_that_has_it_and_the_handshake_for_ping() {
+    let auto = |flags: &[&str]| {
+        let mut args = vec!["call", "-v"];
+        args.extend_from_slice(flags);
+        args.extend_from_slice(&["--", JUNCTION, "serve", "conformance"]);
+        junction(&args)
+    };
+    let call = auto(&["--method", "tools/call", "--tool", "test_simple_text"]);
+    assert_code(&call, 0);
+    assert_eq!(call.json(), stateless_result(SIMPLE_TEXT));
+    assert!(call.stderr.contains("protocol=2026-07-28"), "{}", call.stderr);
+    // 2026-07-28 has no `ping`: auto goes by the handshake for it.
+    let ping = auto(&["--method", "ping"]);
+    assert_code(&ping, 0);
+    assert_eq!(ping.stdout, "{}\n");
+    assert!(ping.stderr.contains("protocol=2025-11-25"), "{}", ping.stderr);
+}
+
+#[test]
+fn auto_reports_a_server_that_dies_during_the_probe() {
+    let run = junction(&[
+        "call",
+        "--method",
+        "tools/list",
+        "--",
+        "sh",
+        "-c",
+        "echo 'cannot open the database' >&2; exit 7",
+    ]);
+    assert_failure(
+        &run,
+        "the connection closed before `server/discover` was answered",
+    );
+    assert!(run.stderr.contains("exit status: 7"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("cannot open the database"),
+        "{}",
+        run.stderr
     );
 }
 
@@ -297,6 +393,8 @@ fn prompts_are_listed_and_rendered_exactly() {
                 {"name": "resourceUri", "description": "URI of the resource to embed", "required": true}]},
             {"name": "test_prompt_with_image", "title": "Prompt With Image",
              "description": "A prompt that includes image content"},
+            {"name": "test_input_required_result_prompt",
+             "description": "Asks the user for context (input request `context`), then renders it"},
         ]})
     );
     let user = |content: Value| json!({"role": "user", "content": content});
@@ -442,10 +540,10 @@ fn tools_that_ask_the_client_explain_when_it_cannot_answer() {
             "--tool",
             "json_schema_2020_12_tool",
             "--args",
-            r#"{"name":"Ada","address":{"city":"London"}}"#
+            r#"{"name":"Ada","address":{"city":"London"},"email":"ada@example.com"}"#
         ]),
         json!({"content": [{"type": "text",
-            "text": "JSON Schema 2020-12 tool called with: {\"address\":{\"city\":\"London\"},\"name\":\"Ada\"}"}]})
+            "text": "JSON Schema 2020-12 tool called with: {\"address\":{\"city\":\"London\"},\"email\":\"ada@example.com\",\"name\":\"Ada\"}"}]})
     );
     let extra = call_conformance(&[
         "--method",

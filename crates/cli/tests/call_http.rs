@@ -114,9 +114,13 @@ fn assert_code(run: &Run, code: i32) {
     );
 }
 
-/// `junction call URL FLAGS...`.
+/// `junction call URL FLAGS...`, speaking 2025-11-25 unless `flags` name a
+/// `--protocol-version`: these tests are about the handshake family's sessions.
 fn call(url: &str, flags: &[&str]) -> Run {
     let mut args = vec!["call", url];
+    if !flags.contains(&"--protocol-version") {
+        args.extend_from_slice(&["--protocol-version", "2025-11-25"]);
+    }
     args.extend_from_slice(flags);
     junction(&args)
 }
@@ -160,6 +164,43 @@ fn results_tool_errors_and_json_rpc_errors_print_as_over_stdio() {
     );
     assert_code(&init, 0);
     assert_eq!(init.json()["protocolVersion"], "2025-06-18");
+}
+
+#[test]
+fn auto_speaks_2026_07_28_over_http_without_a_session() {
+    let served = serve(None);
+    let run = call(
+        &served.url,
+        &[
+            "--protocol-version",
+            "auto",
+            "--method",
+            "tools/call",
+            "--tool",
+            "test_simple_text",
+        ],
+    );
+    assert_code(&run, 0);
+    assert_eq!(
+        run.json(),
+        json!({"content": [{"type": "text", "text": "This is a simple text response for testing."}],
+               "resultType": "complete",
+               "_meta": {"io.modelcontextprotocol/serverInfo":
+                   {"name": "mcp-conformance-test-server", "version": "1.0.0"}}})
+    );
+    let seen = served.seen();
+    let methods: Vec<Option<&str>> = seen.iter().map(|s| s.method.as_deref()).collect();
+    assert_eq!(
+        methods,
+        [Some("server/discover"), Some("tools/call")],
+        "no handshake, no DELETE: {seen:?}"
+    );
+    for request in &seen {
+        assert_eq!(request.header("mcp-session-id"), None, "{request:?}");
+        assert_eq!(request.header("mcp-protocol-version"), Some("2026-07-28"));
+    }
+    assert_eq!(seen[1].header("mcp-method"), Some("tools/call"));
+    assert_eq!(seen[1].header("mcp-name"), Some("test_simple_text"));
 }
 
 #[test]

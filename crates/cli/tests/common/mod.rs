@@ -52,9 +52,15 @@ pub fn junction(args: &[&str]) -> Run {
     run(JUNCTION, args)
 }
 
-/// `junction call FLAGS... -- junction serve conformance`.
+/// `junction call FLAGS... -- junction serve conformance`, speaking the handshake family
+/// (2025-11-25) unless `flags` name a `--protocol-version`: the tests that use it pin the
+/// fixtures exactly as that family prints them (auto mode would speak 2026-07-28, whose
+/// results carry `resultType` and the server's identity too).
 pub fn call_conformance(flags: &[&str]) -> Run {
     let mut args = vec!["call"];
+    if !flags.contains(&"--protocol-version") {
+        args.extend_from_slice(&["--protocol-version", "2025-11-25"]);
+    }
     args.extend_from_slice(flags);
     args.extend_from_slice(&["--", JUNCTION, "serve", "conformance"]);
     junction(&args)
