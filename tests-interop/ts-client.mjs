@@ -185,7 +185,7 @@ const CONFORMANCE_TOOLS = [
   { name: 'test_elicitation', args: { message: 'Please provide your information' } },
   { name: 'test_elicitation_sep1034_defaults', args: {} },
   { name: 'test_elicitation_sep1330_enums', args: {} },
-  { name: 'json_schema_2020_12_tool', args: { name: 'Ada', address: { street: '1 Main St', city: 'Springfield' } } },
+  { name: 'json_schema_2020_12_tool', args: { name: 'Ada', address: { street: '1 Main St', city: 'Springfield' }, email: 'ada@example.com' } },
   { name: 'test_reconnection', args: {} },
 ];
 const CONFORMANCE_READS = ['test://static-text', 'test://static-binary', 'test://template/123/data', 'test://watched-resource'];

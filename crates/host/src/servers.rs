@@ -28,6 +28,7 @@ use junction_protocol::prompts::Prompt;
 use junction_protocol::resources::{Resource, ResourceTemplate};
 use junction_protocol::roots::Root;
 use junction_protocol::tools::Tool;
+use junction_protocol::version::Family;
 use tokio::task::JoinSet;
 
 pub mod environment;
@@ -116,6 +117,12 @@ impl ServerSettings {
     /// Sets the roots (and so declares the roots capability).
     pub fn roots(mut self, roots: impl IntoIterator<Item = Root>) -> Self {
         self.roots = Some(roots.into_iter().collect());
+        self
+    }
+
+    /// Sets how the protocol revision is chosen (automatic when never set).
+    pub fn negotiation(mut self, negotiation: Negotiation) -> Self {
+        self.protocol_version = Some(negotiation);
         self
     }
 }
@@ -284,7 +291,8 @@ impl ConnectedServer {
         self.roots.as_ref().map(SharedRoots::get)
     }
 
-    /// Replaces its roots and sends it `notifications/roots/list_changed`.
+    /// Replaces its roots and sends it `notifications/roots/list_changed` (on 2026-07-28,
+    /// where servers ask for roots with each request, there is nothing to send).
     pub fn set_roots(&self, roots: Vec<Root>) -> Result<(), RootsError> {
         let shared = self
             .roots
@@ -294,6 +302,11 @@ impl ConnectedServer {
             return Err(RootsError::NotAFileUri(bad.uri.clone()));
         }
         shared.set(roots);
+        // 2026-07-28 has no such notification: servers ask for roots in each request's
+        // input requests, so they see the new ones next time.
+        if self.client.protocol_version().family() == Family::Stateless {
+            return Ok(());
+        }
         self.client
             .notify_roots_changed()
             .map_err(|e| RootsError::Notify {

@@ -220,10 +220,11 @@ async fn an_http_server_and_a_stdio_server_work_side_by_side_and_an_unreachable_
             .all(|s| s.authorization.as_deref() == Some("Bearer s3cret")),
         "{seen:?}"
     );
-    assert!(
-        seen.iter()
-            .any(|s| s.method == "DELETE" && s.path == "/mcp"),
-        "shutdown ends the session: {seen:?}"
+    // Both speak 2026-07-28 (auto), so there is no session to end: discover, list, call.
+    assert_eq!(
+        seen.iter().map(|s| s.method.as_str()).collect::<Vec<_>>(),
+        ["POST", "POST", "POST"],
+        "{seen:?}"
     );
 }
 
@@ -371,4 +372,21 @@ async fn the_reference_server_is_reached_over_streamable_http() {
         Some(("Echo: over http".to_owned(), false))
     );
     host.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_server_pinned_to_the_handshake_family_has_its_session_ended_at_shutdown() {
+    let weather = WeatherServer::start().await;
+    let servers = json!({
+        "weather": {"type": "http", "url": weather.url("/mcp"), "protocolVersion": "2025-11-25"}
+    });
+    let (host, failures, _) = start(servers, r#"[{"text": "Done."}]"#, &[]).await;
+    assert!(failures.is_empty(), "{failures:?}");
+    host.shutdown().await;
+    let seen = weather.seen();
+    assert!(
+        seen.iter()
+            .any(|s| s.method == "DELETE" && s.path == "/mcp"),
+        "shutdown ends the session: {seen:?}"
+    );
 }

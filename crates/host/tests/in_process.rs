@@ -436,11 +436,24 @@ async fn the_server_receives_only_tool_arguments_never_the_conversation() {
         .filter(|v| v["method"] == "tools/call")
         .collect();
     assert_eq!(calls.len(), 1);
-    // Beside the arguments the server gets only the call's progress token.
+    // Beside the arguments the server gets only the call's progress token and the
+    // 2026-07-28 envelope: the revision, the host's capabilities and its name.
     let mut params = calls[0]["params"].clone();
     let meta = params.as_object_mut().unwrap().remove("_meta").unwrap();
-    assert_eq!(meta.as_object().unwrap().len(), 1, "{meta}");
+    let mut keys: Vec<&str> = meta.as_object().unwrap().keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    assert_eq!(
+        keys,
+        [
+            "io.modelcontextprotocol/clientCapabilities",
+            "io.modelcontextprotocol/clientInfo",
+            "io.modelcontextprotocol/protocolVersion",
+            "progressToken"
+        ],
+        "{meta}"
+    );
     assert!(meta["progressToken"].is_number(), "{meta}");
+    assert_eq!(meta["io.modelcontextprotocol/clientInfo"]["name"], "junction");
     assert_eq!(
         params,
         json!({"name": "search", "arguments": {"query": "rust"}})
@@ -523,6 +536,14 @@ async fn events_follow_the_turn_in_order() {
     assert_eq!(
         events,
         vec![
+            Event::Thinking,
+            Event::TextDelta {
+                text: "Looking.".into()
+            },
+            Event::ModelAnswered {
+                usage: None,
+                stop_reason: None
+            },
             Event::Text {
                 text: "Looking.".into()
             },
@@ -536,6 +557,14 @@ async fn events_follow_the_turn_in_order() {
                 call_id: "s".into(),
                 is_error: false,
                 output: "library found: x".into(),
+            },
+            Event::Thinking,
+            Event::TextDelta {
+                text: "Found x.".into()
+            },
+            Event::ModelAnswered {
+                usage: None,
+                stop_reason: None
             },
             Event::Text {
                 text: "Found x.".into()

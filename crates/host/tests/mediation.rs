@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use common::{tapped, Frames};
 use junction::server::{tool, Context, Server};
+use junction::client::Negotiation;
 use junction::session::Peer;
 use junction_host::consent::ScriptedConsent;
 use junction_host::conversation::Message;
@@ -23,6 +24,7 @@ use junction_protocol::elicitation::{
     ElicitAction, ElicitParams, FormParams, PrimitiveSchemaDefinition, RequestedSchema, UrlParams,
 };
 use junction_protocol::roots::Root;
+use junction_protocol::ProtocolVersion;
 use junction_protocol::sampling::{CreateMessageParams, SamplingMessage};
 use tokio::sync::mpsc::{self, UnboundedReceiver};
 
@@ -133,6 +135,12 @@ struct Rig {
 }
 
 /// A host over one asking server per (name, settings), every tool call allowed.
+/// A server spoken to in the handshake family (2025-11-25), where its questions are
+/// requests of their own and refusals reach it as JSON-RPC errors.
+fn handshake() -> ServerSettings {
+    ServerSettings::default().negotiation(Negotiation::Exactly(ProtocolVersion::V2025_11_25))
+}
+
 async fn rig(
     specs: Vec<(&'static str, ServerSettings)>,
     script: &str,
@@ -210,7 +218,7 @@ impl Rig {
 async fn a_tool_that_samples_gets_the_models_answer_after_the_user_approves_the_request_and_the_answer(
 ) {
     let mut rig = rig(
-        vec![("writer", ServerSettings::default())],
+        vec![("writer", handshake())],
         r#"[
             {"toolCalls": [{"name": "writer__summarize", "arguments": {"topic": "tides"}}]},
             {"sampling": {"text": "Tides follow the moon."}},
@@ -254,9 +262,9 @@ async fn a_tool_that_samples_gets_the_models_answer_after_the_user_approves_the_
 async fn a_refused_sampling_request_gets_error_minus_one_and_never_reaches_the_model() {
     let mut rig = rig(
         vec![
-            ("asker", ServerSettings::default()),
-            ("blocked", ServerSettings::default().sampling(Action::Deny)),
-            ("free", ServerSettings::default().sampling(Action::Allow)),
+            ("asker", handshake()),
+            ("blocked", handshake().sampling(Action::Deny)),
+            ("free", handshake().sampling(Action::Allow)),
         ],
         r#"[
             {"toolCalls": [
@@ -310,7 +318,7 @@ async fn a_refused_sampling_request_gets_error_minus_one_and_never_reaches_the_m
 #[tokio::test]
 async fn an_answer_the_user_withholds_never_reaches_the_server() {
     let mut rig = rig(
-        vec![("writer", ServerSettings::default())],
+        vec![("writer", handshake())],
         r#"[
             {"toolCalls": [{"name": "writer__summarize", "arguments": {"topic": "tides"}}]},
             {"sampling": {"text": "A line the user dislikes."}},
@@ -336,7 +344,7 @@ async fn an_answer_the_user_withholds_never_reaches_the_server() {
 #[tokio::test]
 async fn elicitation_accept_decline_and_cancel_each_reach_the_tool_with_the_server_named() {
     let mut rig = rig(
-        vec![("desk", ServerSettings::default())],
+        vec![("desk", handshake())],
         r#"[
             {"toolCalls": [
                 {"name": "desk__ask_name"}, {"name": "desk__ask_name"}, {"name": "desk__ask_name"},
@@ -400,9 +408,9 @@ async fn roots_are_listed_as_configured_and_changes_are_announced_to_servers_tha
         vec![
             (
                 "files",
-                ServerSettings::default().roots([Root::new("file:///srv/notes")]),
+                handshake().roots([Root::new("file:///srv/notes")]),
             ),
-            ("plain", ServerSettings::default()),
+            ("plain", handshake()),
         ],
         r#"[
             {"toolCalls": [{"name": "files__where"}, {"name": "plain__where"}]},
@@ -509,10 +517,12 @@ async fn a_tools_list_change_reaches_the_models_tool_list() {
 #[tokio::test]
 async fn the_conversation_never_reaches_a_server_and_each_server_gets_only_its_own_answer() {
     const SECRET: &str = "the cat sleeps under the blue piano";
+    // The scripted model answers samplings in the order they arrive; in the handshake
+    // family that order is the calls' order (2026-07-28's extra round trip can swap them).
     let mut rig = rig(
         vec![
-            ("alpha", ServerSettings::default().sampling(Action::Allow)),
-            ("beta", ServerSettings::default().sampling(Action::Allow)),
+            ("alpha", handshake().sampling(Action::Allow)),
+            ("beta", handshake().sampling(Action::Allow)),
         ],
         r#"[
             {"toolCalls": [
@@ -563,4 +573,65 @@ async fn the_conversation_never_reaches_a_server_and_each_server_gets_only_its_o
     assert_eq!(requested.len(), 2);
     assert!(requested[0].0 == "alpha" && requested[0].1.contains("tides"));
     assert!(requested[1].0 == "beta" && requested[1].1.contains("stars"));
+}
+
+#[tokio::test]
+async fn on_2026_07_28_a_refused_sampling_fails_the_call_and_never_reaches_the_model() {
+    // 2026-07-28 has no way to answer an input request with an error: the call fails here,
+    // and the model is told why.
+    let mut rig = rig(
+        vec![
+            ("asker", ServerSettings::default()),
+            ("blocked", ServerSettings::default().sampling(Action::Deny)),
+        ],
+        r#"[
+            {"toolCalls": [
+                {"name": "asker__summarize", "arguments": {"topic": "rain"}},
+                {"name": "blocked__summarize", "arguments": {"topic": "snow"}}
+            ]},
+            {"text": "done"}
+        ]"#,
+        ScriptedInteraction::new().sampling([Approval::Deny]),
+    )
+    .await;
+    rig.host.send("Summarize the weather").await.unwrap();
+    for refused in rig.results() {
+        assert!(
+            refused.contains("User rejected sampling request")
+                && refused.contains("The call could not be completed"),
+            "{refused}"
+        );
+    }
+    assert!(rig.model.sampled().is_empty(), "the model saw no request");
+    let asked: Vec<String> = rig
+        .user
+        .sampling_asked()
+        .into_iter()
+        .map(|r| r.server)
+        .collect();
+    assert_eq!(asked, ["asker"]);
+}
+
+#[tokio::test]
+async fn on_2026_07_28_new_roots_are_what_the_server_gets_when_it_next_asks() {
+    let mut rig = rig(
+        vec![(
+            "files",
+            ServerSettings::default().roots([Root::new("file:///srv/notes")]),
+        )],
+        r#"[
+            {"toolCalls": [{"name": "files__where"}]},
+            {"text": "first"},
+            {"toolCalls": [{"name": "files__where"}]},
+            {"text": "second"}
+        ]"#,
+        ScriptedInteraction::new(),
+    )
+    .await;
+    rig.host.send("Where are my files?").await.unwrap();
+    rig.host
+        .set_roots("files", vec![Root::new("file:///srv/other")])
+        .unwrap();
+    rig.host.send("And now?").await.unwrap();
+    assert_eq!(rig.results(), ["file:///srv/notes", "file:///srv/other"]);
 }

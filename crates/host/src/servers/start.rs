@@ -10,6 +10,8 @@ use junction::transport::child::{self, ChildProcess, CommandSpec, ShutdownTimeou
 use junction::transport::http::client::HttpClient;
 use junction::transport::Connection;
 use junction::RequestError;
+use junction_protocol::stateless::SubscriptionFilter;
+use junction_protocol::version::Family;
 
 use super::{
     environment, status, Backing, ConnectedServer, Lists, RootsError, ServerSettings, StartFailure,
@@ -226,6 +228,28 @@ async fn stop_and_collect(mut process: ChildProcess, reason: &mut String) -> Vec
     process.stderr_tail()
 }
 
+/// On 2026-07-28 a server announces list changes only on a `subscriptions/listen` stream:
+/// opens one for each list the server says can change. The stream lasts as long as the
+/// session (dropping its handle does not end it); a server that refuses it is still used,
+/// with a warning that its lists will not be refreshed.
+async fn listen_for_changes(name: &str, client: &Client, events: &EventSink) {
+    let caps = client.server_capabilities();
+    let filter = SubscriptionFilter {
+        tools_list_changed: caps.tools.and_then(|t| t.list_changed).filter(|c| *c),
+        prompts_list_changed: caps.prompts.and_then(|p| p.list_changed).filter(|c| *c),
+        resources_list_changed: caps.resources.and_then(|r| r.list_changed).filter(|c| *c),
+        ..SubscriptionFilter::default()
+    };
+    if filter == SubscriptionFilter::default() {
+        return;
+    }
+    if let Err(e) = client.listen(filter).await {
+        events.emit(Event::Warning {
+            message: format!("server `{name}`: could not listen for list changes: {e}"),
+        });
+    }
+}
+
 /// Handshake (with this server's own handlers), then the first listing.
 pub(super) async fn connect(
     name: &str,
@@ -311,6 +335,9 @@ pub(super) async fn connect(
     } else {
         (Vec::new(), Vec::new())
     };
+    if client.protocol_version().family() == Family::Stateless {
+        listen_for_changes(name, &client, events).await;
+    }
     Ok(ConnectedServer {
         name: name.to_owned(),
         trusted: settings.trusted,
