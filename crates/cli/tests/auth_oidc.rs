@@ -231,9 +231,12 @@ fn the_host_logs_in_through_oidc_provider_and_calls_a_tool() {
         &["call", &url, "--bearer", &token, "--method", "ping"],
     );
     assert_eq!(call.code, 0, "{}", call.stderr);
+    // One character inside the signature changed (the last one may only carry padding
+    // bits, which a decoder may refuse before the signature is checked).
+    let at = token.len() - 10;
+    let was = token.as_bytes()[at];
     let mut forged = token.clone();
-    let last = forged.pop().unwrap();
-    forged.push(if last == 'A' { 'B' } else { 'A' });
+    forged.replace_range(at..=at, if was == b'A' { "B" } else { "A" });
     let call = junction_as(
         &home,
         &["call", &url, "--bearer", &forged, "--method", "ping"],

@@ -235,9 +235,11 @@ async fn the_conversation_stays_in_the_host_and_each_server_sees_only_its_own_re
         assert_eq!(tool_calls(&received), expected_calls(server), "{server}");
         for message in &received {
             let method = message["method"].as_str().unwrap_or_default();
-            let params = &message["params"];
+            let params = &without_envelope(server, &message["params"]);
             match method {
                 "initialize"
+                | "server/discover"
+                | "subscriptions/listen"
                 | "notifications/initialized"
                 | "tools/list"
                 | "prompts/list"
@@ -262,6 +264,32 @@ async fn the_conversation_stays_in_the_host_and_each_server_sees_only_its_own_re
             }
         }
     }
+}
+
+/// `params` without its `_meta`, once `_meta` is seen to hold nothing but the protocol's
+/// envelope (2026-07-28 names the revision, the host's capabilities and its name on every
+/// request) and progress tokens: no conversation travels there.
+fn without_envelope(server: &str, params: &Value) -> Value {
+    const ENVELOPE: &[&str] = &[
+        "io.modelcontextprotocol/protocolVersion",
+        "io.modelcontextprotocol/clientCapabilities",
+        "io.modelcontextprotocol/clientInfo",
+        "io.modelcontextprotocol/logLevel",
+        "progressToken",
+    ];
+    let mut params = params.clone();
+    if let Some(meta) = params.as_object_mut().and_then(|p| p.remove("_meta")) {
+        for key in meta.as_object().into_iter().flat_map(|m| m.keys()) {
+            assert!(
+                ENVELOPE.contains(&key.as_str()),
+                "{server} received `_meta.{key}`: {meta}"
+            );
+        }
+        if let Some(info) = meta.get("io.modelcontextprotocol/clientInfo") {
+            assert_eq!(info, &json!({"name": "junction", "version": env!("CARGO_PKG_VERSION")}));
+        }
+    }
+    params
 }
 
 /// The arguments to call each tool that returns structured content with.

@@ -75,7 +75,16 @@ fn expected(via: Via) -> Value {
     let sampling_request = json!({"method": "sampling/createMessage", "params": {"messages": [
         {"role": "user", "content": {"type": "text", "text": "Test prompt for sampling"}}], "maxTokens": 100}});
     let elicit_request = |form: &Value| json!({"method": "elicitation/create", "params": form});
-    let no_elicitation = "Elicitation not supported or error: `elicitation/create` was not sent: the client did not declare form-mode elicitation (`elicitation` or `elicitation.form`)";
+    // Sessionless HTTP cannot carry a request from the server, whatever the client declared.
+    let cannot_ask = |method: &str| format!("`{method}` was not sent: this connection is sessionless HTTP, which cannot carry server-to-client requests; use an HTTP session (or 2026-07-28, where they travel as input requests)");
+    let no_elicitation = &format!(
+        "Elicitation not supported or error: {}",
+        cannot_ask("elicitation/create")
+    );
+    let no_sampling = &format!(
+        "Sampling not supported or error: {}",
+        cannot_ask("sampling/createMessage")
+    );
     // A call whose tool asks the client: the request it sent and the result, or (stateless)
     // the tool's explanation.
     let asking = |name: &str, args: Value, request: Value, answer: &str, refusal: &str| {
@@ -98,7 +107,7 @@ fn expected(via: Via) -> Value {
         "serverCapabilities": {"tools": {"listChanged": true},
             "resources": {"subscribe": true, "listChanged": true},
             "prompts": {"listChanged": true}, "logging": {}, "completions": {}},
-        "instructions": "Test fixtures of the MCP conformance suite 0.1.16. Every tool returns a fixed payload; call one to see how a client handles that kind of content.",
+        "instructions": "Test fixtures of the MCP conformance suites 0.1.16 and 0.2.0-alpha.12. Every tool returns a fixed payload; call one to see how a client handles that kind of content.",
         "tools": [
             tool("test_simple_text", "Tests simple text content response", &empty),
             tool("test_image_content", "Tests image content response", &empty),
@@ -149,7 +158,7 @@ fn expected(via: Via) -> Value {
                     "text": "This tool intentionally returns an error for testing"}]}},
             "test_sampling": asking("test_sampling", json!({"prompt": "Test prompt for sampling"}),
                 sampling_request.clone(), "LLM response: This is a test response from the client",
-                "Sampling not supported or error: `sampling/createMessage` was not sent: the client did not declare the `sampling` capability"),
+                no_sampling),
             "test_elicitation": asking("test_elicitation", json!({"message": "Please provide your information"}),
                 elicit_request(&user_form),
                 "User response: action=accept, content={\"username\":\"testuser\",\"email\":\"test@example.com\"}",

@@ -220,10 +220,11 @@ async fn an_http_server_and_a_stdio_server_work_side_by_side_and_an_unreachable_
             .all(|s| s.authorization.as_deref() == Some("Bearer s3cret")),
         "{seen:?}"
     );
-    // Both speak 2026-07-28 (auto), so there is no session to end: discover, list, call.
+    // Both speak 2026-07-28 (auto), so there is no session to end: discover, the listen
+    // stream for list changes, the listing and the call.
     assert_eq!(
         seen.iter().map(|s| s.method.as_str()).collect::<Vec<_>>(),
-        ["POST", "POST", "POST"],
+        ["POST", "POST", "POST", "POST"],
         "{seen:?}"
     );
 }

@@ -143,8 +143,8 @@ pub enum ConnectError {
         chosen: String,
     },
     /// `server/discover` failed (and the options did not allow falling back to
-    /// `initialize`).
-    #[error("server/discover failed: {0}")]
+    /// `initialize`); the error names the method.
+    #[error("{0}")]
     Discover(RequestError),
     /// The server does not speak 2026-07-28 and the options asked for exactly that revision.
     #[error("the server does not support protocol version 2026-07-28 (it supports {supported:?}); use ClientOptions::auto to fall back to the handshake")]

@@ -295,6 +295,9 @@ impl Driver {
                     let mut state = lock(&self.state);
                     state.initialize = Some(r.id.clone());
                     state.handshake = Some(message.clone());
+                    // A handshake after a refused `server/discover` (auto negotiation): the
+                    // handshake family POSTs its responses again.
+                    state.stateless = false;
                 }
                 self.initialize(message).await;
             }
