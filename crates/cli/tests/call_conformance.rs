@@ -6,7 +6,7 @@ mod common;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Command, Stdio};
 
-use common::{call_conformance, junction, Run, JUNCTION};
+use common::{call_conformance, fixtures, junction, Run, JUNCTION};
 use serde_json::{json, Value};
 
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
@@ -54,7 +54,7 @@ fn tools_list_prints_every_fixture_as_pretty_json() {
     );
     assert_eq!(
         run.json(),
-        json!({"tools": [
+        json!({"tools": ([
             fixture("test_simple_text", "Tests simple text content response"),
             fixture("test_image_content", "Tests image content response"),
             fixture("test_audio_content", "Tests audio content response"),
@@ -73,38 +73,8 @@ fn tools_list_prints_every_fixture_as_pretty_json() {
             fixture("test_elicitation_sep1034_defaults", "Tests elicitation with default values per SEP-1034"),
             fixture("test_elicitation_sep1330_enums", "Tests elicitation with enum schema improvements per SEP-1330"),
             fixture_with("json_schema_2020_12_tool", "Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613)",
-                json!({"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
-                    "$defs": {"address": {"$anchor": "addressDef", "type": "object", "properties": {
-                        "street": {"type": "string"}, "city": {"type": "string"}}}},
-                    "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"},
-                        "contactMethod": {"type": "string", "enum": ["phone", "email"]},
-                        "phone": {"type": "string"}, "email": {"type": "string"}},
-                    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
-                    "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
-                    "then": {"required": ["phone"]},
-                    "else": {"required": ["email"]},
-                    "additionalProperties": false})),
-            fixture("test_input_required_result_elicitation", "Asks the user's name (input request `user_name`, elicitation)"),
-            fixture("test_input_required_result_sampling", "Asks the client's model a question (input request `capital`, sampling)"),
-            fixture("test_input_required_result_list_roots", "Asks the client's roots (input request `roots`)"),
-            fixture("test_input_required_result_request_state", "Asks a confirmation and answers `state-ok` once the retried request state verifies"),
-            fixture("test_input_required_result_multiple_inputs", "Asks for an elicitation, a sampling and the roots in one round"),
-            fixture("test_input_required_result_multi_round", "Asks for input in two rounds (`step1`, then `step2`)"),
-            fixture("test_input_required_result_tampered_state", "Asks a confirmation; a retry whose request state was altered is refused"),
-            fixture("test_input_required_result_capabilities", "Asks only for the inputs whose capabilities the client declared"),
-            fixture("test_missing_capability", "Needs sampling: without the capability the request is refused"),
-            fixture("test_streaming_elicitation", "Reports progress, then asks the user's name"),
-            fixture("test_logging_tool", "Logs one message at info"),
-            fixture("test_trigger_tool_change", "Adds or removes a tool, so the tool list changes"),
-            fixture("test_trigger_prompt_change", "Adds or removes a prompt, so the prompt list changes"),
-            fixture_with("test_x_mcp_header", "Mirrors region, priority and verbose into Mcp-Param-* headers",
-                json!({"type": "object", "properties": {
-                    "region": {"type": "string", "description": "Mirrored as Mcp-Param-Region", "x-mcp-header": "Region"},
-                    "priority": {"type": "integer", "description": "Mirrored as Mcp-Param-Priority", "x-mcp-header": "Priority"},
-                    "verbose": {"type": "boolean", "description": "Mirrored as Mcp-Param-Verbose", "x-mcp-header": "Verbose"},
-                    "query": {"type": "string", "description": "Not mirrored"}},
-                    "required": ["region", "query"]})),
-        ]})
+                fixtures::schema_2020_12()),
+        ].into_iter().chain(fixtures::alpha12_tools()).collect::<Vec<_>>())})
     );
 }
 
@@ -287,12 +257,20 @@ fn auto_speaks_2026_07_28_to_a_server_that_has_it_and_the_handshake_for_ping() {
     let call = auto(&["--method", "tools/call", "--tool", "test_simple_text"]);
     assert_code(&call, 0);
     assert_eq!(call.json(), stateless_result(SIMPLE_TEXT));
-    assert!(call.stderr.contains("protocol=2026-07-28"), "{}", call.stderr);
+    assert!(
+        call.stderr.contains("protocol=2026-07-28"),
+        "{}",
+        call.stderr
+    );
     // 2026-07-28 has no `ping`: auto goes by the handshake for it.
     let ping = auto(&["--method", "ping"]);
     assert_code(&ping, 0);
     assert_eq!(ping.stdout, "{}\n");
-    assert!(ping.stderr.contains("protocol=2025-11-25"), "{}", ping.stderr);
+    assert!(
+        ping.stderr.contains("protocol=2025-11-25"),
+        "{}",
+        ping.stderr
+    );
 }
 
 #[test]
@@ -393,8 +371,7 @@ fn prompts_are_listed_and_rendered_exactly() {
                 {"name": "resourceUri", "description": "URI of the resource to embed", "required": true}]},
             {"name": "test_prompt_with_image", "title": "Prompt With Image",
              "description": "A prompt that includes image content"},
-            {"name": "test_input_required_result_prompt",
-             "description": "Asks the user for context (input request `context`), then renders it"},
+            fixtures::alpha12_prompt(),
         ]})
     );
     let user = |content: Value| json!({"role": "user", "content": content});

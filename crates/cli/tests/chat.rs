@@ -391,11 +391,9 @@ fn chat_reads_piped_commands_and_messages_until_quit() {
         ],
     );
     assert!(
-        run.stdout
-            .lines()
-            .any(|l| l.starts_with(
-                "  conformance: mcp-conformance-test-server 1.0.0 (protocol 2026-07-28), "
-            )),
+        run.stdout.lines().any(|l| l.starts_with(
+            "  conformance: mcp-conformance-test-server 1.0.0 (protocol 2026-07-28), "
+        )),
         "{}",
         run.stdout
     );

@@ -272,9 +272,12 @@ fn sessionless_2025_11_25_fails_only_where_the_server_must_ask_the_client() {
         &["--sessionless"],
         Some("conformance-next-server-sessionless-expected-failures.yml"),
     );
-    assert_eq!(run.scored.len(), 30, "{:?}", run.scored);
+    // Given a baseline the runner prints the 3 unscored scenarios among the 30 scored
+    // ones: every one of the 33 passes but those that must ask the client.
+    let all: Vec<(String, bool)> = run.scored.iter().chain(&run.unscored).cloned().collect();
+    assert_eq!(all.len(), 33, "{all:?}");
     assert_eq!(
-        failed(&run.scored),
+        failed(&all),
         [
             "tools-call-sampling",
             "tools-call-elicitation",
@@ -282,5 +285,4 @@ fn sessionless_2025_11_25_fails_only_where_the_server_must_ask_the_client() {
             "elicitation-sep1330-enums"
         ]
     );
-    assert!(failed(&run.unscored).is_empty(), "{:?}", run.unscored);
 }

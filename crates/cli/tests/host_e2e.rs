@@ -286,7 +286,10 @@ fn without_envelope(server: &str, params: &Value) -> Value {
             );
         }
         if let Some(info) = meta.get("io.modelcontextprotocol/clientInfo") {
-            assert_eq!(info, &json!({"name": "junction", "version": env!("CARGO_PKG_VERSION")}));
+            assert_eq!(
+                info,
+                &json!({"name": "junction", "version": env!("CARGO_PKG_VERSION")})
+            );
         }
     }
     params

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{junction, peer, run, HttpServe, Run, JUNCTION};
+use common::{fixtures, junction, peer, run, HttpServe, Run, JUNCTION};
 use serde_json::{json, Value};
 
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
@@ -76,7 +76,9 @@ fn expected(via: Via) -> Value {
         {"role": "user", "content": {"type": "text", "text": "Test prompt for sampling"}}], "maxTokens": 100}});
     let elicit_request = |form: &Value| json!({"method": "elicitation/create", "params": form});
     // Sessionless HTTP cannot carry a request from the server, whatever the client declared.
-    let cannot_ask = |method: &str| format!("`{method}` was not sent: this connection is sessionless HTTP, which cannot carry server-to-client requests; use an HTTP session (or 2026-07-28, where they travel as input requests)");
+    let cannot_ask = |method: &str| {
+        format!("`{method}` was not sent: this connection is sessionless HTTP, which cannot carry server-to-client requests; use an HTTP session (or 2026-07-28, where they travel as input requests)")
+    };
     let no_elicitation = &format!(
         "Elicitation not supported or error: {}",
         cannot_ask("elicitation/create")
@@ -108,7 +110,7 @@ fn expected(via: Via) -> Value {
             "resources": {"subscribe": true, "listChanged": true},
             "prompts": {"listChanged": true}, "logging": {}, "completions": {}},
         "instructions": "Test fixtures of the MCP conformance suites 0.1.16 and 0.2.0-alpha.12. Every tool returns a fixed payload; call one to see how a client handles that kind of content.",
-        "tools": [
+        "tools": ([
             tool("test_simple_text", "Tests simple text content response", &empty),
             tool("test_image_content", "Tests image content response", &empty),
             tool("test_audio_content", "Tests audio content response", &empty),
@@ -127,12 +129,8 @@ fn expected(via: Via) -> Value {
             tool("test_elicitation_sep1034_defaults", "Tests elicitation with default values per SEP-1034", &empty),
             tool("test_elicitation_sep1330_enums", "Tests elicitation with enum schema improvements per SEP-1330", &empty),
             tool("json_schema_2020_12_tool", "Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613)",
-                &json!({"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
-                    "$defs": {"address": {"type": "object", "properties": {
-                        "street": {"type": "string"}, "city": {"type": "string"}}}},
-                    "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
-                    "additionalProperties": false})),
-        ],
+                &fixtures::schema_2020_12()),
+        ].into_iter().chain(fixtures::alpha12_tools()).collect::<Vec<_>>()),
         "ping": {"result": {}},
         "setLevel": {"result": {}},
         "complete": {"result": {"completion": {"values": [], "total": 0, "hasMore": false}}},
@@ -213,6 +211,7 @@ fn expected(via: Via) -> Value {
                 {"name": "resourceUri", "description": "URI of the resource to embed", "required": true}]},
             {"name": "test_prompt_with_image", "title": "Prompt With Image",
              "description": "A prompt that includes image content"},
+            fixtures::alpha12_prompt(),
         ],
         "getPrompts": {
             "test_simple_prompt": {"name": "test_simple_prompt",

@@ -440,7 +440,12 @@ async fn the_server_receives_only_tool_arguments_never_the_conversation() {
     // 2026-07-28 envelope: the revision, the host's capabilities and its name.
     let mut params = calls[0]["params"].clone();
     let meta = params.as_object_mut().unwrap().remove("_meta").unwrap();
-    let mut keys: Vec<&str> = meta.as_object().unwrap().keys().map(String::as_str).collect();
+    let mut keys: Vec<&str> = meta
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
     keys.sort_unstable();
     assert_eq!(
         keys,
@@ -453,7 +458,10 @@ async fn the_server_receives_only_tool_arguments_never_the_conversation() {
         "{meta}"
     );
     assert!(meta["progressToken"].is_number(), "{meta}");
-    assert_eq!(meta["io.modelcontextprotocol/clientInfo"]["name"], "junction");
+    assert_eq!(
+        meta["io.modelcontextprotocol/clientInfo"]["name"],
+        "junction"
+    );
     assert_eq!(
         params,
         json!({"name": "search", "arguments": {"query": "rust"}})

@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use common::{tapped, Frames};
-use junction::server::{tool, Context, Server};
 use junction::client::Negotiation;
+use junction::server::{tool, Context, Server};
 use junction::session::Peer;
 use junction_host::consent::ScriptedConsent;
 use junction_host::conversation::Message;
@@ -24,8 +24,8 @@ use junction_protocol::elicitation::{
     ElicitAction, ElicitParams, FormParams, PrimitiveSchemaDefinition, RequestedSchema, UrlParams,
 };
 use junction_protocol::roots::Root;
-use junction_protocol::ProtocolVersion;
 use junction_protocol::sampling::{CreateMessageParams, SamplingMessage};
+use junction_protocol::ProtocolVersion;
 use tokio::sync::mpsc::{self, UnboundedReceiver};
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -406,10 +406,7 @@ async fn elicitation_accept_decline_and_cancel_each_reach_the_tool_with_the_serv
 async fn roots_are_listed_as_configured_and_changes_are_announced_to_servers_that_have_roots() {
     let mut rig = rig(
         vec![
-            (
-                "files",
-                handshake().roots([Root::new("file:///srv/notes")]),
-            ),
+            ("files", handshake().roots([Root::new("file:///srv/notes")])),
             ("plain", handshake()),
         ],
         r#"[

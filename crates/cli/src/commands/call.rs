@@ -246,8 +246,7 @@ fn client_options(args: &CallArgs) -> anyhow::Result<ClientOptions> {
 
 /// Whether 2026-07-28 has `method` (by the protocol's method table).
 fn serves_stateless(method: Method) -> bool {
-    method::request(method.name())
-        .is_some_and(|info| info.families.serves(Family::Stateless))
+    method::request(method.name()).is_some_and(|info| info.families.serves(Family::Stateless))
 }
 
 async fn call_process(

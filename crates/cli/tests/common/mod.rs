@@ -9,6 +9,7 @@ use std::process::{Command, Stdio};
 use serde_json::Value;
 
 pub mod fake_model;
+pub mod fixtures;
 
 /// The binary under test.
 pub const JUNCTION: &str = env!("CARGO_BIN_EXE_junction");
