@@ -275,10 +275,17 @@ fn auto_speaks_2026_07_28_to_a_server_that_has_it_and_the_handshake_for_ping() {
 
 #[test]
 fn auto_reports_a_server_that_dies_during_the_probe() {
+    assert_death_reported("tools/list", "server/discover");
+}
+
+/// `junction call --method METHOD` against a server that writes to stderr and exits 7
+/// before answering `first` (the first request sent): the failure names that request, the
+/// exit status and the server's last words.
+fn assert_death_reported(method: &str, first: &str) {
     let run = junction(&[
         "call",
         "--method",
-        "tools/list",
+        method,
         "--",
         "sh",
         "-c",
@@ -286,7 +293,7 @@ fn auto_reports_a_server_that_dies_during_the_probe() {
     ]);
     assert_failure(
         &run,
-        "the connection closed before `server/discover` was answered",
+        &format!("the connection closed before `{first}` was answered"),
     );
     assert!(run.stderr.contains("exit status: 7"), "{}", run.stderr);
     assert!(
@@ -627,25 +634,7 @@ fn bad_usage_exits_3_and_names_the_problem() {
 
 #[test]
 fn a_server_that_dies_is_reported_with_its_exit_status_and_stderr() {
-    let run = junction(&[
-        "call",
-        "--method",
-        "ping",
-        "--",
-        "sh",
-        "-c",
-        "echo 'cannot open the database' >&2; exit 7",
-    ]);
-    assert_failure(
-        &run,
-        "the connection closed before `initialize` was answered",
-    );
-    assert!(run.stderr.contains("exit status: 7"), "{}", run.stderr);
-    assert!(
-        run.stderr.contains("cannot open the database"),
-        "{}",
-        run.stderr
-    );
+    assert_death_reported("ping", "initialize");
 }
 
 #[test]

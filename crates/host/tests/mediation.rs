@@ -189,6 +189,15 @@ async fn rig(
 }
 
 impl Rig {
+    /// The servers whose sampling requests were put to the user, in order.
+    fn sampling_asked_by(&self) -> Vec<String> {
+        self.user
+            .sampling_asked()
+            .into_iter()
+            .map(|r| r.server)
+            .collect()
+    }
+
     fn results(&self) -> Vec<String> {
         self.host
             .conversation()
@@ -287,12 +296,7 @@ async fn a_refused_sampling_request_gets_error_minus_one_and_never_reaches_the_m
         );
     }
     assert_eq!(results[2], "free got from scripted: The sun shines.");
-    let asked: Vec<String> = rig
-        .user
-        .sampling_asked()
-        .into_iter()
-        .map(|r| r.server)
-        .collect();
+    let asked = rig.sampling_asked_by();
     assert_eq!(
         asked,
         ["asker"],
@@ -600,12 +604,7 @@ async fn on_2026_07_28_a_refused_sampling_fails_the_call_and_never_reaches_the_m
         );
     }
     assert!(rig.model.sampled().is_empty(), "the model saw no request");
-    let asked: Vec<String> = rig
-        .user
-        .sampling_asked()
-        .into_iter()
-        .map(|r| r.server)
-        .collect();
+    let asked = rig.sampling_asked_by();
     assert_eq!(asked, ["asker"]);
 }
 
