@@ -90,36 +90,19 @@ fn junction_typing(
     input: Option<&str>,
     env: &[(&str, &str)],
 ) -> common::Run {
-    use std::io::Write;
     let browser =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests-interop/auto-browser.mjs");
-    let mut child = Command::new(JUNCTION)
-        .args(args)
-        .envs(env.iter().copied())
-        .env("XDG_CONFIG_HOME", &home.0)
-        .env(
-            "BROWSER",
-            format!("{} {}", peer("JUNCTION_NODE"), browser.display()),
-        )
-        .stdin(if input.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("junction runs");
-    if let Some(input) = input {
-        let mut stdin = child.stdin.take().unwrap();
-        stdin.write_all(input.as_bytes()).unwrap();
-    }
-    let output = child.wait_with_output().expect("junction runs");
-    common::Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
+    common::Run::of(
+        Command::new(JUNCTION)
+            .args(args)
+            .envs(env.iter().copied())
+            .env("XDG_CONFIG_HOME", &home.0)
+            .env(
+                "BROWSER",
+                format!("{} {}", peer("JUNCTION_NODE"), browser.display()),
+            ),
+        input,
+    )
 }
 
 /// The protected library server's URL, by the address it was bound to (the tokens'

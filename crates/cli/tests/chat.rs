@@ -3,9 +3,8 @@
 
 mod common;
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use common::{Run, JUNCTION};
 use serde_json::{json, Value};
@@ -76,30 +75,14 @@ fn junction_env(dir: &Path, args: &[&str], input: &str, env: &[(&str, &str)]) ->
     for variable in PROVIDER_VARIABLES {
         command.env_remove(variable);
     }
-    let mut child = command
+    command
         .args(args)
         .envs(env.iter().copied())
         .current_dir(dir)
         // Saved conversations stay in the test's directory.
         .env("XDG_DATA_HOME", dir)
-        .env_remove("NO_COLOR")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start junction");
-    child
-        .stdin
-        .take()
-        .expect("stdin is piped")
-        .write_all(input.as_bytes())
-        .expect("write stdin");
-    let output = child.wait_with_output().expect("wait for junction");
-    Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
+        .env_remove("NO_COLOR");
+    Run::of(&mut command, Some(input))
 }
 
 #[track_caller]

@@ -12,7 +12,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{peer, run, HttpServe};
+use common::{peer, run, server_suite, HttpServe};
 use serde_json::Value;
 
 /// How many scenarios `--suite all` runs in 0.1.16.
@@ -57,25 +57,10 @@ fn read_checks(dir: &Path) -> (usize, Vec<Check>) {
 
 #[test]
 fn every_conformance_scenario_passes_over_streamable_http() {
-    let node = peer("JUNCTION_NODE");
-    let suite = peer("JUNCTION_CONFORMANCE");
     let server = HttpServe::start("conformance", &[]);
     let out = std::env::temp_dir().join(format!("junction-conformance-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
-    let url = server.url.clone();
-    let run = run(
-        &node,
-        &[
-            &suite,
-            "server",
-            "--url",
-            &url,
-            "--suite",
-            "all",
-            "-o",
-            out.to_str().unwrap(),
-        ],
-    );
+    let run = server_suite(&server.url, &out);
     let (scenarios, checks) = read_checks(&out);
     let _ = std::fs::remove_dir_all(&out);
     assert_eq!(

@@ -8,8 +8,7 @@ mod hostile;
 
 mod common;
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use hostile::{tool, Hostile};
 use serde_json::json;
@@ -48,26 +47,10 @@ fn junction_against(
         &model,
     ];
     args.extend_from_slice(extra);
-    let mut child = Command::new(JUNCTION)
-        .args(&args)
-        .env_remove("NO_COLOR")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start junction");
-    child
-        .stdin
-        .take()
-        .expect("stdin is piped")
-        .write_all(input.as_bytes())
-        .expect("write stdin");
-    let output = child.wait_with_output().expect("wait for junction");
-    common::Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
+    common::Run::of(
+        Command::new(JUNCTION).args(&args).env_remove("NO_COLOR"),
+        Some(input),
+    )
 }
 
 #[track_caller]

@@ -6,8 +6,7 @@ mod hostile;
 
 mod common;
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use hostile::{tool, Hostile};
 use serde_json::{json, Value};
@@ -33,29 +32,15 @@ fn run(server: &Hostile, script: Value, args: &[&str], stdin: &str) -> Run {
     .unwrap();
     let model = server.path("model.json");
     std::fs::write(&model, script.to_string()).unwrap();
-    let mut child = Command::new(JUNCTION)
-        .args(["run", "--config", config.to_str().unwrap()])
-        .arg("--model")
-        .arg(format!("scripted:{}", model.display()))
-        .args(args)
-        .env("XDG_DATA_HOME", server.path("data"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
+    Run::of(
+        Command::new(JUNCTION)
+            .args(["run", "--config", config.to_str().unwrap()])
+            .arg("--model")
+            .arg(format!("scripted:{}", model.display()))
+            .args(args)
+            .env("XDG_DATA_HOME", server.path("data")),
+        Some(stdin),
+    )
 }
 
 #[test]

@@ -5,9 +5,8 @@
 
 mod common;
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use common::fake_model::{anthropic_text, FakeModel};
 use common::{Run, JUNCTION};
@@ -50,29 +49,15 @@ impl Drop for Dirs {
 /// `junction ARGS` in the test's working directory, with its data directory, the fake API
 /// as the Anthropic endpoint and `stdin` piped in.
 fn junction(dirs: &Dirs, api: &FakeModel, args: &[&str], stdin: &str) -> Run {
-    let mut child = Command::new(JUNCTION)
-        .args(args)
-        .current_dir(dirs.work())
-        .env("XDG_DATA_HOME", dirs.data())
-        .env("ANTHROPIC_API_KEY", "sk-test-not-a-real-key")
-        .env("ANTHROPIC_BASE_URL", &api.base)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
+    Run::of(
+        Command::new(JUNCTION)
+            .args(args)
+            .current_dir(dirs.work())
+            .env("XDG_DATA_HOME", dirs.data())
+            .env("ANTHROPIC_API_KEY", "sk-test-not-a-real-key")
+            .env("ANTHROPIC_BASE_URL", &api.base),
+        Some(stdin),
+    )
 }
 
 /// The texts of the user and assistant messages the model was sent, in order.

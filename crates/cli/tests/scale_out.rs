@@ -324,25 +324,11 @@ async fn losing_redis_degrades_to_local_sessions_and_recovers_when_it_returns() 
 fn the_conformance_suite_passes_through_nginx_over_three_instances() {
     /// How many scenarios `--suite all` runs in 0.1.16.
     const SCENARIOS: usize = 32;
-    let node = common::peer("JUNCTION_NODE");
-    let suite = common::peer("JUNCTION_CONFORMANCE");
     let cluster = Cluster::start("conformance", 3, &[]);
     // The suite's DNS-rebinding check needs a loopback name it can compare.
     let url = format!("http://localhost:{}/mcp", cluster.nginx.port);
     let out = cluster::scratch("conformance-scale");
-    let run = common::run(
-        &node,
-        &[
-            &suite,
-            "server",
-            "--url",
-            &url,
-            "--suite",
-            "all",
-            "-o",
-            out.to_str().unwrap(),
-        ],
-    );
+    let run = common::server_suite(&url, &out);
     let mut checks = std::collections::BTreeMap::new();
     common::checks_by_scenario(&out, "", &mut checks);
     let _ = std::fs::remove_dir_all(&out);

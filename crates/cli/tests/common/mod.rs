@@ -3,6 +3,7 @@
 #![allow(dead_code)] // each test file uses part of this module
 
 use std::collections::BTreeMap;
+use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -34,18 +35,48 @@ impl Run {
     }
 }
 
+impl Run {
+    /// Runs `command` to completion with `input` written to its stdin (closed at once when
+    /// `None`), collecting both output streams.
+    pub fn of(command: &mut Command, input: Option<&str>) -> Run {
+        let mut child = command
+            .stdin(if input.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("could not run {command:?}: {e}"));
+        if let Some(input) = input {
+            let mut stdin = child.stdin.take().expect("stdin is piped");
+            stdin.write_all(input.as_bytes()).expect("write stdin");
+        }
+        let output = child.wait_with_output().expect("wait for the process");
+        Run {
+            code: output.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    }
+}
+
 /// Runs `program args` to completion with stdin closed.
 pub fn run(program: &str, args: &[&str]) -> Run {
-    let output = Command::new(program)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap_or_else(|e| panic!("could not run {program}: {e}"));
-    Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
+    Run::of(Command::new(program).args(args), None)
+}
+
+/// The official 0.1.16 suite's whole server run (`--suite all`) against `url`, its
+/// results written below `out`.
+pub fn server_suite(url: &str, out: &Path) -> Run {
+    let node = peer("JUNCTION_NODE");
+    let suite = peer("JUNCTION_CONFORMANCE");
+    let out = out.to_str().expect("a UTF-8 path");
+    run(
+        &node,
+        &[&suite, "server", "--url", url, "--suite", "all", "-o", out],
+    )
 }
 
 /// `junction ARGS...`.

@@ -233,13 +233,12 @@ async fn stop_and_collect(mut process: ChildProcess, reason: &mut String) -> Vec
 /// session (dropping its handle does not end it); a server that refuses it is still used,
 /// with a warning that its lists will not be refreshed.
 async fn listen_for_changes(name: &str, client: &Client, events: &EventSink) {
-    let caps = client.server_capabilities();
-    let filter = SubscriptionFilter {
-        tools_list_changed: caps.tools.and_then(|t| t.list_changed).filter(|c| *c),
-        prompts_list_changed: caps.prompts.and_then(|p| p.list_changed).filter(|c| *c),
-        resources_list_changed: caps.resources.and_then(|r| r.list_changed).filter(|c| *c),
+    let filter = client.declared(SubscriptionFilter {
+        tools_list_changed: Some(true),
+        prompts_list_changed: Some(true),
+        resources_list_changed: Some(true),
         ..SubscriptionFilter::default()
-    };
+    });
     if filter == SubscriptionFilter::default() {
         return;
     }

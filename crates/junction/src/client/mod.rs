@@ -622,14 +622,20 @@ impl Client {
     /// Opens a `subscriptions/listen` stream for `filter` (2026-07-28) and waits for the
     /// server's acknowledgement; the notifications it carries arrive on
     /// [`Client::take_notifications`]. Types the server did not declare are left out of the
-    /// filter (list changes need `listChanged`, resource updates need `resources.subscribe`).
+    /// filter (see [`Client::declared`]).
     pub async fn listen(&self, filter: SubscriptionFilter) -> Result<Subscription, RequestError> {
         let Some(stateless) = self.dialect.stateless() else {
             return Err(not_in(Family::Handshake, SubscriptionsListen::METHOD));
         };
+        stateless.listen(&self.peer, self.declared(filter)).await
+    }
+
+    /// The part of `filter` the server declared it can send: list changes need
+    /// `listChanged` on that list, resource updates need `resources.subscribe`.
+    pub fn declared(&self, filter: SubscriptionFilter) -> SubscriptionFilter {
         let caps = self.server_capabilities();
         let keep = |asked: Option<bool>, declared: bool| asked.filter(|_| declared);
-        let filter = SubscriptionFilter {
+        SubscriptionFilter {
             tools_list_changed: keep(
                 filter.tools_list_changed,
                 caps.tools
@@ -651,8 +657,7 @@ impl Client {
             resource_subscriptions: filter
                 .resource_subscriptions
                 .filter(|_| caps.supports_resource_subscriptions()),
-        };
-        stateless.listen(&self.peer, filter).await
+        }
     }
 
     /// Replaces the listen stream that carries resource subscriptions (2026-07-28) with one
