@@ -32,9 +32,21 @@ impl Pty {
     }
 
     fn start_with(command: &str, env: &[(&str, &str)]) -> Pty {
-        let mut child = Command::new("script")
-            .args(["-qfec", command, "/dev/null"])
+        Pty::start_in(None, command, env)
+    }
+
+    /// `script` runs `command` through `$SHELL -c`; `exec` makes the chat the shell itself,
+    /// so Ctrl-C reaches only the chat. (A dash left waiting dies of the SIGINT and `script`
+    /// reports 130, whatever the chat did.)
+    fn start_in(dir: Option<&std::path::Path>, command: &str, env: &[(&str, &str)]) -> Pty {
+        let mut script = Command::new("script");
+        if let Some(dir) = dir {
+            script.current_dir(dir);
+        }
+        let mut child = script
+            .args(["-qfec", &format!("exec {command}"), "/dev/null"])
             .envs(env.iter().copied())
+            .env("SHELL", "/bin/sh")
             .env("NO_COLOR", "1")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -156,13 +168,9 @@ fn a_streamed_answer_is_shown_and_the_conversation_resumes_in_a_new_chat() {
         ("ANTHROPIC_API_KEY", "sk-test-not-a-real-key"),
         ("ANTHROPIC_BASE_URL", api.base.as_str()),
     ];
-    let command = |extra: &str| {
-        format!(
-            "cd {} && {JUNCTION} chat --model anthropic:claude-test {extra}",
-            server.path("").display()
-        )
-    };
-    let mut chat = Pty::start_with(&command(""), &env);
+    let command = |extra: &str| format!("{JUNCTION} chat --model anthropic:claude-test {extra}");
+    let dir = server.path("");
+    let mut chat = Pty::start_in(Some(&dir), &command(""), &env);
     chat.wait_for("Type a message", 1);
     chat.press("My name is Ada.\r");
     // The answer arrives in two pieces and is shown as one line.
@@ -172,7 +180,7 @@ fn a_streamed_answer_is_shown_and_the_conversation_resumes_in_a_new_chat() {
     let status = chat.child.wait().unwrap();
     assert_eq!(status.code(), Some(0), "the screen:\n{}", chat.screen());
 
-    let mut again = Pty::start_with(&command("--continue"), &env);
+    let mut again = Pty::start_in(Some(&dir), &command("--continue"), &env);
     again.wait_for("resumed conversation", 1);
     again.wait_for("(2 messages)", 1);
     again.wait_for("> ", 1);
