@@ -24,7 +24,7 @@
 //! as [`Event::Text`]; each answer's usage and stop reason are reported
 //! ([`Event::ModelAnswered`]) and summed in the [`TurnOutcome`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -54,7 +54,7 @@ use crate::policy::{Action, Policy, Remembered, RememberedError};
 use crate::prompts::{find_prompt, parse_arguments, split_command, CommandError};
 use crate::resources::{attachables, parse_attachment, Attachable, AttachmentSyntax};
 use crate::servers::{
-    ConnectedServer, RootsError, ServerSettings, Servers, StartFailure, StartOptions,
+    ConnectedServer, RestartError, RootsError, ServerSettings, Servers, StartFailure, StartOptions,
 };
 use crate::tool_call::{self, CallFailure, DEFAULT_TOOL_TIMEOUT};
 
@@ -113,6 +113,9 @@ pub enum HostError {
     /// A server's roots could not be changed.
     #[error(transparent)]
     Roots(#[from] RootsError),
+    /// A server could not be started again.
+    #[error(transparent)]
+    Restart(#[from] RestartError),
 }
 
 /// Why [`Host::run`] stopped.
@@ -154,6 +157,8 @@ pub struct Host {
     tool_timeout: Duration,
     system_prompt: String,
     interrupt: CancellationToken,
+    /// Why each server that stayed down after a call needed it was not started again.
+    down: HashMap<String, String>,
 }
 
 /// What an interrupted call's result says.
@@ -236,6 +241,7 @@ impl Host {
             tool_timeout: DEFAULT_TOOL_TIMEOUT,
             system_prompt: DEFAULT_SYSTEM_PROMPT.to_owned(),
             interrupt: CancellationToken::new(),
+            down: HashMap::new(),
         }
     }
 
@@ -465,6 +471,7 @@ impl Host {
             if reply.tool_calls.is_empty() {
                 return Ok(turn.outcome(step, Stop::Answered));
             }
+            self.revive_for(&names, &reply.tool_calls).await;
             let results = self
                 .execute_all(&names, &reply.tool_calls, &interrupt)
                 .await;
@@ -484,6 +491,47 @@ impl Host {
             steps: self.max_steps,
         });
         Ok(turn.outcome(self.max_steps, Stop::StepLimit))
+    }
+
+    /// Starts again the stopped servers these calls go to (with back-off; see
+    /// [`Servers::revive`]). A server that stays down makes its calls fail saying why.
+    async fn revive_for(&mut self, names: &ToolNames, calls: &[ToolCall]) {
+        let mut needed: Vec<String> = calls
+            .iter()
+            .filter_map(|c| names.resolve(&c.name).map(|e| e.server.clone()))
+            .collect();
+        needed.sort();
+        needed.dedup();
+        for name in needed {
+            match self.servers.revive(&name, &self.events).await {
+                Ok(()) => {
+                    self.down.remove(&name);
+                }
+                // A failed start was reported as the server's status; the call says why.
+                Err(e) => {
+                    tracing::info!(server = %name, "not started again: {e}");
+                    self.down.insert(name, e.to_string());
+                }
+            }
+        }
+    }
+
+    /// Starts server `name` again from its config entry, now (whether it stopped, failed to
+    /// start, or runs); its tools are listed afresh.
+    pub async fn restart(&mut self, name: &str) -> Result<(), HostError> {
+        self.down.remove(name);
+        self.servers.restart(name, &self.events).await?;
+        Ok(())
+    }
+
+    /// Finds out which servers stopped since last looked (each is reported once as
+    /// [`crate::events::ServerState::Stopped`]).
+    pub async fn check_servers(&self) {
+        for server in self.servers.iter() {
+            if server.is_down() {
+                server.notice_stop(&self.events).await;
+            }
+        }
     }
 
     fn interrupted(&self, turn: Turn, steps: usize) -> TurnOutcome {
@@ -533,8 +581,21 @@ impl Host {
                         )
                         .await;
                         let (text, is_error) = match called {
-                            Ok(result) => (result_text(&result), result.failed()),
+                            Ok(result) => {
+                                server.answered();
+                                (result_text(&result), result.failed())
+                            }
                             Err(CallFailure::Interrupted) => (INTERRUPTED.to_owned(), true),
+                            Err(CallFailure::Failed(RequestError::Closed { .. })) => {
+                                let why = match server.notice_stop(&events).await {
+                                    Some(stopped) => format!(" ({})", stopped.reason),
+                                    None => String::new(),
+                                };
+                                (format!(
+                                    "The server `{}` stopped while this call was running{why}, so the call has no result. The host starts it again on the next call to one of its tools.",
+                                    server.name
+                                ), true)
+                            }
                             Err(e) => (format!("The call could not be completed: {e}"), true),
                         };
                         (index, finish(&events, limit, &call_id, text, is_error))
@@ -601,6 +662,17 @@ impl Host {
                 call.name
             ));
         };
+        if let Some(stopped) = server.stopped() {
+            let why = self
+                .down
+                .get(&entry.server)
+                .map(|e| format!(" and could not be started again: {e}"))
+                .unwrap_or_default();
+            return Settled::Refused(format!(
+                "The server `{}` has stopped ({}){why}, so this call of `{}` was not run.",
+                entry.server, stopped.reason, call.name
+            ));
+        }
         if let Err(refusal) = self.consent_for(call, server, entry).await {
             self.events.emit(Event::ToolCallDenied {
                 call_id: call.id.clone(),

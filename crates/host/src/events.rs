@@ -37,6 +37,14 @@ pub enum ServerState {
     },
     /// Skipped because its config entry says `disabled`.
     Disabled,
+    /// Was running and stopped (its process exited, its connection closed); it is started
+    /// again on the next call to it, or by a restart.
+    Stopped {
+        /// Why, in words.
+        reason: String,
+        /// The last lines it wrote to stderr, if it is a child process.
+        stderr_tail: Vec<String>,
+    },
     /// Could not be started; the others go on.
     Failed {
         /// Why, in words.

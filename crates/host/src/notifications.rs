@@ -11,7 +11,8 @@
 //!   [`Event::ServerNotification`].
 //!
 //! Notifications of one server are handled one at a time, in order, on a task of their own
-//! that ends when the connection does.
+//! that ends when the connection does, noticing then that the server stopped (see
+//! `ConnectedServer::notice_stop`).
 
 use std::sync::{Arc, Weak};
 
@@ -37,6 +38,10 @@ pub(crate) fn follow(server: &Arc<ConnectedServer>, events: &EventSink) {
             }
         }
         tracing::debug!(server = %name, "no more notifications");
+        // The connection is over: unless the host ended it, the server stopped.
+        if let Some(server) = weak.upgrade() {
+            server.notice_stop(&events).await;
+        }
     });
 }
 

@@ -11,13 +11,22 @@
 //! [`environment`]). [`Servers::add_connection`] adds a server reached over any
 //! [`Connection`] (in-process servers, tests).
 //!
+//! A server that stops while the host runs (its process exits, its connection closes) is
+//! noticed at once: [`ConnectedServer::stopped`] says why, with its last stderr lines, and
+//! an [`Event::ServerStatus`] with [`ServerState::Stopped`] is sent. [`Servers::restart`]
+//! starts it again from its config entry; [`Servers::revive`] does the same when a call
+//! needs it, with back-off (see [`Backoff`]) so that a server that dies on every call is not
+//! started again and again.
+//!
 //! Each server's client gets its own handlers for what the server may ask back: sampling
 //! and elicitation when [`StartOptions::mediation`] is set (see [`crate::mediation`]), roots
 //! when its [`ServerSettings::roots`] are. The server's notifications keep its lists current
 //! (see [`crate::notifications`]).
 
-use std::sync::{Arc, PoisonError, RwLock};
-use std::time::Duration;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::time::{Duration, Instant};
 
 use junction::client::{Client, ClientOptions, Negotiation};
 use junction::transport::child::{ChildProcess, ShutdownTimeouts};
@@ -34,7 +43,7 @@ use tokio::task::JoinSet;
 pub mod environment;
 mod start;
 
-use start::{connect, finish, start_one, timeout_reason};
+use start::{connect, ended, finish, start_one, timeout_reason};
 
 use crate::config::ServerConfig;
 use crate::events::{Event, EventSink, ServerState};
@@ -182,6 +191,67 @@ fn tail_text(tail: &[String]) -> String {
     }
 }
 
+/// Why a server that was running stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stopped {
+    /// Why, in words (its exit status, for a child).
+    pub reason: String,
+    /// The last lines it wrote to stderr, if it is a child process.
+    pub stderr_tail: Vec<String>,
+}
+
+/// Why a server could not be started again.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RestartError {
+    /// No config entry has that name.
+    #[error("no configured server is called `{0}`")]
+    Unknown(String),
+    /// It was connected by the program (in-process), not started from a config entry.
+    #[error("server `{0}` was not started from a config entry, so it cannot be started again")]
+    NotConfigured(String),
+    /// It was started again a moment ago and stopped again; the next try waits.
+    #[error("server `{server}` stopped again soon after it was started again; it is tried again in {} s (or now with /restart {server})", .wait.as_secs().max(1))]
+    BackingOff {
+        /// The server.
+        server: String,
+        /// How long until the next automatic try.
+        wait: Duration,
+    },
+    /// Starting it failed.
+    #[error(transparent)]
+    Failed(#[from] StartFailure),
+}
+
+/// How long the host waits before starting a stopped server again by itself: nothing the
+/// first time, then twice as long after each start that was not followed by a successful
+/// call, up to [`Backoff::MAX`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Backoff {
+    /// Starts since the server last answered a call.
+    pub starts: u32,
+    /// When the last start was tried.
+    pub last: Instant,
+}
+
+impl Backoff {
+    /// The longest wait.
+    pub const MAX: Duration = Duration::from_secs(60);
+
+    /// How long after [`Backoff::last`] the next automatic start may be tried.
+    pub fn delay(&self) -> Duration {
+        match self.starts {
+            0 => Duration::ZERO,
+            n => Duration::from_secs(1u64 << (n - 1).min(6)).min(Backoff::MAX),
+        }
+    }
+
+    /// How long from `now` until the next automatic start may be tried; zero when it may
+    /// be tried now.
+    pub fn wait(&self, now: Instant) -> Duration {
+        (self.last + self.delay()).saturating_duration_since(now)
+    }
+}
+
 /// How long shutdown waits for an HTTP session to be deleted on its server.
 const HTTP_SHUTDOWN: Duration = Duration::from_secs(5);
 
@@ -222,6 +292,12 @@ pub struct ConnectedServer {
     backing: tokio::sync::Mutex<Option<Backing>>,
     /// The OAuth client of an HTTP server.
     oauth: Option<std::sync::Arc<junction::auth::OAuthClient>>,
+    /// Set once it is known to have stopped.
+    stopped: Mutex<Option<Stopped>>,
+    /// Set when the host itself ends it (shutdown, restart): that is no crash.
+    closing: AtomicBool,
+    /// Set once one of its tool calls got an answer (which resets the back-off).
+    answered: AtomicBool,
 }
 
 impl ConnectedServer {
@@ -315,6 +391,87 @@ impl ConnectedServer {
             })
     }
 
+    /// Why it stopped, once it did; `None` while it runs.
+    pub fn stopped(&self) -> Option<Stopped> {
+        self.stopped
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Records that one of its calls got an answer: it works, so a later stop is started
+    /// again without waiting.
+    pub(crate) fn answered(&self) {
+        self.answered.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether its connection is known to be gone (it stopped, or its session closed
+    /// without the host noticing yet).
+    pub fn is_down(&self) -> bool {
+        self.stopped().is_some() || self.client.peer().is_closed()
+    }
+
+    /// Called when its connection ended: finds out why (a child's exit status and last
+    /// stderr lines; the child is ended if it still runs, since its connection is gone),
+    /// records it and reports [`ServerState::Stopped`], once. `None` when the host itself
+    /// ended it.
+    pub(crate) async fn notice_stop(&self, events: &EventSink) -> Option<Stopped> {
+        let mut backing = self.backing.lock().await;
+        if let Some(stopped) = self.stopped() {
+            return Some(stopped);
+        }
+        if self.closing.load(Ordering::SeqCst) {
+            return None;
+        }
+        let stopped = match backing.as_mut() {
+            Some(Backing::Process(process)) => {
+                let (status, stderr_tail) = ended(process).await;
+                let reason = match status {
+                    Some(status) => exit_reason(status),
+                    None => "its process stopped answering".to_owned(),
+                };
+                Stopped {
+                    reason,
+                    stderr_tail,
+                }
+            }
+            Some(Backing::Http(_)) | None => Stopped {
+                reason: "its connection closed".to_owned(),
+                stderr_tail: Vec::new(),
+            },
+        };
+        *self.stopped.lock().unwrap_or_else(PoisonError::into_inner) = Some(stopped.clone());
+        tracing::info!(server = %self.name, reason = %stopped.reason, "server stopped");
+        events.emit(status(
+            &self.name,
+            ServerState::Stopped {
+                reason: stopped.reason.clone(),
+                stderr_tail: stopped.stderr_tail.clone(),
+            },
+        ));
+        Some(stopped)
+    }
+
+    /// Ends it on the host's behalf: not reported as a stop.
+    async fn end(&self) {
+        self.closing.store(true, Ordering::SeqCst);
+        self.client.close();
+        match self.backing.lock().await.take() {
+            Some(Backing::Process(mut process)) => {
+                if let Err(e) = process.shutdown(ShutdownTimeouts::default()).await {
+                    tracing::warn!(server = %self.name, "could not stop the server process: {e}");
+                }
+            }
+            Some(Backing::Http(finished)) => {
+                let ended = tokio::time::timeout(HTTP_SHUTDOWN, finished.wait()).await;
+                if ended.is_err() {
+                    tracing::warn!(server = %self.name, "the HTTP session was not ended within {HTTP_SHUTDOWN:?}");
+                }
+            }
+            None => {}
+        }
+    }
+
     /// The last lines the server wrote to stderr (child processes only).
     pub async fn stderr_tail(&self) -> Vec<String> {
         match self.backing.lock().await.as_ref() {
@@ -324,10 +481,26 @@ impl ConnectedServer {
     }
 }
 
+/// Why a child process ended, in words.
+fn exit_reason(status: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("its process exited with status {code}"),
+        (None, Some(signal)) => format!("its process was killed by signal {signal}"),
+        (None, None) => "its process ended".to_owned(),
+    }
+}
+
 /// Every connected server, by config key.
 #[derive(Debug, Default)]
 pub struct Servers {
     servers: Vec<Arc<ConnectedServer>>,
+    /// The entries they were started from, to start them again.
+    configs: Vec<ServerConfig>,
+    /// How they were started.
+    options: Option<StartOptions>,
+    /// The automatic starts of each server since it last answered a call.
+    backoff: HashMap<String, Backoff>,
 }
 
 impl Servers {
@@ -358,7 +531,11 @@ impl Servers {
             let task = tasks.spawn(async move { start_one(config, options, events).await });
             names.insert(task.id(), name);
         }
-        let mut servers = Servers::new();
+        let mut servers = Servers {
+            configs: configs.iter().filter(|c| !c.disabled).cloned().collect(),
+            options: Some(options.clone()),
+            ..Servers::new()
+        };
         let mut failures = Vec::new();
         while let Some(joined) = tasks.join_next_with_id().await {
             match joined {
@@ -427,6 +604,72 @@ impl Servers {
         self.servers.sort_by(|a, b| a.name.cmp(&b.name));
     }
 
+    /// Starts the server of config entry `name` again (the one running, if any, is ended
+    /// first), whether it stopped, failed to start or runs; its tools are listed afresh.
+    /// While it starts, the old one stays listed, stopped.
+    pub async fn restart(&mut self, name: &str, events: &EventSink) -> Result<(), RestartError> {
+        self.backoff.remove(name);
+        self.start_again(name, events).await
+    }
+
+    /// Starts `name` again if it stopped, unless it was started again too recently (see
+    /// [`Backoff`]). `Ok` when it runs.
+    pub async fn revive(&mut self, name: &str, events: &EventSink) -> Result<(), RestartError> {
+        let Some(server) = self.get(name).cloned() else {
+            return Err(RestartError::Unknown(name.to_owned()));
+        };
+        if !server.is_down() {
+            return Ok(());
+        }
+        server.notice_stop(events).await;
+        if server.answered.load(Ordering::Relaxed) {
+            self.backoff.remove(name);
+        }
+        if let Some(backoff) = self.backoff.get(name) {
+            let wait = backoff.wait(Instant::now());
+            if !wait.is_zero() {
+                return Err(RestartError::BackingOff {
+                    server: name.to_owned(),
+                    wait,
+                });
+            }
+        }
+        self.start_again(name, events).await
+    }
+
+    async fn start_again(&mut self, name: &str, events: &EventSink) -> Result<(), RestartError> {
+        let Some(config) = self.configs.iter().find(|c| c.name == name).cloned() else {
+            return Err(if self.get(name).is_some() {
+                RestartError::NotConfigured(name.to_owned())
+            } else {
+                RestartError::Unknown(name.to_owned())
+            });
+        };
+        let Some(options) = self.options.clone() else {
+            return Err(RestartError::NotConfigured(name.to_owned()));
+        };
+        let backoff = self.backoff.entry(name.to_owned()).or_insert(Backoff {
+            starts: 0,
+            last: Instant::now(),
+        });
+        backoff.starts += 1;
+        backoff.last = Instant::now();
+        if let Some(old) = self.get(name).cloned() {
+            if old.stopped().is_none() {
+                *old.stopped.lock().unwrap_or_else(PoisonError::into_inner) = Some(Stopped {
+                    reason: "it is being started again".to_owned(),
+                    stderr_tail: Vec::new(),
+                });
+            }
+            old.end().await;
+        }
+        events.emit(status(name, ServerState::Starting));
+        let server = start_one(config, options, events.clone()).await?;
+        self.servers.retain(|s| s.name != name);
+        self.insert(server, events);
+        Ok(())
+    }
+
     /// The server called `name`.
     pub fn get(&self, name: &str) -> Option<&Arc<ConnectedServer>> {
         self.servers.iter().find(|s| s.name == name)
@@ -460,21 +703,7 @@ impl Servers {
     /// for at most a few seconds).
     pub async fn shutdown(&self) {
         for server in &self.servers {
-            server.client.close();
-            match server.backing.lock().await.take() {
-                Some(Backing::Process(mut process)) => {
-                    if let Err(e) = process.shutdown(ShutdownTimeouts::default()).await {
-                        tracing::warn!(server = %server.name, "could not stop the server process: {e}");
-                    }
-                }
-                Some(Backing::Http(finished)) => {
-                    let ended = tokio::time::timeout(HTTP_SHUTDOWN, finished.wait()).await;
-                    if ended.is_err() {
-                        tracing::warn!(server = %server.name, "the HTTP session was not ended within {HTTP_SHUTDOWN:?}");
-                    }
-                }
-                None => {}
-            }
+            server.end().await;
         }
     }
 }
@@ -538,6 +767,22 @@ mod tests {
         assert!(!states
             .iter()
             .any(|(s, st)| s == "off" && *st == ServerState::Starting));
+    }
+
+    #[test]
+    fn backoff_starts_at_once_then_doubles_up_to_a_minute() {
+        let last = Instant::now();
+        let delays: Vec<u64> = (0..10)
+            .map(|starts| Backoff { starts, last }.delay().as_secs())
+            .collect();
+        assert_eq!(delays, [0, 1, 2, 4, 8, 16, 32, 60, 60, 60]);
+        let backoff = Backoff { starts: 3, last };
+        assert_eq!(backoff.wait(last), Duration::from_secs(4));
+        assert_eq!(
+            backoff.wait(last + Duration::from_secs(3)),
+            Duration::from_secs(1)
+        );
+        assert!(backoff.wait(last + Duration::from_secs(5)).is_zero());
     }
 
     #[test]

@@ -6,7 +6,10 @@
 //! - plain text: sent to the model, whose turn is rendered as it happens;
 //! - `/server:prompt args`: the server's prompt joins the conversation and the model answers;
 //! - `@server:uri [text]`: the resource is attached as context (and `text`, if any, sent);
-//! - `/tools`, `/prompts`, `/resources`, `/servers`, `/help`, `/quit`.
+//! - `/tools`, `/prompts`, `/resources`, `/servers`, `/restart NAME`, `/help`, `/quit`.
+//!
+//! A server that stops is reported at once; the next call to it starts it again (with
+//! back-off), and `/restart NAME` does so now (also for one that failed to start).
 //!
 //! On a terminal the line editor completes commands, attachments and prompt arguments (Tab)
 //! and the host's questions are asked; with stdin piped, lines are read as they come,
@@ -52,6 +55,7 @@ const HELP: &[&str] = &[
     "  /prompts              the prompt commands",
     "  /resources            the resources to attach",
     "  /servers              the connected servers, and those that did not start",
+    "  /restart NAME         start a server again (one that stopped or did not start)",
     "  /mcp                  each server's authorization (issuer, scopes, expiry)",
     "  /help                 this help",
     "  /quit                 leave",
@@ -130,7 +134,7 @@ pub async fn run(args: ChatArgs) -> ExitCode {
         // Servers still starting are killed with the future that starts them.
         stop = signals.recv() => return stopped(stop),
     };
-    let (host, mut saving, failures) = match started {
+    let (host, mut saving, mut failures) = match started {
         Ok(started) => (started.host, started.saving, started.failures),
         Err(e) => return report("chat", e),
     };
@@ -194,7 +198,7 @@ pub async fn run(args: ChatArgs) -> ExitCode {
         let mut host = host.lock().await;
         let interrupt = host.interrupt_token();
         let said = {
-            let turn = handle(&mut host, &failures, line);
+            let turn = handle(&mut host, &mut failures, line);
             tokio::pin!(turn);
             tokio::select! {
                 biased;
@@ -240,14 +244,27 @@ fn stopped(stop: Stop) -> ExitCode {
 
 /// Does what one line asks; returns what to say about it (the turn itself is rendered
 /// from the host's events as it happens).
-async fn handle(host: &mut Host, failures: &[StartFailure], line: &str) -> Vec<String> {
+async fn handle(host: &mut Host, failures: &mut Vec<StartFailure>, line: &str) -> Vec<String> {
     let first = line.split_whitespace().next().unwrap_or_default();
     match first {
+        "/restart" => {
+            let Some(name) = line.split_whitespace().nth(1) else {
+                return vec!["usage: /restart NAME (/servers lists them)".to_owned()];
+            };
+            return match host.restart(name).await {
+                Ok(()) => {
+                    failures.retain(|f| f.server != name);
+                    vec![format!("restarted {}", display::name(name))]
+                }
+                Err(e) => vec![format!("error: {}", display::line(&e.to_string()))],
+            };
+        }
         "/help" => return HELP.iter().map(|l| (*l).to_owned()).collect(),
         "/tools" => return listing::tools(host),
         "/prompts" => return listing::prompts(host),
         "/resources" => return listing::resources(host),
         "/servers" => {
+            host.check_servers().await;
             let mut lines = listing::servers(host);
             lines.extend(listing::failed_servers(failures));
             return lines;

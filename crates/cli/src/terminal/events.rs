@@ -442,6 +442,18 @@ impl Renderer {
                 count(*resources, "resource")
             )],
             ServerState::Disabled => vec![format!("server {server}: disabled in the config")],
+            ServerState::Stopped {
+                reason,
+                stderr_tail,
+            } => {
+                let mut out = vec![format!(
+                    "server {server}: {} {} (started again on the next call to it, or /restart {server})",
+                    self.paint(Paint::Red, "stopped:"),
+                    display::line(reason)
+                )];
+                out.extend(self.tail(stderr_tail));
+                out
+            }
             ServerState::Failed {
                 reason,
                 stderr_tail,
@@ -451,17 +463,24 @@ impl Renderer {
                     self.paint(Paint::Red, "failed to start:"),
                     display::line(reason)
                 )];
-                if !stderr_tail.is_empty() {
-                    out.push("  its stderr ended with:".to_owned());
-                    out.extend(
-                        stderr_tail
-                            .iter()
-                            .map(|l| self.paint(Paint::Dim, &format!("  | {}", display::line(l)))),
-                    );
-                }
+                out.extend(self.tail(stderr_tail));
                 out
             }
         }
+    }
+
+    /// A server's last stderr lines, under a heading; nothing when there are none.
+    fn tail(&self, stderr_tail: &[String]) -> Vec<String> {
+        if stderr_tail.is_empty() {
+            return Vec::new();
+        }
+        let mut out = vec!["  its stderr ended with:".to_owned()];
+        out.extend(
+            stderr_tail
+                .iter()
+                .map(|l| self.paint(Paint::Dim, &format!("  | {}", display::line(l)))),
+        );
+        out
     }
 }
 

@@ -121,13 +121,28 @@ pub fn authorization(host: &Host) -> Vec<String> {
     lines
 }
 
-/// The connected servers and what each offers.
+/// The connected servers and what each offers; a stopped one with why and the end of its
+/// stderr.
 pub fn servers(host: &Host) -> Vec<String> {
     if host.servers().is_empty() {
         return vec!["no servers are connected".to_owned()];
     }
     let mut lines = vec!["servers:".to_owned()];
     for server in host.servers().iter() {
+        if let Some(stopped) = server.stopped() {
+            lines.push(format!(
+                "  {}: stopped: {} (started again on the next call to it, or /restart {0})",
+                display::name(&server.name),
+                display::line(&stopped.reason)
+            ));
+            lines.extend(
+                stopped
+                    .stderr_tail
+                    .iter()
+                    .map(|l| format!("    | {}", display::line(l))),
+            );
+            continue;
+        }
         let info = server.client.server_info();
         lines.push(format!(
             "  {}: {} {} (protocol {}){}, {} tools, {} prompts, {} resources",

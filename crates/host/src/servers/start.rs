@@ -2,7 +2,8 @@
 //! connection for an `http` or `sse` entry, then the handshake and the first listing, all
 //! under the start-up timeout; and reporting how it went.
 
-use std::sync::RwLock;
+use std::process::ExitStatus;
+use std::sync::{Mutex, RwLock};
 use std::time::Duration;
 
 use junction::client::{Client, ConnectError};
@@ -204,19 +205,24 @@ pub(super) async fn finish(
 
 /// Ends a child that failed to start and returns what it wrote to stderr.
 async fn stop_and_collect(mut process: ChildProcess, reason: &mut String) -> Vec<String> {
+    let (status, tail) = ended(&mut process).await;
+    if let Some(code) = status.and_then(|s| s.code()) {
+        reason.push_str(&format!(" (the process exited with status {code})"));
+    }
+    tail
+}
+
+/// Ends a child whose connection is over (it is given half a second after its stdin is
+/// closed, and as long after SIGTERM); returns its exit status and last stderr lines.
+pub(super) async fn ended(process: &mut ChildProcess) -> (Option<ExitStatus>, Vec<String>) {
     let quick = ShutdownTimeouts {
         after_close: Duration::from_millis(500),
         after_term: Duration::from_millis(500),
     };
     let status = match process.try_status() {
-        Some(status) => Ok(status),
-        None => process.shutdown(quick).await,
+        Some(status) => Some(status),
+        None => process.shutdown(quick).await.ok(),
     };
-    if let Ok(status) = status {
-        if let Some(code) = status.code() {
-            reason.push_str(&format!(" (the process exited with status {code})"));
-        }
-    }
     // The stderr reader runs on its own task; once the process is gone it drains the pipe
     // quickly, so wait a little for the last lines rather than report an empty tail.
     for _ in 0..50 {
@@ -225,7 +231,7 @@ async fn stop_and_collect(mut process: ChildProcess, reason: &mut String) -> Vec
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    process.stderr_tail()
+    (status, process.stderr_tail())
 }
 
 /// On 2026-07-28 a server announces list changes only on a `subscriptions/listen` stream:
@@ -352,6 +358,9 @@ pub(super) async fn connect(
         roots,
         backing: tokio::sync::Mutex::new(None),
         oauth: None,
+        stopped: Mutex::new(None),
+        closing: Default::default(),
+        answered: Default::default(),
     })
 }
 

@@ -14,7 +14,9 @@
 //!   apart;
 //! - `ask`: when it exists, each `tools/call` first asks an elicitation and waits for its
 //!   answer;
-//! - `hang`: when it exists, `tools/call` is never answered.
+//! - `hang`: when it exists, `tools/call` is never answered;
+//! - `die`: when it exists, the next `tools/call` removes it, writes its text to stderr and
+//!   exits with status 1 without answering (a crash mid-call; started again, it behaves).
 //!
 //! It appends every line it receives to `received.jsonl`, writes its pid to `pid` and its
 //! environment to `env`.
@@ -45,6 +47,11 @@ while IFS= read -r line; do
       printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":%s}}\n' "$id" "$(cat "$tools")"
       ;;
     *'"method":"tools/call"'*)
+      if [ -f "$dir/die" ]; then
+        cat "$dir/die" >&2
+        rm -f "$dir/die"
+        exit 1
+      fi
       if [ -f "$dir/before-call.jsonl" ]; then cat "$dir/before-call.jsonl"; fi
       if [ -f "$dir/progress" ]; then
         i=1

@@ -1,0 +1,149 @@
+//! A server that dies in the middle of a chat: the call in flight becomes a tool error, the
+//! chat goes on, `/servers` shows the server stopped with its last stderr lines, and the
+//! server comes back (by `/restart NAME`, or by itself on the next call to it). The server
+//! is the hostile shell script of the host's tests, crashing on its first `tools/call`.
+
+#[path = "../../host/tests/hostile/mod.rs"]
+mod hostile;
+
+mod common;
+
+use std::process::Command;
+
+use hostile::{tool, Hostile};
+use serde_json::{json, Value};
+
+use common::{Run, JUNCTION};
+
+/// A script in which the model calls `flaky__work` `calls` times, one turn each, and
+/// answers after each call.
+fn calling(calls: usize) -> Value {
+    let mut turns = Vec::new();
+    for n in 1..=calls {
+        turns.push(json!({"toolCalls": [{"name": "flaky__work", "arguments": {"n": n}}]}));
+        turns.push(json!({"text": format!("answer {n}")}));
+    }
+    Value::Array(turns)
+}
+
+/// `junction chat --yes --no-save` against `server` (called `flaky`), with `input` piped.
+fn chat(server: &Hostile, script: Value, input: &str) -> Run {
+    let config = server.path("config.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"flaky": server.entry()}}).to_string(),
+    )
+    .unwrap();
+    let model = server.path("model.json");
+    std::fs::write(&model, script.to_string()).unwrap();
+    let model = format!("scripted:{}", model.display());
+    Run::of(
+        Command::new(JUNCTION)
+            .args(["chat", "--yes", "--no-save", "--config"])
+            .arg(&config)
+            .args(["--model", &model])
+            .env("XDG_CONFIG_HOME", &server.dir)
+            .env("XDG_DATA_HOME", &server.dir)
+            .env("XDG_STATE_HOME", &server.dir)
+            .env("NO_COLOR", "1"),
+        Some(input),
+    )
+}
+
+fn flaky(name: &str) -> Hostile {
+    let server = Hostile::new(name);
+    server.write("tools.json", &json!([tool("work", "Does some work")]));
+    std::fs::write(server.path("die"), "fatal: the worker ran out of memory\n").unwrap();
+    server
+}
+
+#[track_caller]
+fn assert_has(run: &Run, line: &str) {
+    assert!(
+        run.stdout.lines().any(|l| l == line),
+        "line {line:?} missing; exit {}\nstdout:\n{}\nstderr:\n{}",
+        run.code,
+        run.stdout,
+        run.stderr
+    );
+}
+
+/// The position of the first line after `after` that starts with `prefix`.
+#[track_caller]
+fn position(run: &Run, prefix: &str, after: usize) -> usize {
+    run.stdout
+        .lines()
+        .enumerate()
+        .skip(after)
+        .find(|(_, l)| l.starts_with(prefix))
+        .map(|(i, _)| i)
+        .unwrap_or_else(|| {
+            panic!(
+                "no line starting {prefix:?} after line {after}; exit {}\nstdout:\n{}\nstderr:\n{}",
+                run.code, run.stdout, run.stderr
+            )
+        })
+}
+
+#[test]
+fn a_server_that_dies_mid_call_is_shown_stopped_and_comes_back_with_restart() {
+    let server = flaky("restart");
+    let input = "crash it\n/servers\n/restart flaky\n/servers\nagain\n/quit\n";
+    let run = chat(&server, calling(2), input);
+    assert_eq!(
+        run.code, 0,
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    // The call in flight came back to the model as an error, and the model went on.
+    let crashed = position(
+        &run,
+        "← flaky.work error: The server `flaky` stopped while this call was running",
+        0,
+    );
+    assert_has(&run, "assistant: answer 1");
+    // `/servers` says it stopped, why, and what it wrote last.
+    let listed = position(
+        &run,
+        "  flaky: stopped: its process exited with status 1",
+        crashed,
+    );
+    assert_has(&run, "    | fatal: the worker ran out of memory");
+    // `/restart` starts it again, and says so.
+    let restarted = position(&run, "server flaky: ready (1 tool", listed);
+    let relisted = position(
+        &run,
+        "  flaky: hostile 1.0.0 (protocol 2025-11-25)",
+        restarted,
+    );
+    // The next call reaches the new process and succeeds.
+    position(&run, "← flaky.work ok: ok", relisted);
+    assert_has(&run, "assistant: answer 2");
+    assert_eq!(server.received_method("initialize").len(), 2);
+    assert_eq!(server.received_method("tools/call").len(), 2);
+}
+
+#[test]
+fn a_stopped_server_is_started_again_on_the_next_call_to_it() {
+    let server = flaky("next-call");
+    let run = chat(&server, calling(2), "crash it\nagain\n/quit\n");
+    assert_eq!(
+        run.code, 0,
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    let crashed = position(
+        &run,
+        "← flaky.work error: The server `flaky` stopped while this call was running",
+        0,
+    );
+    let stopped = position(
+        &run,
+        "server flaky: stopped: its process exited with status 1",
+        0,
+    );
+    let restarted = position(&run, "server flaky: ready (1 tool", crashed.max(stopped));
+    position(&run, "← flaky.work ok: ok", restarted);
+    assert_has(&run, "assistant: answer 2");
+    assert_eq!(server.received_method("initialize").len(), 2);
+}
