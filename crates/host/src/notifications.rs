@@ -10,16 +10,45 @@
 //!   `notifications/message` becomes [`Event::LogLine`]; any other becomes
 //!   [`Event::ServerNotification`].
 //!
+//! A burst of list-changed notifications is coalesced: after the first, the host waits
+//! [`SETTLE`] for more, then lists each list that changed once, and reports it once.
+//!
 //! Notifications of one server are handled one at a time, in order, on a task of their own
 //! that ends when the connection does, noticing then that the server stopped (see
 //! `ConnectedServer::notice_stop`).
 
 use std::sync::{Arc, Weak};
+use std::time::Duration;
 
 use junction::client::ServerNotification;
 
 use crate::events::{Event, EventSink};
 use crate::servers::ConnectedServer;
+
+/// How long the host waits, after a list-changed notification, for more of them before
+/// listing again: a burst of them (a server loading plugins, say) costs one listing.
+const SETTLE: Duration = Duration::from_millis(50);
+
+/// The lists a burst of list-changed notifications asked to list again.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Stale {
+    tools: bool,
+    prompts: bool,
+    resources: bool,
+}
+
+impl Stale {
+    /// Marks the list `notification` says changed; `false` when it is no list change.
+    fn note(&mut self, notification: &ServerNotification) -> bool {
+        match notification {
+            ServerNotification::ToolListChanged(_) => self.tools = true,
+            ServerNotification::PromptListChanged(_) => self.prompts = true,
+            ServerNotification::ResourceListChanged(_) => self.resources = true,
+            _ => return false,
+        }
+        true
+    }
+}
 
 /// Starts handling `server`'s notifications.
 pub(crate) fn follow(server: &Arc<ConnectedServer>, events: &EventSink) {
@@ -31,10 +60,35 @@ pub(crate) fn follow(server: &Arc<ConnectedServer>, events: &EventSink) {
     let name = server.name.clone();
     let events = events.clone();
     tokio::spawn(async move {
-        while let Some(notification) = notifications.recv().await {
+        let mut open = true;
+        while open {
+            let Some(first) = notifications.recv().await else {
+                break;
+            };
+            let mut stale = Stale::default();
+            if !stale.note(&first) {
+                events.emit(notification_event(&name, first));
+                continue;
+            }
+            // Gather the rest of the burst; other notifications are shown as they come.
+            let settled = tokio::time::Instant::now() + SETTLE;
+            loop {
+                match tokio::time::timeout_at(settled, notifications.recv()).await {
+                    Ok(Some(next)) => {
+                        if !stale.note(&next) {
+                            events.emit(notification_event(&name, next));
+                        }
+                    }
+                    Ok(None) => {
+                        open = false;
+                        break;
+                    }
+                    Err(_) => break,
+                }
+            }
             match weak.upgrade() {
-                Some(server) => handle(&server, notification, &events).await,
-                None => break,
+                Some(server) => refresh(&server, stale, &events).await,
+                None => return,
             }
         }
         tracing::debug!(server = %name, "no more notifications");
@@ -45,36 +99,39 @@ pub(crate) fn follow(server: &Arc<ConnectedServer>, events: &EventSink) {
     });
 }
 
-async fn handle(server: &ConnectedServer, notification: ServerNotification, events: &EventSink) {
+/// Lists again what a burst said changed, once each, and reports each new list.
+async fn refresh(server: &ConnectedServer, stale: Stale, events: &EventSink) {
     let name = &server.name;
     let failed = |what: &str, e: junction::RequestError| Event::Warning {
         message: format!("server `{name}` said its {what} changed, but listing them failed: {e}"),
     };
-    let event = match notification {
-        ServerNotification::ToolListChanged(_) => match server.refresh_tools().await {
+    if stale.tools {
+        events.emit(match server.refresh_tools().await {
             Ok(tools) => Event::ToolsChanged {
                 server: name.clone(),
                 tools: tools.into_iter().map(|t| t.name).collect(),
             },
             Err(e) => failed("tools", e),
-        },
-        ServerNotification::PromptListChanged(_) => match server.refresh_prompts().await {
+        });
+    }
+    if stale.prompts {
+        events.emit(match server.refresh_prompts().await {
             Ok(prompts) => Event::PromptsChanged {
                 server: name.clone(),
                 prompts: prompts.len(),
             },
             Err(e) => failed("prompts", e),
-        },
-        ServerNotification::ResourceListChanged(_) => match server.refresh_resources().await {
+        });
+    }
+    if stale.resources {
+        events.emit(match server.refresh_resources().await {
             Ok(resources) => Event::ResourcesChanged {
                 server: name.clone(),
                 resources,
             },
             Err(e) => failed("resources", e),
-        },
-        other => notification_event(name, other),
-    };
-    events.emit(event);
+        });
+    }
 }
 
 /// The event for a notification that needs no request.

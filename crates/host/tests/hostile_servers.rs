@@ -406,3 +406,46 @@ async fn the_timeout_does_not_run_while_the_user_answers_the_servers_question() 
     assert_eq!(answer["result"]["action"], "accept");
     host.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_burst_of_list_changed_notifications_costs_one_listing_and_one_event() {
+    let server = Hostile::new("burst");
+    server.write("tools.json", &json!([tool("work", "Works.")]));
+    let changed = json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"});
+    server.write_lines("before-call.jsonl", &vec![changed; 20]);
+    let config = config(json!({"busy": server.entry()}), json!({}));
+    let consent = Arc::new(ScriptedConsent::new([ConsentAnswer::AllowOnce]));
+    let (mut host, mut rx) = host_calling(&config, consent, |_| {
+        vec![json!({"name": "busy__work", "arguments": {}})]
+    })
+    .await;
+    host.send("work").await.unwrap();
+    let mut changes = 0;
+    loop {
+        match rx.recv().await {
+            Some(Event::ToolsChanged { tools, .. }) => {
+                assert_eq!(tools, ["work"]);
+                changes += 1;
+                break;
+            }
+            Some(_) => {}
+            None => panic!("the tools were never listed again"),
+        }
+    }
+    // Once every connection is closed and the host is gone, every event has been sent.
+    host.shutdown().await;
+    drop(host);
+    while let Some(event) = rx.recv().await {
+        match event {
+            Event::ToolsChanged { .. } => changes += 1,
+            Event::Warning { message } => panic!("{message}"),
+            _ => {}
+        }
+    }
+    assert_eq!(changes, 1, "one event for the whole burst");
+    assert_eq!(
+        server.received_method("tools/list").len(),
+        2,
+        "one listing at the start, one for the burst"
+    );
+}
