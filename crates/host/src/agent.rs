@@ -260,6 +260,9 @@ impl Host {
         events: EventSink,
     ) -> Result<(Host, Vec<StartFailure>), HostError> {
         let mut options = options.clone();
+        if let Some(level) = config.log_level {
+            options.client.log_level = Some(level);
+        }
         if options.mediation.is_none() {
             options.mediation = Some(Mediation::new(model.clone(), interaction));
         }

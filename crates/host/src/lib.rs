@@ -23,6 +23,7 @@
 //! - [`tool_call`]: one call with a progress token, a timeout that counts only silence,
 //!   and cancellation.
 //! - [`saved`]: conversations kept as one JSON file per session, to resume.
+//! - [`server_log`]: the servers' log messages kept in a file under the state directory.
 //! - [`events`]: what the host reports; [`display`]: server text made safe to show.
 //!
 //! ```
@@ -84,6 +85,7 @@ pub mod policy;
 pub mod prompts;
 pub mod resources;
 pub mod saved;
+pub mod server_log;
 pub mod servers;
 pub mod tool_call;
 

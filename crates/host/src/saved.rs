@@ -282,7 +282,7 @@ fn new_id(now: SystemTime) -> String {
 }
 
 /// `time` as `YYYY-MM-DDTHH:MM:SSZ`.
-fn rfc3339(time: SystemTime) -> String {
+pub(crate) fn rfc3339(time: SystemTime) -> String {
     let seconds = time
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default()

@@ -33,6 +33,7 @@ use junction::transport::child::{ChildProcess, ShutdownTimeouts};
 use junction::transport::http::client::Finished;
 use junction::transport::Connection;
 use junction::RequestError;
+use junction_protocol::logging::LoggingLevel;
 use junction_protocol::prompts::Prompt;
 use junction_protocol::resources::{Resource, ResourceTemplate};
 use junction_protocol::roots::Root;
@@ -53,7 +54,11 @@ use crate::policy::Action;
 /// How servers are started.
 #[derive(Debug, Clone)]
 pub struct StartOptions {
-    /// The client identity and session settings used for every server.
+    /// The client identity and session settings used for every server. Its
+    /// [`ClientOptions::log_level`] is the least severe log message servers are asked for:
+    /// with `logging/setLevel` after the handshake (to servers that declare `logging`), or
+    /// in each request's `_meta` on 2026-07-28, which has no such method; `None` asks
+    /// nothing (handshake servers then send what they like, 2026-07-28 servers nothing).
     pub client: ClientOptions,
     /// How long a server may take to start, unless its config entry says otherwise.
     pub startup_timeout: Duration,
@@ -61,10 +66,17 @@ pub struct StartOptions {
     pub mediation: Option<Mediation>,
 }
 
+/// The least severe log message servers are asked to send unless told otherwise.
+pub const DEFAULT_LOG_LEVEL: LoggingLevel = LoggingLevel::Warning;
+
 impl Default for StartOptions {
+    /// Automatic negotiation, servers' log messages from [`DEFAULT_LOG_LEVEL`] up, 30 s to
+    /// start, no mediation.
     fn default() -> Self {
         StartOptions {
-            client: ClientOptions::new("junction", env!("CARGO_PKG_VERSION")).auto(),
+            client: ClientOptions::new("junction", env!("CARGO_PKG_VERSION"))
+                .auto()
+                .log_level(DEFAULT_LOG_LEVEL),
             startup_timeout: Duration::from_secs(30),
             mediation: None,
         }

@@ -449,3 +449,43 @@ async fn a_burst_of_list_changed_notifications_costs_one_listing_and_one_event()
         "one listing at the start, one for the burst"
     );
 }
+
+#[tokio::test]
+async fn the_log_level_is_set_to_warning_or_as_configured_and_only_where_logging_is_declared() {
+    let plain = Hostile::new("log-default");
+    let chatty = Hostile::new("log-debug");
+    let silent = Hostile::new("log-none");
+    silent.write("capabilities.json", &json!({"tools": {}}));
+    start_and_stop(&config(
+        json!({"plain": plain.entry(), "silent": silent.entry()}),
+        json!({}),
+    ))
+    .await;
+    start_and_stop(&config(
+        json!({"chatty": chatty.entry()}),
+        json!({"logLevel": "debug"}),
+    ))
+    .await;
+    let asked = |server: &Hostile| -> Vec<Value> {
+        server
+            .received_method("logging/setLevel")
+            .into_iter()
+            .map(|m| m["params"]["level"].clone())
+            .collect()
+    };
+    assert_eq!(asked(&plain), [json!("warning")]);
+    assert_eq!(asked(&chatty), [json!("debug")]);
+    assert!(asked(&silent).is_empty(), "logging was not declared");
+}
+
+/// Starts the servers of `config` at its log level, then shuts them down.
+async fn start_and_stop(config: &Config) {
+    let mut options = StartOptions::default();
+    if let Some(level) = config.log_level {
+        options.client.log_level = Some(level);
+    }
+    let (servers, failures) =
+        Servers::start(&config.servers, &options, &EventSink::discard()).await;
+    assert!(failures.is_empty(), "{failures:?}");
+    servers.shutdown().await;
+}

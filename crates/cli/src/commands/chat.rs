@@ -30,12 +30,13 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use junction_host::server_log::ServerLog;
 use junction_host::servers::StartFailure;
 use junction_host::{display, Host};
 use rustyline::error::ReadlineError;
 use tokio::sync::Mutex;
 
-use super::host_options::{report, HostOptions};
+use super::host_options::{report, HostOptions, Output};
 use crate::signals::{Signals, Stop, TerminalModes};
 use crate::terminal::editor::{self, ChatEditor};
 use crate::terminal::{listing, Style, Terminal};
@@ -57,6 +58,7 @@ const HELP: &[&str] = &[
     "  /servers              the connected servers, and those that did not start",
     "  /restart NAME         start a server again (one that stopped or did not start)",
     "  /mcp                  each server's authorization (issuer, scopes, expiry)",
+    "  /logs [N]             the last N (20) log messages of the servers",
     "  /help                 this help",
     "  /quit                 leave",
 ];
@@ -71,8 +73,9 @@ enum Input {
 
 /// Where lines come from.
 enum Lines {
-    /// The line editor, on a terminal (lent to the reading thread while it reads).
-    Editor(Option<Box<ChatEditor>>),
+    /// The line editor, on a terminal (lent to the reading thread while it reads); events
+    /// shown while it reads go above its line.
+    Editor(Option<Box<ChatEditor>>, Output),
     /// Plain lines from piped stdin, echoed so the transcript shows them.
     Piped(Terminal),
 }
@@ -81,10 +84,13 @@ impl Lines {
     /// The next line; `None` at the end of input.
     async fn next(&mut self) -> Option<Input> {
         match self {
-            Lines::Editor(slot) => {
+            Lines::Editor(slot, output) => {
                 let mut taken = slot.take()?;
+                let reading = output.clone();
                 let (back, line) = tokio::task::spawn_blocking(move || {
+                    reading.reading(true);
                     let line = taken.readline("> ");
+                    reading.reading(false);
                     (taken, line)
                 })
                 .await
@@ -129,8 +135,9 @@ pub async fn run(args: ChatArgs) -> ExitCode {
     let terminal = Terminal::stdio(Style::detect());
     let interactive = std::io::stdin().is_terminal();
     let answers = args.host.answers(interactive);
+    let output = Output::default();
     let started = tokio::select! {
-        started = args.host.start(&terminal, answers) => started,
+        started = args.host.start(&terminal, answers, output.clone()) => started,
         // Servers still starting are killed with the future that starts them.
         stop = signals.recv() => return stopped(stop),
     };
@@ -157,7 +164,13 @@ pub async fn run(args: ChatArgs) -> ExitCode {
     let host = Arc::new(Mutex::new(host));
     let mut input = if interactive {
         match editor::editor(host.clone(), tokio::runtime::Handle::current()) {
-            Ok(editor) => Lines::Editor(Some(Box::new(editor))),
+            Ok(mut editor) => {
+                match editor.create_external_printer() {
+                    Ok(printer) => output.above(Box::new(printer)),
+                    Err(e) => tracing::debug!("no printing above the prompt: {e}"),
+                }
+                Lines::Editor(Some(Box::new(editor)), output.clone())
+            }
             Err(e) => {
                 eprintln!(
                     "junction chat: the line editor could not start ({e}); reading plain lines"
@@ -270,6 +283,7 @@ async fn handle(host: &mut Host, failures: &mut Vec<StartFailure>, line: &str) -
             return lines;
         }
         "/mcp" => return listing::authorization(host),
+        "/logs" => return logs(line.split_whitespace().nth(1)),
         _ => {}
     }
     if first.starts_with('/') {
@@ -303,6 +317,38 @@ async fn handle(host: &mut Host, failures: &mut Vec<StartFailure>, line: &str) -
         return turn(host.send(rest).await);
     }
     turn(host.send(line).await)
+}
+
+/// `/logs [N]`: the end of the server log file.
+fn logs(count: Option<&str>) -> Vec<String> {
+    let count = match count.map(str::parse::<usize>) {
+        None => 20,
+        Some(Ok(n)) if n > 0 => n,
+        Some(_) => return vec!["usage: /logs [N] (N a positive number)".to_owned()],
+    };
+    let Some(log) = ServerLog::in_state_dir() else {
+        return vec!["no server log: neither XDG_STATE_HOME nor HOME is set".to_owned()];
+    };
+    match log.tail(count) {
+        Ok(lines) if lines.is_empty() => vec![format!(
+            "no server log messages yet ({})",
+            log.path().display()
+        )],
+        Ok(lines) => {
+            let mut said = vec![format!(
+                "server log ({}), last {}:",
+                log.path().display(),
+                lines.len()
+            )];
+            // Written sanitised, but the file may have been edited since.
+            said.extend(lines.iter().map(|l| format!("  {}", display::line(l))));
+            said
+        }
+        Err(e) => vec![format!(
+            "error: could not read {}: {e}",
+            log.path().display()
+        )],
+    }
 }
 
 fn turn(outcome: Result<junction_host::TurnOutcome, junction_host::HostError>) -> Vec<String> {

@@ -204,7 +204,7 @@ async fn demo(args: DemoArgs) -> anyhow::Result<bool> {
         model,
         consent,
         interaction,
-        stdout_sink(style),
+        stdout_sink(style, Default::default()),
     )
     .await?;
 

@@ -13,8 +13,10 @@ use junction_host::events::{Event, EventSink};
 use junction_host::model::{AnthropicModel, Model, OpenAiModel, ScriptedModel};
 use junction_host::policy::{default_consent_file, Action, Rule};
 use junction_host::saved::{ConversationStore, SavedConversation, SavedError};
+use junction_host::server_log::ServerLog;
 use junction_host::servers::{StartFailure, StartOptions};
 use junction_host::{display, Host};
+use junction_protocol::logging::LoggingLevel;
 
 use crate::terminal::consent::TerminalConsent;
 use crate::terminal::events::Renderer;
@@ -58,6 +60,11 @@ pub struct HostOptions {
     /// still wins) [default: 600000, ten minutes].
     #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
     pub tool_timeout_ms: Option<u64>,
+    /// The least severe log message servers are asked to send: debug, info, notice,
+    /// warning, error, critical, alert or emergency (overrides the config's
+    /// `junction.logLevel`) [default: warning].
+    #[arg(long, value_name = "LEVEL", value_parser = log_level)]
+    pub log_level: Option<LoggingLevel>,
     /// Allow calls of tools matching this glob over `server__tool` without asking, for this
     /// run (repeatable; the same globs as `junction.policy`).
     #[arg(long, value_name = "PATTERN")]
@@ -282,6 +289,9 @@ impl HostOptions {
         if let Some(system) = &self.system {
             config.system_prompt = Some(system.clone());
         }
+        if let Some(level) = self.log_level {
+            config.log_level = Some(level);
+        }
         if let Some(ms) = self.tool_timeout_ms {
             config.tool_timeout = Some(std::time::Duration::from_millis(ms));
         }
@@ -294,8 +304,9 @@ impl HostOptions {
         &self,
         terminal: &Terminal,
         answers: Answers,
+        output: Output,
     ) -> Result<Started, SetupError> {
-        self.start_with(terminal, answers, stdout_sink(terminal.style()))
+        self.start_with(terminal, answers, stdout_sink(terminal.style(), output))
             .await
     }
 
@@ -353,11 +364,81 @@ fn provider_setup(error: junction_host::model::ModelError) -> SetupError {
 /// while the model thinks when stdout is a terminal. It writes to stdout directly rather
 /// than through the [`Terminal`], so that a server's log line never waits on a question the
 /// person has not answered yet.
-pub fn stdout_sink(style: Style) -> EventSink {
-    use std::io::{IsTerminal, Write};
+fn log_level(text: &str) -> Result<LoggingLevel, String> {
+    serde_json::from_value(serde_json::Value::String(text.to_owned())).map_err(|_| {
+        "expected debug, info, notice, warning, error, critical, alert or emergency".to_owned()
+    })
+}
+
+/// Keeps a server's log message in the server log file; the first failure is said once on
+/// stderr, the others are not.
+pub fn keep_log(event: &Event) {
+    static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    let Event::LogLine {
+        server,
+        level,
+        logger,
+        data,
+    } = event
+    else {
+        return;
+    };
+    let Some(log) = ServerLog::in_state_dir() else {
+        return;
+    };
+    if let Err(e) = log.append(server, level, logger.as_deref(), data) {
+        if !WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            eprintln!(
+                "warning: server log messages are not kept: {}: {e}",
+                log.path().display()
+            );
+        }
+    }
+}
+
+/// Where the chat's events are written: stdout, or, while the line editor reads a line,
+/// above that line through the editor (which draws the prompt and what was typed again
+/// below it).
+#[derive(Clone, Default)]
+pub struct Output {
+    printer: Arc<Mutex<Option<Box<dyn rustyline::ExternalPrinter + Send>>>>,
+    reading: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Output {
+    /// Prints above the editor's line from now on, while it reads.
+    pub fn above(&self, printer: Box<dyn rustyline::ExternalPrinter + Send>) {
+        *self.printer.lock().unwrap_or_else(PoisonError::into_inner) = Some(printer);
+    }
+
+    /// Says whether the editor is reading a line now.
+    pub fn reading(&self, reading: bool) {
+        self.reading
+            .store(reading, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    fn write(&self, text: &str) {
+        use std::io::Write;
+        if self.reading.load(std::sync::atomic::Ordering::SeqCst) {
+            let mut printer = self.printer.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(printer) = printer.as_mut() {
+                if printer.print(text.to_owned()).is_ok() {
+                    return;
+                }
+            }
+        }
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(text.as_bytes());
+        let _ = out.flush();
+    }
+}
+
+pub fn stdout_sink(style: Style, output: Output) -> EventSink {
+    use std::io::IsTerminal;
     let renderer = Mutex::new(Renderer::new(style));
     let spinner = std::io::stdout().is_terminal().then(Spinner::start);
     EventSink::callback(move |event| {
+        keep_log(&event);
         let text = renderer
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -369,13 +450,10 @@ pub fn stdout_sink(style: Style) -> EventSink {
         if text.is_empty() {
             return;
         }
-        let mut out = std::io::stdout().lock();
-        let _ = out.write_all(text.as_bytes());
-        let _ = out.flush();
+        output.write(&text);
     })
 }
 
-/// Prints why setup failed and returns the exit code.
 pub fn report(command: &str, error: SetupError) -> std::process::ExitCode {
     match error {
         SetupError::Usage(e) => {

@@ -220,6 +220,7 @@ fn message(given: Option<String>) -> Result<String, String> {
 fn sink(style: Style, format: OutputFormat, kept: Arc<Mutex<Vec<Event>>>) -> EventSink {
     let renderer = Mutex::new(Renderer::new(style));
     EventSink::callback(move |event| {
+        super::host_options::keep_log(&event);
         let text = renderer
             .lock()
             .unwrap_or_else(PoisonError::into_inner)

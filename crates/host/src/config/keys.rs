@@ -40,6 +40,7 @@ pub const JUNCTION: &[&str] = &[
     "maxToolOutput",
     "toolTimeoutMs",
     "systemPrompt",
+    "logLevel",
 ];
 
 /// The warning for member `key` (in `place`) when it is not one of `known`, naming the

@@ -38,6 +38,7 @@ mod keys;
 pub use expand::{expand, expand_checked};
 
 use junction::client::Negotiation;
+use junction_protocol::logging::LoggingLevel;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -173,6 +174,9 @@ pub struct Config {
     /// The system prompt for the model (`junction.systemPrompt`); `None` leaves the host's
     /// default.
     pub system_prompt: Option<String>,
+    /// The least severe log message servers are asked to send (`junction.logLevel`); `None`
+    /// leaves the host's default (`warning`).
+    pub log_level: Option<LoggingLevel>,
     /// Mistakes that do not stop the config from being used (an unknown member, with the
     /// member probably meant), one sentence each, for the user to see.
     pub warnings: Vec<String>,
@@ -681,6 +685,19 @@ impl Reader<'_> {
             Some(_) => {
                 return Err(self.invalid(None, "junction.systemPrompt", "expected a string"))
             }
+        }
+        match section.get("logLevel") {
+            None | Some(Value::Null) => {}
+            Some(value) => match serde_json::from_value(value.clone()) {
+                Ok(level) => config.log_level = Some(level),
+                Err(_) => {
+                    return Err(self.invalid(
+                        None,
+                        "junction.logLevel",
+                        "expected one of \"debug\", \"info\", \"notice\", \"warning\", \"error\", \"critical\", \"alert\", \"emergency\"",
+                    ))
+                }
+            },
         }
         if let Some(rules) = section.get("policy") {
             for (pattern, action) in self.rules(None, "junction.policy", rules)? {

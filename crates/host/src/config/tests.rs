@@ -325,3 +325,20 @@ fn tool_timeouts_and_the_system_prompt_are_read() {
     assert_eq!(config.system_prompt.as_deref(), Some("Be brief."));
     assert!(parse(r#"{"junction": {"toolTimeoutMs": 0}}"#).is_err());
 }
+
+#[test]
+fn the_log_level_is_read_and_a_wrong_one_is_an_error() {
+    let parse = |junction: serde_json::Value| {
+        let text = serde_json::json!({"mcpServers": {}, "junction": junction}).to_string();
+        Config::parse(&text, Path::new("t.json"), &|_| None)
+    };
+    assert_eq!(
+        parse(serde_json::json!({"logLevel": "error"}))
+            .unwrap()
+            .log_level,
+        Some(LoggingLevel::Error)
+    );
+    assert_eq!(parse(serde_json::json!({})).unwrap().log_level, None);
+    let error = parse(serde_json::json!({"logLevel": "loud"})).unwrap_err();
+    assert!(error.to_string().contains("junction.logLevel"), "{error}");
+}

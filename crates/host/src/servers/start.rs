@@ -342,6 +342,13 @@ pub(super) async fn connect(
     };
     if client.protocol_version().family() == Family::Stateless {
         listen_for_changes(name, &client, events).await;
+    } else if let (Some(level), Some(_)) = (options.client.log_level, &capabilities.logging) {
+        // On 2026-07-28 the level rides in every request's `_meta` instead.
+        if let Err(e) = client.set_level(level).await {
+            events.emit(Event::Warning {
+                message: format!("server `{name}`: could not set its log level to {level}: {e}"),
+            });
+        }
     }
     Ok(ConnectedServer {
         name: name.to_owned(),

@@ -4,10 +4,14 @@
 //! In its directory the script reads:
 //!
 //! - `server.json`: the `serverInfo` object;
+//! - `capabilities.json`: the `capabilities` object, when it exists (else tools with
+//!   `listChanged`, and logging);
 //! - `tools.json`: the `tools` array; after the first `tools/call`, `tools-after.json`
 //!   when it exists (and then sends `notifications/tools/list_changed` first);
 //! - `result.json`: the `result` of every `tools/call`;
 //! - `before-call.jsonl`: lines sent before each call's answer (log messages, …);
+//! - `later.jsonl`: lines sent after a call's answer, once the test creates the file `go`
+//!   (a server speaking up while the chat waits at its prompt);
 //! - `early.jsonl`: lines sent on `initialize`, before its answer (requests a server must
 //!   not send yet);
 //! - `progress`: a number N: each `tools/call` first sends N progress notifications, 0.2 s
@@ -39,7 +43,9 @@ while IFS= read -r line; do
   case "$line" in
     *'"method":"initialize"'*)
       if [ -f "$dir/early.jsonl" ]; then cat "$dir/early.jsonl"; fi
-      printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"logging":{}},"serverInfo":%s}}\n' "$id" "$(cat "$dir/server.json")"
+      caps='{"tools":{"listChanged":true},"logging":{}}'
+      if [ -f "$dir/capabilities.json" ]; then caps=$(cat "$dir/capabilities.json"); fi
+      printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":%s,"serverInfo":%s}}\n' "$id" "$caps" "$(cat "$dir/server.json")"
       ;;
     *'"method":"tools/list"'*)
       tools="$dir/tools.json"
@@ -72,6 +78,9 @@ while IFS= read -r line; do
         printf '%s\n' '{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}'
       fi
       printf '{"jsonrpc":"2.0","id":%s,"result":%s}\n' "$id" "$(cat "$dir/result.json")"
+      if [ -f "$dir/later.jsonl" ]; then
+        ( while [ ! -f "$dir/go" ]; do sleep 0.1; done; cat "$dir/later.jsonl" ) &
+      fi
       ;;
     *'"method":"'*)
       if [ -n "$id" ]; then printf '{"jsonrpc":"2.0","id":%s,"result":{}}\n' "$id"; fi
