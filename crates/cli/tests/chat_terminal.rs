@@ -324,3 +324,108 @@ fn an_always_answer_is_kept_in_the_config_dir_listed_and_revoked() {
         "nothing left to revoke"
     );
 }
+
+/// `junction chat --yes` on a pseudo-terminal against `server` (called `name`), the model
+/// playing `script`, its files under the server's directory.
+fn chat_against(server: &Hostile, name: &str, script: serde_json::Value) -> Pty {
+    let config = server.path("config.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {name: server.entry()}}).to_string(),
+    )
+    .unwrap();
+    let model = server.path("model.json");
+    std::fs::write(&model, script.to_string()).unwrap();
+    let home = server.path("home");
+    let home = home.to_str().unwrap();
+    Pty::start_with(
+        &format!(
+            "{JUNCTION} chat --yes --log-level info --config {} --model scripted:{}",
+            config.display(),
+            model.display()
+        ),
+        &[
+            ("XDG_DATA_HOME", home),
+            ("XDG_STATE_HOME", home),
+            ("XDG_CONFIG_HOME", home),
+        ],
+    )
+}
+
+#[test]
+fn a_log_message_at_the_prompt_is_shown_above_the_line_being_typed() {
+    let server = Hostile::new("pty-log");
+    server.write("tools.json", &json!([tool("work", "Works.")]));
+    server.write_lines(
+        "later.jsonl",
+        &[json!({"jsonrpc": "2.0", "method": "notifications/message",
+            "params": {"level": "warning", "data": "the cache is cold"}})],
+    );
+    let mut chat = chat_against(
+        &server,
+        "noisy",
+        json!([
+            {"toolCalls": [{"id": "1", "name": "noisy__work", "arguments": {}}]},
+            {"text": "done"},
+            {"text": "hello to you"}
+        ]),
+    );
+    chat.wait_for("Type a message", 1);
+    chat.press("work\r");
+    chat.wait_for("assistant: done", 1);
+    chat.wait_for("> ", 2);
+    chat.press("hel");
+    chat.wait_for("hel", 1);
+    // The server speaks up while the person is typing.
+    std::fs::write(server.path("go"), "").unwrap();
+    chat.wait_for("[noisy warning] the cache is cold", 1);
+    // The line being typed is drawn again below the message, and goes on from there.
+    chat.wait_for("hel", 2);
+    let screen = chat.screen();
+    assert!(
+        screen.contains("[noisy warning] the cache is cold\r\n> hel"),
+        "the screen:\n{screen:?}"
+    );
+    chat.press("lo\r");
+    chat.wait_for("assistant: hello to you", 1);
+    chat.press("/quit\r");
+    let status = chat.child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "the screen:\n{}", chat.screen());
+    // The model got the whole line, typed in two parts around the message.
+    let saved = server.path("home").join("junction").join("conversations");
+    let file = std::fs::read_dir(&saved).unwrap().next().unwrap().unwrap();
+    let conversation = std::fs::read_to_string(file.path()).unwrap();
+    assert!(conversation.contains(r#""hello""#), "{conversation}");
+}
+
+#[test]
+fn a_server_that_crashes_mid_call_is_restarted_and_called_again() {
+    let server = Hostile::new("pty-crash");
+    server.write("tools.json", &json!([tool("work", "Works.")]));
+    std::fs::write(server.path("die"), "panic: the worker fell over\n").unwrap();
+    let mut chat = chat_against(
+        &server,
+        "flaky",
+        json!([
+            {"toolCalls": [{"id": "1", "name": "flaky__work", "arguments": {}}]},
+            {"text": "It crashed."},
+            {"toolCalls": [{"id": "2", "name": "flaky__work", "arguments": {}}]},
+            {"text": "It worked."}
+        ]),
+    );
+    chat.wait_for("Type a message", 1);
+    chat.press("work\r");
+    chat.wait_for("server flaky: stopped: its process exited with status 1", 1);
+    chat.wait_for("| panic: the worker fell over", 1);
+    chat.wait_for("assistant: It crashed.", 1);
+    chat.wait_for("> ", 2);
+    chat.press("/restart flaky\r");
+    chat.wait_for("restarted flaky", 1);
+    chat.press("again\r");
+    chat.wait_for("← flaky.work ok: ok", 1);
+    chat.wait_for("assistant: It worked.", 1);
+    chat.press("/quit\r");
+    let status = chat.child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "the screen:\n{}", chat.screen());
+    assert_eq!(server.received_method("initialize").len(), 2);
+}
