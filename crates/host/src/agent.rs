@@ -381,6 +381,24 @@ impl Host {
         Ok(with_roots)
     }
 
+    /// Adds `root` to the roots of every server that has roots, and tells each that
+    /// changed. Returns the servers told.
+    pub fn add_root(&self, root: Root) -> Result<Vec<String>, HostError> {
+        let mut told = Vec::new();
+        for server in self.servers.iter() {
+            let Some(mut roots) = server.roots() else {
+                continue;
+            };
+            if roots.iter().any(|r| r.uri == root.uri) {
+                continue;
+            }
+            roots.push(root.clone());
+            self.set_roots(&server.name, roots)?;
+            told.push(server.name.clone());
+        }
+        Ok(told)
+    }
+
     /// The connected servers.
     pub fn servers(&self) -> &Servers {
         &self.servers

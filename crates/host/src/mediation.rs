@@ -292,7 +292,59 @@ impl SharedRoots {
     }
 }
 
+/// The root for directory `path`: its `file://` URI (of the absolute, symlink-free path;
+/// bytes outside the URI's unreserved set and `/` percent-encoded), named by the
+/// directory's last component.
+pub fn directory_root(path: &std::path::Path) -> std::io::Result<Root> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::fs::canonicalize(path)?;
+    if !path.is_dir() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::NotADirectory,
+            format!("{} is not a directory", path.display()),
+        ));
+    }
+    let mut uri = String::from("file://");
+    for &byte in path.as_os_str().as_bytes() {
+        match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'/' => {
+                uri.push(char::from(byte))
+            }
+            other => uri.push_str(&format!("%{other:02X}")),
+        }
+    }
+    let root = Root::new(uri);
+    Ok(match path.file_name() {
+        Some(name) => root.name(name.to_string_lossy()),
+        None => root,
+    })
+}
+
 /// The first root that is not a `file://` URI, if any.
 pub fn invalid_root(roots: &[Root]) -> Option<&Root> {
     roots.iter().find(|r| !r.uri.starts_with("file://"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_directory_becomes_a_named_file_uri_with_odd_bytes_encoded() {
+        let dir = std::env::temp_dir().join(format!("junction root {}%ü", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let root = directory_root(&dir).unwrap();
+        let real = std::fs::canonicalize(&dir).unwrap();
+        let parent = real.parent().unwrap().to_str().unwrap();
+        assert_eq!(
+            root.uri,
+            format!(
+                "file://{parent}/junction%20root%20{}%25%C3%BC",
+                std::process::id()
+            )
+        );
+        assert_eq!(root.name.as_deref(), real.file_name().unwrap().to_str());
+        assert!(directory_root(&dir.join("missing")).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -64,6 +64,9 @@ pub struct StartOptions {
     pub startup_timeout: Duration,
     /// Who answers servers' sampling and elicitation requests; `None` declares neither.
     pub mediation: Option<Mediation>,
+    /// The roots offered to servers whose config entry gives none (the chat offers the
+    /// working directory); empty offers none, leaving the roots capability undeclared.
+    pub roots: Vec<Root>,
 }
 
 /// The least severe log message servers are asked to send unless told otherwise.
@@ -71,7 +74,7 @@ pub const DEFAULT_LOG_LEVEL: LoggingLevel = LoggingLevel::Warning;
 
 impl Default for StartOptions {
     /// Automatic negotiation, servers' log messages from [`DEFAULT_LOG_LEVEL`] up, 30 s to
-    /// start, no mediation.
+    /// start, no mediation, no default roots.
     fn default() -> Self {
         StartOptions {
             client: ClientOptions::new("junction", env!("CARGO_PKG_VERSION"))
@@ -79,6 +82,7 @@ impl Default for StartOptions {
                 .log_level(DEFAULT_LOG_LEVEL),
             startup_timeout: Duration::from_secs(30),
             mediation: None,
+            roots: Vec::new(),
         }
     }
 }
@@ -87,6 +91,12 @@ impl StartOptions {
     /// Sets who answers servers' sampling and elicitation requests.
     pub fn mediation(mut self, mediation: Mediation) -> Self {
         self.mediation = Some(mediation);
+        self
+    }
+
+    /// Sets the roots offered to servers whose config entry gives none.
+    pub fn roots(mut self, roots: impl IntoIterator<Item = Root>) -> Self {
+        self.roots = roots.into_iter().collect();
         self
     }
 }

@@ -6,7 +6,11 @@
 //! - plain text: sent to the model, whose turn is rendered as it happens;
 //! - `/server:prompt args`: the server's prompt joins the conversation and the model answers;
 //! - `@server:uri [text]`: the resource is attached as context (and `text`, if any, sent);
-//! - `/tools`, `/prompts`, `/resources`, `/servers`, `/restart NAME`, `/help`, `/quit`.
+//! - `/tools`, `/prompts`, `/resources`, `/servers`, `/restart NAME`, `/logs [N]`,
+//!   `/roots [add DIR]`, `/help`, `/quit`.
+//!
+//! Servers are offered the working directory as a root, and each `--root DIR` (a server's
+//! own `roots` in the config replace these; `--no-roots` offers none).
 //!
 //! A server that stops is reported at once; the next call to it starts it again (with
 //! back-off), and `/restart NAME` does so now (also for one that failed to start).
@@ -59,6 +63,7 @@ const HELP: &[&str] = &[
     "  /restart NAME         start a server again (one that stopped or did not start)",
     "  /mcp                  each server's authorization (issuer, scopes, expiry)",
     "  /logs [N]             the last N (20) log messages of the servers",
+    "  /roots [add DIR]      the roots each server is offered; add a directory to them",
     "  /help                 this help",
     "  /quit                 leave",
 ];
@@ -284,6 +289,7 @@ async fn handle(host: &mut Host, failures: &mut Vec<StartFailure>, line: &str) -
         }
         "/mcp" => return listing::authorization(host),
         "/logs" => return logs(line.split_whitespace().nth(1)),
+        "/roots" => return roots(host, line["/roots".len()..].trim()),
         _ => {}
     }
     if first.starts_with('/') {
@@ -317,6 +323,48 @@ async fn handle(host: &mut Host, failures: &mut Vec<StartFailure>, line: &str) -
         return turn(host.send(rest).await);
     }
     turn(host.send(line).await)
+}
+
+/// `/roots`: each server's roots; `/roots add DIR`: DIR joins them, and servers are told.
+fn roots(host: &Host, rest: &str) -> Vec<String> {
+    if let Some(dir) = rest.strip_prefix("add ") {
+        let root = match junction_host::mediation::directory_root(std::path::Path::new(dir.trim()))
+        {
+            Ok(root) => root,
+            Err(e) => return vec![format!("error: {}: {e}", display::line(dir.trim()))],
+        };
+        return match host.add_root(root.clone()) {
+            Ok(told) if told.is_empty() => vec![format!(
+                "{} is already offered (or no server takes roots)",
+                display::line(&root.uri)
+            )],
+            Ok(told) => vec![format!(
+                "{} added; told {}",
+                display::line(&root.uri),
+                told.iter()
+                    .map(|s| display::name(s))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )],
+            Err(e) => vec![format!("error: {}", display::line(&e.to_string()))],
+        };
+    }
+    if !rest.is_empty() {
+        return vec!["usage: /roots, or /roots add DIR".to_owned()];
+    }
+    let mut lines = vec!["roots:".to_owned()];
+    for server in host.servers().iter() {
+        let roots = match server.roots() {
+            None => "none (the roots capability is not declared to it)".to_owned(),
+            Some(roots) => roots
+                .iter()
+                .map(|r| display::line(&r.uri))
+                .collect::<Vec<_>>()
+                .join(", "),
+        };
+        lines.push(format!("  {}: {roots}", display::name(&server.name)));
+    }
+    lines
 }
 
 /// `/logs [N]`: the end of the server log file.

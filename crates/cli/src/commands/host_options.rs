@@ -10,6 +10,7 @@ use anyhow::Context as _;
 use junction_host::config::Config;
 use junction_host::conversation::Conversation;
 use junction_host::events::{Event, EventSink};
+use junction_host::mediation::directory_root;
 use junction_host::model::{AnthropicModel, Model, OpenAiModel, ScriptedModel};
 use junction_host::policy::{default_consent_file, Action, Rule};
 use junction_host::saved::{ConversationStore, SavedConversation, SavedError};
@@ -17,6 +18,7 @@ use junction_host::server_log::ServerLog;
 use junction_host::servers::{StartFailure, StartOptions};
 use junction_host::{display, Host};
 use junction_protocol::logging::LoggingLevel;
+use junction_protocol::roots::Root;
 
 use crate::terminal::consent::TerminalConsent;
 use crate::terminal::events::Renderer;
@@ -65,6 +67,14 @@ pub struct HostOptions {
     /// `junction.logLevel`) [default: warning].
     #[arg(long, value_name = "LEVEL", value_parser = log_level)]
     pub log_level: Option<LoggingLevel>,
+    /// A directory offered to servers as a root, besides the working directory
+    /// (repeatable; a server's own `roots` in the config replace these).
+    #[arg(long = "root", value_name = "DIR")]
+    pub roots: Vec<PathBuf>,
+    /// Offers servers no roots but those their config entries give (not even the working
+    /// directory).
+    #[arg(long, conflicts_with = "roots")]
+    pub no_roots: bool,
     /// Allow calls of tools matching this glob over `server__tool` without asking, for this
     /// run (repeatable; the same globs as `junction.policy`).
     #[arg(long, value_name = "PATTERN")]
@@ -197,6 +207,28 @@ impl HostOptions {
     }
 
     /// The config file to use, if any: `--config`, else `./.mcp.json` when it exists.
+    /// The working directory and every `--root`, as roots (none with `--no-roots`).
+    fn default_roots(&self) -> Result<Vec<Root>, SetupError> {
+        if self.no_roots {
+            return Ok(Vec::new());
+        }
+        let mut roots = match std::env::current_dir().and_then(|d| directory_root(&d)) {
+            Ok(root) => vec![root],
+            Err(e) => {
+                eprintln!("warning: the working directory is not offered as a root: {e}");
+                Vec::new()
+            }
+        };
+        for dir in &self.roots {
+            let root =
+                directory_root(dir).map_err(|e| usage(format!("--root {}: {e}", dir.display())))?;
+            if !roots.contains(&root) {
+                roots.push(root);
+            }
+        }
+        Ok(roots)
+    }
+
     pub fn config_path(&self) -> Option<PathBuf> {
         match &self.config {
             Some(path) => Some(path.clone()),
@@ -334,7 +366,7 @@ impl HostOptions {
         let interaction = Arc::new(TerminalInteraction::new(terminal.clone(), answers));
         let (mut host, failures) = Host::from_config(
             &config,
-            &StartOptions::default(),
+            &StartOptions::default().roots(self.default_roots()?),
             model,
             consent,
             interaction,

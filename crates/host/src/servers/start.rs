@@ -287,7 +287,8 @@ pub(super) async fn connect(
             client_options,
         );
     }
-    let roots = match &settings.roots {
+    let defaults = (!options.roots.is_empty()).then_some(&options.roots);
+    let roots = match settings.roots.as_ref().or(defaults) {
         Some(roots) => {
             if let Some(bad) = invalid_root(roots) {
                 return Err(RootsError::NotAFileUri(bad.uri.clone()).to_string());

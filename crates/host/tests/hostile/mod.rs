@@ -18,6 +18,8 @@
 //!   apart;
 //! - `ask`: when it exists, each `tools/call` first asks an elicitation and waits for its
 //!   answer;
+//! - `roots`: when it exists, each `tools/call` first asks for `roots/list` and waits for
+//!   the answer (kept in `received.jsonl` like every line);
 //! - `hang`: when it exists, `tools/call` is never answered;
 //! - `die`: when it exists, the next `tools/call` removes it, writes its text to stderr and
 //!   exits with status 1 without answering (a crash mid-call; started again, it behaves).
@@ -69,6 +71,11 @@ while IFS= read -r line; do
       fi
       if [ -f "$dir/ask" ]; then
         printf '%s\n' '{"jsonrpc":"2.0","id":700,"method":"elicitation/create","params":{"message":"Your name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}}'
+        IFS= read -r answer
+        printf '%s\n' "$answer" >> "$dir/received.jsonl"
+      fi
+      if [ -f "$dir/roots" ]; then
+        printf '%s\n' '{"jsonrpc":"2.0","id":701,"method":"roots/list"}'
         IFS= read -r answer
         printf '%s\n' "$answer" >> "$dir/received.jsonl"
       fi
