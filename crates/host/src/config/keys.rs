@@ -11,6 +11,7 @@ pub const SERVER: &[&str] = &[
     "cwd",
     "url",
     "headers",
+    "oauth",
     "trusted",
     "disabled",
     "startupTimeoutMs",

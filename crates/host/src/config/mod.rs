@@ -16,12 +16,15 @@
 //! `"policy": {"tool-glob": "allow" | "ask" | "deny"}`, `"sampling": "allow" | "ask" |
 //! "deny"` (whether the server may use the host's model: `ask`, the default, puts each
 //! request and its answer to the user) and `"roots": ["file:///path", ...]` (the directories
-//! the server is told about; without it the roots capability is not declared to it),
+//! the server is told about; without it the host's default roots,
+//! [`StartOptions::roots`](crate::servers::StartOptions::roots), which the chat fills with
+//! its working directory, and with neither the roots capability is not declared to it),
 //! `"protocolVersion": "auto" | "2026-07-28" | "2025-11-25" | ...` (the revision to speak;
 //! `auto`, the default, probes `server/discover` and falls back to the handshake). A top-level `"junction"` section
-//! holds rules across servers, the file where "always allow" answers are kept and
+//! holds rules across servers, the file where "always allow" answers are kept,
 //! `"maxToolOutput"`, the most characters one tool result, attached resource or prompt may put
-//! into the conversation:
+//! into the conversation, `"toolTimeoutMs"`, `"systemPrompt"` and `"logLevel"` (the least
+//! severe log message servers are asked for):
 //!
 //! ```json
 //! { "mcpServers": { "library": { "command": "junction", "args": ["serve", "library"], "trusted": true } },

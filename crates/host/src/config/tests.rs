@@ -342,3 +342,14 @@ fn the_log_level_is_read_and_a_wrong_one_is_an_error() {
     let error = parse(serde_json::json!({"logLevel": "loud"})).unwrap_err();
     assert!(error.to_string().contains("junction.logLevel"), "{error}");
 }
+
+#[test]
+fn an_oauth_member_is_read_without_an_unknown_member_warning() {
+    let text = serde_json::json!({"mcpServers": {"remote": {
+        "url": "https://mcp.example.com/mcp",
+        "oauth": {"clientId": "junction-test"}
+    }}})
+    .to_string();
+    let config = Config::parse(&text, Path::new("t.json"), &|_| None).unwrap();
+    assert!(config.warnings.is_empty(), "{:?}", config.warnings);
+}
