@@ -9,6 +9,7 @@
 //! - `junction auth login|logout|status [SERVER]` manages the OAuth credentials kept for
 //!   HTTP servers.
 //! - `junction demo` runs the example servers, a scripted conversation and its checks, offline.
+//! - `junction completions bash|zsh|fish` prints a shell completion script.
 //! - `junction conformance-client URL` (hidden) is the client under test of the MCP
 //!   conformance suite.
 //!
@@ -26,7 +27,7 @@ mod terminal;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 use commands::{auth, call, chat, conformance_client, consent, demo, run, serve};
 
@@ -58,6 +59,12 @@ enum Command {
     Auth(auth::AuthArgs),
     /// The whole host offline: three example servers, a scripted conversation, checks.
     Demo(demo::DemoArgs),
+    /// Print a completion script for SHELL (e.g. `junction completions bash >
+    /// ~/.local/share/bash-completion/completions/junction`).
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
     /// The client under test of the MCP conformance suite (run by `conformance client`).
     #[command(hide = true)]
     ConformanceClient(conformance_client::ConformanceClientArgs),
@@ -68,6 +75,15 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return usage_error(&e),
     };
+    if let Command::Completions { shell } = cli.command {
+        clap_complete::generate(
+            shell,
+            &mut Cli::command(),
+            "junction",
+            &mut std::io::stdout(),
+        );
+        return ExitCode::SUCCESS;
+    }
     logging::init(cli.verbose);
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
@@ -85,6 +101,7 @@ fn main() -> ExitCode {
         Command::Auth(args) => runtime.block_on(auth::run(args)),
         Command::Consent(args) => consent::run(args),
         Command::ConformanceClient(args) => runtime.block_on(conformance_client::run(args)),
+        Command::Completions { .. } => ExitCode::SUCCESS,
     }
 }
 
