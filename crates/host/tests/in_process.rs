@@ -437,9 +437,11 @@ async fn the_server_receives_only_tool_arguments_never_the_conversation() {
         .collect();
     assert_eq!(calls.len(), 1);
     // Beside the arguments the server gets only the call's progress token and the
-    // 2026-07-28 envelope: the revision, the host's capabilities and its name.
+    // 2026-07-28 envelope: the revision, the host's capabilities, its name and the log
+    // level it asks for (warning by default).
     let mut params = calls[0]["params"].clone();
     let meta = params.as_object_mut().unwrap().remove("_meta").unwrap();
+    assert_eq!(meta["io.modelcontextprotocol/logLevel"], "warning");
     let mut keys: Vec<&str> = meta
         .as_object()
         .unwrap()
@@ -452,6 +454,7 @@ async fn the_server_receives_only_tool_arguments_never_the_conversation() {
         [
             "io.modelcontextprotocol/clientCapabilities",
             "io.modelcontextprotocol/clientInfo",
+            "io.modelcontextprotocol/logLevel",
             "io.modelcontextprotocol/protocolVersion",
             "progressToken"
         ],
