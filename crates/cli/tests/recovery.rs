@@ -147,3 +147,61 @@ fn a_stopped_server_is_started_again_on_the_next_call_to_it() {
     assert_has(&run, "assistant: answer 2");
     assert_eq!(server.received_method("initialize").len(), 2);
 }
+
+#[test]
+fn a_server_that_failed_to_start_is_started_with_restart() {
+    let server = Hostile::new("late");
+    server.write("tools.json", &json!([tool("work", "Does some work")]));
+    // Its first start fails (the database is not up yet); the next one works.
+    let tried = server.path("tried");
+    let script = server.path("server.sh");
+    let command = format!(
+        "if [ -f '{}' ]; then exec sh '{}'; fi; touch '{0}'; echo 'the database is not up yet' >&2; exit 3",
+        tried.display(),
+        script.display()
+    );
+    let config = server.path("config.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"late": {"command": "sh", "args": ["-c", command]}}}).to_string(),
+    )
+    .unwrap();
+    let model = server.path("model.json");
+    std::fs::write(
+        &model,
+        json!([{"toolCalls": [{"name": "late__work", "arguments": {}}]}, {"text": "worked"}])
+            .to_string(),
+    )
+    .unwrap();
+    let run = Run::of(
+        Command::new(JUNCTION)
+            .args(["chat", "--yes", "--no-save", "--config"])
+            .arg(&config)
+            .arg("--model")
+            .arg(format!("scripted:{}", model.display()))
+            .env("XDG_CONFIG_HOME", &server.dir)
+            .env("XDG_STATE_HOME", &server.dir)
+            .env("NO_COLOR", "1"),
+        Some("/restart late\nwork\n/servers\n/quit\n"),
+    );
+    assert_eq!(
+        run.code, 0,
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    let failed = position(&run, "server late: failed to start:", 0);
+    assert_has(&run, "  | the database is not up yet");
+    let restarted = position(&run, "restarted late", failed);
+    position(&run, "← late.work ok: ok", restarted);
+    assert_has(&run, "assistant: worked");
+    position(
+        &run,
+        "  late: hostile 1.0.0 (protocol 2025-11-25)",
+        restarted,
+    );
+    assert!(
+        !run.stdout.contains("servers that did not start:"),
+        "{}",
+        run.stdout
+    );
+}

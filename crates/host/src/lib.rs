@@ -7,7 +7,9 @@
 //!
 //! - [`config`]: server definitions from Claude Desktop, `.mcp.json` and VS Code files.
 //! - [`servers`]: start every server in parallel, as a child process or over Streamable HTTP
-//!   or HTTP+SSE; failures come with their reason and a child's stderr tail.
+//!   or HTTP+SSE; failures come with their reason and a child's stderr tail; a server that
+//!   stops is noticed at once and started again on the next call to it (with back-off) or
+//!   on [`Host::restart`].
 //! - [`naming`]: tools reach the model as `server__tool`, valid for LLM APIs, never colliding.
 //! - [`prompts`]: prompts as `/server:prompt` commands; [`resources`]: `@server:uri` attachments.
 //! - [`policy`] and [`consent`]: allow / ask / deny rules, trusted annotations, remembered answers.
@@ -18,8 +20,9 @@
 //!   server's `sampling` setting says); elicitation is put to the user with the server's
 //!   name; roots are the `file://` URIs set per server, changed at run time with
 //!   [`Host::set_roots`].
-//! - [`notifications`]: list changes re-list a server's tools, prompts and resources (the
-//!   model sees new tools at its next step); other notifications become events.
+//! - [`notifications`]: list changes re-list a server's tools, prompts and resources (a
+//!   burst costs one listing; the model sees new tools at its next step); other
+//!   notifications become events.
 //! - [`tool_call`]: one call with a progress token, a timeout that counts only silence,
 //!   and cancellation.
 //! - [`saved`]: conversations kept as one JSON file per session, to resume.
