@@ -26,6 +26,9 @@ pub const BUILTINS: &[&str] = &[
     "/resources",
     "/servers",
     "/mcp",
+    "/restart",
+    "/logs",
+    "/roots",
     "/quit",
 ];
 

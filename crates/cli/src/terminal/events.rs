@@ -530,6 +530,20 @@ mod tests {
         );
         assert_eq!(
             one(Event::ServerStatus {
+                server: "db".into(),
+                state: ServerState::Stopped {
+                    reason: "its process exited with status 1".into(),
+                    stderr_tail: vec!["oom\u{1b}[2J".into()]
+                }
+            }),
+            [
+                "server db: stopped: its process exited with status 1 (started again on the next call to it, or /restart db)",
+                "  its stderr ended with:",
+                "  | oom\\x1b[2J"
+            ]
+        );
+        assert_eq!(
+            one(Event::ServerStatus {
                 server: "bad".into(),
                 state: ServerState::Failed {
                     reason: "it exited".into(),
