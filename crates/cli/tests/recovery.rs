@@ -205,3 +205,51 @@ fn a_server_that_failed_to_start_is_started_with_restart() {
         run.stdout
     );
 }
+
+#[test]
+fn a_restart_that_fails_leaves_the_server_stopped_saying_why() {
+    let server = flaky("no-second-start");
+    let tried = server.path("tried");
+    let command = format!(
+        "if [ -f '{}' ]; then echo 'the port is still taken' >&2; exit 4; fi; touch '{0}'; exec sh '{}'",
+        tried.display(),
+        server.path("server.sh").display()
+    );
+    let config = server.path("config.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"flaky": {"command": "sh", "args": ["-c", command]}}}).to_string(),
+    )
+    .unwrap();
+    let model = server.path("model.json");
+    std::fs::write(&model, calling(1).to_string()).unwrap();
+    let run = Run::of(
+        Command::new(JUNCTION)
+            .args(["chat", "--yes", "--no-save", "--config"])
+            .arg(&config)
+            .arg("--model")
+            .arg(format!("scripted:{}", model.display()))
+            .env("XDG_CONFIG_HOME", &server.dir)
+            .env("XDG_STATE_HOME", &server.dir)
+            .env("NO_COLOR", "1"),
+        Some("crash it\n/restart flaky\n/servers\n/quit\n"),
+    );
+    assert_eq!(
+        run.code, 0,
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    let crashed = position(&run, "← flaky.work error: The server `flaky` stopped", 0);
+    let refused = position(&run, "error: server `flaky` did not start: ", crashed);
+    let listed = position(
+        &run,
+        "  flaky: stopped: it could not be started again: ",
+        refused,
+    );
+    assert!(
+        run.stdout.lines().nth(listed).unwrap().contains("status 4"),
+        "{}",
+        run.stdout
+    );
+    position(&run, "    | the port is still taken", listed);
+}

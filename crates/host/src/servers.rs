@@ -686,7 +686,19 @@ impl Servers {
             old.end().await;
         }
         events.emit(status(name, ServerState::Starting));
-        let server = start_one(config, options, events.clone()).await?;
+        let server = match start_one(config, options, events.clone()).await {
+            Ok(server) => server,
+            Err(failure) => {
+                // The old one stays listed, stopped, saying why it is not back.
+                if let Some(old) = self.get(name) {
+                    *old.stopped.lock().unwrap_or_else(PoisonError::into_inner) = Some(Stopped {
+                        reason: format!("it could not be started again: {}", failure.reason),
+                        stderr_tail: failure.stderr_tail.clone(),
+                    });
+                }
+                return Err(failure.into());
+            }
+        };
         self.servers.retain(|s| s.name != name);
         self.insert(server, events);
         Ok(())
