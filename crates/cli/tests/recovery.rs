@@ -88,7 +88,7 @@ fn position(run: &Run, prefix: &str, after: usize) -> usize {
 #[test]
 fn a_server_that_dies_mid_call_is_shown_stopped_and_comes_back_with_restart() {
     let server = flaky("restart");
-    let input = "crash it\n/servers\n/restart flaky\n/servers\nagain\n/quit\n";
+    let input = "crash it\n/servers\n/mcp\n/restart flaky\n/servers\nagain\n/quit\n";
     let run = chat(&server, calling(2), input);
     assert_eq!(
         run.code, 0,
@@ -109,8 +109,14 @@ fn a_server_that_dies_mid_call_is_shown_stopped_and_comes_back_with_restart() {
         crashed,
     );
     assert_has(&run, "    | fatal: the worker ran out of memory");
+    // So does `/mcp`, with how to start it again.
+    let status = position(
+        &run,
+        "    stopped: its process exited with status 1 (/restart flaky starts it again)",
+        listed,
+    );
     // `/restart` starts it again, and says so.
-    let restarted = position(&run, "server flaky: ready (1 tool", listed);
+    let restarted = position(&run, "server flaky: ready (1 tool", status);
     let relisted = position(
         &run,
         "  flaky: hostile 1.0.0 (protocol 2025-11-25)",

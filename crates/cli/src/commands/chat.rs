@@ -61,7 +61,7 @@ const HELP: &[&str] = &[
     "  /resources            the resources to attach",
     "  /servers              the connected servers, and those that did not start",
     "  /restart NAME         start a server again (one that stopped or did not start)",
-    "  /mcp                  each server's authorization (issuer, scopes, expiry)",
+    "  /mcp                  each server's authorization (issuer, scopes, expiry) and state",
     "  /logs [N]             the last N (20) log messages of the servers",
     "  /roots [add DIR]      the roots each server is offered; add a directory to them",
     "  /help                 this help",
@@ -287,7 +287,10 @@ async fn handle(host: &mut Host, failures: &mut Vec<StartFailure>, line: &str) -
             lines.extend(listing::failed_servers(failures));
             return lines;
         }
-        "/mcp" => return listing::authorization(host),
+        "/mcp" => {
+            host.check_servers().await;
+            return listing::authorization(host);
+        }
         "/logs" => return logs(line.split_whitespace().nth(1)),
         "/roots" => return roots(host, line["/roots".len()..].trim()),
         _ => {}

@@ -101,22 +101,26 @@ pub fn resources(host: &Host) -> Vec<String> {
 }
 
 /// `/mcp`: each server's authorization (HTTP servers: who authorized it, scopes, expiry;
-/// never a token).
+/// never a token), and whether it runs or stopped (then how to start it again).
 pub fn authorization(host: &Host) -> Vec<String> {
     if host.servers().is_empty() {
         return vec!["no servers are connected".to_owned()];
     }
-    let mut lines = vec!["authorization:".to_owned()];
+    let mut lines = vec!["status and authorization:".to_owned()];
     for server in host.servers().iter() {
         let state = match server.authorization() {
             None => "no authorization (not an HTTP server)".to_owned(),
             Some(status) => junction_host::auth::describe(status.as_ref()),
         };
-        lines.push(format!(
-            "  {}: {}",
-            display::name(&server.name),
-            display::line(&state)
-        ));
+        let name = display::name(&server.name);
+        lines.push(format!("  {name}: {}", display::line(&state)));
+        lines.push(match server.stopped() {
+            Some(stopped) => format!(
+                "    stopped: {} (/restart {name} starts it again)",
+                display::line(&stopped.reason)
+            ),
+            None => format!("    running, protocol {}", server.client.protocol_version()),
+        });
     }
     lines
 }
