@@ -259,3 +259,56 @@ fn a_restart_that_fails_leaves_the_server_stopped_saying_why() {
     );
     position(&run, "    | the port is still taken", listed);
 }
+
+#[test]
+fn a_run_whose_server_stops_goes_on_then_fails_naming_it() {
+    let server = flaky("run");
+    let config = server.path("config.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"flaky": server.entry()}}).to_string(),
+    )
+    .unwrap();
+    let model = server.path("model.json");
+    std::fs::write(&model, calling(1).to_string()).unwrap();
+    let run = Run::of(
+        Command::new(JUNCTION)
+            .args([
+                "run",
+                "--yes",
+                "--no-save",
+                "--output-format",
+                "json",
+                "--config",
+            ])
+            .arg(&config)
+            .arg("--model")
+            .arg(format!("scripted:{}", model.display()))
+            .arg("crash it")
+            .env("XDG_CONFIG_HOME", &server.dir)
+            .env("XDG_STATE_HOME", &server.dir),
+        None,
+    );
+    assert_eq!(
+        run.code, 1,
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    let summary = run.json();
+    assert_eq!(summary["text"], "answer 1");
+    assert_eq!(summary["stoppedServers"], json!(["flaky"]));
+    assert_eq!(summary["failedServers"], json!([]));
+    let result = &summary["toolCalls"][0];
+    assert!(
+        result
+            .to_string()
+            .contains("stopped while this call was running"),
+        "{result}"
+    );
+    assert!(
+        run.stderr
+            .contains("junction run: server `flaky` stopped during the run"),
+        "{}",
+        run.stderr
+    );
+}

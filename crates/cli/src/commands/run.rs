@@ -9,14 +9,16 @@
 //! - `json`: one object at the end: `text`, `stop`, `exitCode`, `toolCalls` (each with
 //!   its server, tool, arguments, consent outcome, result and whether it failed), `usage`
 //!   (`inputTokens`, `outputTokens` over every answer), `stopReason` (the provider's, of
-//!   the last answer) and `conversationId`;
+//!   the last answer), `failedServers` and `stoppedServers` (those that did not start, and
+//!   those that stopped during the run) and `conversationId`;
 //! - `stream-json`: every host event as one JSON object per line, as it happens (see
 //!   `junction_host::events::Event`), then the same final object as `json`.
 //!
 //! The conversation is saved (see `junction_host::saved`) and its id given on stderr and
 //! as `conversationId`; `--continue` or `--resume ID` sends the message into a saved one.
 //!
-//! Exit codes: 0 the model answered; 1 a server did not start or the model failed; 2 bad
+//! Exit codes: 0 the model answered; 1 a server did not start or stopped during the run, or
+//! the model failed; 2 bad
 //! usage; 3 the turn was cut by `--max-turns`; 4 the model asked for tools and every call
 //! was denied; 128 + N when signal N stopped the run (every server is shut down first, and
 //! a running call is cancelled on its server).
@@ -27,7 +29,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use junction_host::consent::ConsentAnswer;
 use junction_host::display;
-use junction_host::events::{Event, EventSink};
+use junction_host::events::{Event, EventSink, ServerState};
 use junction_host::model::Usage;
 use junction_host::{Stop, TurnOutcome};
 use serde_json::{json, Map, Value};
@@ -147,6 +149,13 @@ pub async fn run(args: RunArgs) -> ExitCode {
         .clone();
     let calls = calls(&events);
     let (usage, stop_reason) = usage(&events);
+    let stopped_servers = stopped_servers(&events);
+    for server in &stopped_servers {
+        eprintln!(
+            "junction run: server `{}` stopped during the run",
+            display::name(server)
+        );
+    }
     let (code, stop, text, error) = match outcome {
         Err(e) => {
             let why = display::line(&e.to_string());
@@ -158,7 +167,9 @@ pub async fn run(args: RunArgs) -> ExitCode {
             let (code, word) = match stop {
                 Stop::StepLimit => (MAX_TURNS, "maxTurns"),
                 Stop::Interrupted => (FAILED, "interrupted"),
-                Stop::Answered if !failures.is_empty() => (FAILED, "answered"),
+                Stop::Answered if !failures.is_empty() || !stopped_servers.is_empty() => {
+                    (FAILED, "answered")
+                }
                 Stop::Answered if all_denied => (ALL_DENIED, "allDenied"),
                 Stop::Answered => (DONE, "answered"),
             };
@@ -178,6 +189,7 @@ pub async fn run(args: RunArgs) -> ExitCode {
                 "exitCode": code,
                 "error": error,
                 "failedServers": failures.iter().map(|f| f.server.clone()).collect::<Vec<_>>(),
+                "stoppedServers": stopped_servers,
                 "toolCalls": calls,
                 "usage": usage,
                 "stopReason": stop_reason,
@@ -239,6 +251,23 @@ fn sink(style: Style, format: OutputFormat, kept: Arc<Mutex<Vec<Event>>>) -> Eve
             .unwrap_or_else(PoisonError::into_inner)
             .push(event);
     })
+}
+
+/// The servers that stopped while the run went on (each once, in the order they stopped).
+fn stopped_servers(events: &[Event]) -> Vec<String> {
+    let mut stopped: Vec<String> = Vec::new();
+    for event in events {
+        if let Event::ServerStatus {
+            server,
+            state: ServerState::Stopped { .. },
+        } = event
+        {
+            if !stopped.contains(server) {
+                stopped.push(server.clone());
+            }
+        }
+    }
+    stopped
 }
 
 /// The tokens of every answer the model gave in the run, added up (also when the turn
