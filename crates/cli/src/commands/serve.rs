@@ -1,7 +1,8 @@
 //! `junction serve NAME`: runs one of Junction's servers over this process's stdin and
 //! stdout until stdin closes, or with `--http ADDR` over Streamable HTTP (`/mcp`, plus the
 //! legacy `/sse` and `/message` endpoints) until Ctrl-C or SIGTERM. `--db PATH` keeps an
-//! example server's data in that SQLite file (in memory otherwise); `--wire-log FILE` writes
+//! example server's data in that SQLite file, `--db postgres://...` in that PostgreSQL
+//! database, which several instances can share (in memory otherwise); `--wire-log FILE` writes
 //! every message received over stdio, one per line.
 //!
 //! With `--auth-issuer URL` the HTTP endpoint is an OAuth 2.1 resource server: every request
@@ -64,10 +65,11 @@ pub struct ServeArgs {
     /// With --http: answer every request with an event stream, never a plain JSON body.
     #[arg(long, requires = "http")]
     sse_always: bool,
-    /// The SQLite database to keep the server's data in, created and seeded when new (the
-    /// data stays in memory when this is not given).
-    #[arg(long, value_name = "PATH")]
-    db: Option<PathBuf>,
+    /// The database to keep the server's data in, created and seeded when new: a SQLite
+    /// file, or a postgres://USER[:PASSWORD]@HOST[:PORT]/DB URL that several instances can
+    /// share (the data stays in memory when this is not given).
+    #[arg(long, value_name = "PATH|URL", value_parser = parse_db)]
+    db: Option<junction_servers::Db>,
     /// Write every message the server receives to FILE, one JSON message per line (over
     /// HTTP, the messages of every session, each line whole).
     #[arg(long, value_name = "FILE")]
@@ -124,6 +126,10 @@ pub struct ServeArgs {
     /// load balancer needs the same.
     #[arg(long, value_name = "FILE")]
     state_key_file: Option<PathBuf>,
+}
+
+fn parse_db(text: &str) -> Result<junction_servers::Db, String> {
+    Ok(junction_servers::Db::parse(text))
 }
 
 fn parse_addr(text: &str) -> Result<SocketAddr, String> {
