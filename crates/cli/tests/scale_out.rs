@@ -316,6 +316,45 @@ async fn clients_racing_for_the_last_copy_on_three_instances_on_one_postgres_hav
     }
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_redis_event_ttl_from_the_command_line_bounds_how_long_events_stay() {
+    let redis = Redis::start();
+    let flags = [
+        "--redis",
+        &redis.url(),
+        "--sse-always",
+        "--redis-event-ttl",
+        "5",
+    ];
+    let instance = Instance::start("library", &flags.map(str::to_owned));
+    let mut mcp = Mcp::new();
+    mcp.initialize(&instance.url(), json!({})).await;
+    let search = json!({"name": "search", "arguments": {"query": "river"}});
+    mcp.request(&instance.url(), 1, "tools/call", search).await;
+    let session = mcp.session.clone().expect("a session");
+    let redis_cli = |args: &[&str]| {
+        let out = std::process::Command::new("redis-cli")
+            .args(["-p", &redis.port.to_string()])
+            .args(args)
+            .output()
+            .expect("redis-cli runs");
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    // Events are written through by a task of their own: wait for the stream's key.
+    let pattern = format!("junction:s:{session}:ev:*");
+    let deadline = Instant::now() + SAFETY;
+    let key = loop {
+        let keys = redis_cli(&["--scan", "--pattern", &pattern]);
+        if let Some(key) = keys.lines().next() {
+            break key.to_owned();
+        }
+        assert!(Instant::now() < deadline, "no stream was written to Redis");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let ttl: i64 = redis_cli(&["ttl", &key]).parse().expect("a ttl");
+    assert!((1..=5).contains(&ttl), "{key} expires in {ttl} s");
+}
+
 #[test]
 fn postgres_unreachable_at_start_is_a_clear_error() {
     let port = free_port();

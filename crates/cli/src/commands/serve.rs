@@ -35,7 +35,10 @@ use clap::builder::{PossibleValue, PossibleValuesParser};
 use junction::auth::resource::{IntrospectionVerifier, JwtVerifier, TokenVerifier};
 use junction::auth::Url;
 use junction::server::Server;
-use junction::transport::http::server::{BearerAuth, HttpServer, RedisSessionStore, ResponseMode};
+use junction::transport::http::server::{
+    BearerAuth, HttpServer, RedisSessionStore, ResponseMode, DEFAULT_EVENT_TTL,
+    DEFAULT_STREAM_EVENTS,
+};
 use junction::transport::{stdio, tap, Connection, Limits};
 use tokio::io::AsyncWrite;
 use tokio::sync::oneshot;
@@ -121,6 +124,14 @@ pub struct ServeArgs {
         conflicts_with = "sessionless"
     )]
     redis: Option<String>,
+    /// With --redis: the most events Redis keeps per stream (default 1000); older ones are
+    /// trimmed, and a client resuming from before them gets a fresh stream.
+    #[arg(long, value_name = "N", requires = "redis")]
+    redis_stream_events: Option<usize>,
+    /// With --redis: seconds a stream's events stay in Redis after its last one (default
+    /// 1800).
+    #[arg(long, value_name = "SECS", requires = "redis")]
+    redis_event_ttl: Option<u64>,
     /// Sign the `requestState` of 2026-07-28 multi-round requests with the secret in FILE
     /// (at least 32 bytes) instead of a random per-process key: every instance behind one
     /// load balancer needs the same.
@@ -296,7 +307,11 @@ async fn serve_http(
         http = http.idle_timeout(std::time::Duration::from_secs(secs));
     }
     if let Some(url) = &args.redis {
-        match RedisSessionStore::connect(url).await {
+        let events = args.redis_stream_events.unwrap_or(DEFAULT_STREAM_EVENTS);
+        let ttl = args
+            .redis_event_ttl
+            .map_or(DEFAULT_EVENT_TTL, std::time::Duration::from_secs);
+        match RedisSessionStore::connect_with(url, "junction", events, ttl).await {
             Ok(store) => {
                 tracing::info!(redis = %url, "sharing sessions through Redis");
                 http = http.session_store(store);
