@@ -476,7 +476,6 @@ async fn losing_redis_degrades_to_local_sessions_and_recovers_when_it_returns() 
 }
 
 #[test]
-#[ignore = "not yet run green through nginx; run with --ignored"]
 fn the_conformance_suite_passes_through_nginx_over_three_instances() {
     /// How many scenarios `--suite all` runs in 0.1.16.
     const SCENARIOS: usize = 32;
