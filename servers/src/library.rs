@@ -6,7 +6,7 @@
 //! - tools the model calls: `search` (structured results), `checkout`, `return_book`,
 //!   `renew`, `place_hold`, and `inventory_report`, which takes seconds: it may run as a task
 //!   (its status message names the shelf being counted, its progress counts the books);
-//!   with `--db` its tasks are kept in the database and outlive the process;
+//!   with a SQLite `--db` its tasks are kept in the database and outlive the process;
 //! - resources the application attaches: the loan policy `library://policy` and each book
 //!   at `library://books/{isbn}` (with ISBN completion);
 //! - a prompt the user picks: `reading_list`, with its subject completed from the catalogue.
