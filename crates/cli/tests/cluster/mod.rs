@@ -346,6 +346,14 @@ impl Mcp {
 
     /// `initialize` then `notifications/initialized`, each at `url`.
     pub async fn initialize(&mut self, url: &str, capabilities: Value) -> Value {
+        let result = self.open(url, capabilities).await;
+        self.notify(url, "notifications/initialized", json!({}))
+            .await;
+        result
+    }
+
+    /// `initialize` at `url`, without `notifications/initialized`: its result.
+    pub async fn open(&mut self, url: &str, capabilities: Value) -> Value {
         let response = self
             .post(
                 url,
@@ -363,10 +371,7 @@ impl Mcp {
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
         assert!(self.session.is_some(), "a session id came back");
-        let result = read_reply(response).await;
-        self.notify(url, "notifications/initialized", json!({}))
-            .await;
-        result
+        read_reply(response).await
     }
 
     /// POSTs a notification; asserts `202`.

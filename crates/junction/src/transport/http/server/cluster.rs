@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 use super::endpoint::settings;
 use super::event_store::EventId;
 use super::guard::{refuse, Refusal, TRANSPORT_ERROR};
-use super::session::{EventReceiver, HttpSession};
+use super::session::{EventReceiver, HttpSession, INITIALIZED};
 use super::session_store::{stream_instance, RecordChange, Routed, RoutedKind, SessionRecord};
 use super::Shared;
 use crate::sync::lock;
@@ -206,6 +206,7 @@ pub(super) async fn created(shared: &Shared, session: &HttpSession, initialize: 
         subject: session.subject.clone(),
         log_level: None,
         subscriptions: Vec::new(),
+        initialized: false,
     };
     if let Err(e) = cluster
         .store
@@ -213,6 +214,44 @@ pub(super) async fn created(shared: &Shared, session: &HttpSession, initialize: 
         .await
     {
         tracing::error!(session = %session.id, error = %e, "could not share a new session; it is served by this instance only");
+    }
+}
+
+/// Records in the shared record that the client sent `notifications/initialized`, before its
+/// POST is answered.
+pub(super) async fn initialized(shared: &Shared, id: &str) {
+    let Some(cluster) = &shared.cluster else {
+        return;
+    };
+    let ttl = shared.config.idle_timeout;
+    if let Err(e) = cluster
+        .store
+        .update(id, RecordChange::Initialized, ttl)
+        .await
+    {
+        tracing::error!(session = id, error = %e, "could not record notifications/initialized in the shared record; a request reaching another instance first may be refused");
+    }
+}
+
+/// A request reached the instance that answered `initialize` before the routed
+/// `notifications/initialized`: hands that notification to the served session first if the
+/// shared record has it, so the request is served in the order the client sent them.
+pub(super) async fn catch_up_initialized(shared: &Shared, session: &HttpSession) {
+    let Some(cluster) = &shared.cluster else {
+        return;
+    };
+    match cluster.store.load(&session.id).await {
+        Ok(Some(record)) if record.initialized => {
+            let frame = format!(r#"{{"jsonrpc":"2.0","method":"{INITIALIZED}"}}"#);
+            let frame = Bytes::from(frame);
+            if let Ok(message) = Message::decode(&frame) {
+                session.deliver(&message, frame).await;
+            }
+        }
+        Ok(_) => {}
+        Err(e) => {
+            tracing::error!(session = %session.id, error = %e, "cannot read whether the client sent notifications/initialized to another instance");
+        }
     }
 }
 

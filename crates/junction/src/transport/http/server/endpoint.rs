@@ -15,16 +15,26 @@ use junction_protocol::{ErrorCode, Message, ProtocolVersion, RequestId};
 
 use super::guard::{self, refuse, Refusal, TRANSPORT_ERROR};
 use super::session::{
-    EventReceiver, HttpSession, NoReply, OpenError, Reply, SessionSettings, SseBody,
+    EventReceiver, HttpSession, NoReply, OpenError, Reply, SessionSettings, SseBody, INITIALIZED,
 };
 use super::session_store::RoutedKind;
 use super::{cluster, new_session_id, EventId, ResponseMode, Shared};
 use crate::transport::http::{LAST_EVENT_ID_HEADER, PROTOCOL_VERSION_HEADER, SESSION_ID_HEADER};
 use crate::transport::TransportEvent;
 
-/// An SSE response over `rx`.
+/// An SSE response over `rx`, sending each event as soon as it comes.
 pub(super) fn sse_response(rx: EventReceiver) -> Response {
-    let mut response = Response::new(Body::new(SseBody::new(rx)));
+    body_response(SseBody::new(rx))
+}
+
+/// An SSE response over `rx`, a stream of `session`: with a shared store, each event is sent
+/// once the store has it.
+fn session_sse(session: &HttpSession, rx: EventReceiver) -> Response {
+    body_response(SseBody::durable(rx, session.durable_store()))
+}
+
+fn body_response(body: SseBody) -> Response {
+    let mut response = Response::new(Body::new(body));
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
     headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
@@ -145,6 +155,11 @@ async fn post_inner(
     };
     let Some((id, is_initialize)) = request else {
         let session = find_session(shared, headers).await?;
+        if matches!(&message, Message::Notification(n) if n.method == INITIALIZED) {
+            // Recorded before it is answered: the client's next request may reach the
+            // instance holding the session before the routed notification does.
+            cluster::initialized(shared, &session.id).await;
+        }
         if shared.cluster.is_some() {
             // A response is for the instance whose server asked; a notification for every
             // instance holding the session.
@@ -206,7 +221,13 @@ async fn post_inner(
         }
         session
     } else {
-        find_session(shared, headers).await?
+        let session = find_session(shared, headers).await?;
+        if session.awaits_initialized()
+            && !matches!(&message, Message::Request(r) if r.method == "ping")
+        {
+            cluster::catch_up_initialized(shared, &session).await;
+        }
+        session
     };
     let mut response = answer(&session, id, is_initialize, frame, shared.config.mode).await?;
     if let Some(params) = initialize_params {
@@ -236,7 +257,7 @@ async fn answer(
         .await;
     match reply_or_refusal(reply, &id)? {
         Reply::Json(body, _) => Ok(guard::json_response(StatusCode::OK, body)),
-        Reply::Sse(rx) => Ok(sse_response(rx)),
+        Reply::Sse(rx) => Ok(session_sse(session, rx)),
     }
 }
 
@@ -357,7 +378,7 @@ pub(super) async fn get(State(shared): State<Arc<Shared>>, headers: HeaderMap) -
             None => session.open_standalone(),
         };
         match opened {
-            Ok(rx) => Ok(sse_response(rx)),
+            Ok(rx) => Ok(session_sse(&session, rx)),
             Err(OpenError::Conflict) => Err(refuse(
                 StatusCode::CONFLICT,
                 TRANSPORT_ERROR,

@@ -5,7 +5,7 @@
 //!
 //! | key | type | what | expiry |
 //! | --- | --- | --- | --- |
-//! | `P:s:ID` | hash | `init` (the client's `initialize` parameters), `subject`, `level` | idle timeout, renewed by each request |
+//! | `P:s:ID` | hash | `init` (the client's `initialize` parameters), `subject`, `level`, `ready` (`notifications/initialized` came) | idle timeout, renewed by each request |
 //! | `P:s:ID:subs` | set | subscribed resource URIs | as above |
 //! | `P:s:ID:ev:STREAM` | stream | the stream's events, entry id `0-(SEQ+1)`, field `d` | event ttl, renewed by each event |
 //! | `P:s:ID:req` | hash | stream → the JSON id of the request it answers | event ttl |
@@ -17,9 +17,14 @@
 //! Each stream keeps at most [`RedisSessionStore::max_stream_events`] entries (`XADD MAXLEN ~`),
 //! so a stream costs Redis at most that many times the largest message (4 MiB with the
 //! default body limit, usually a few hundred bytes). Writes of events go through one task
-//! that pipelines them in order; while Redis is unreachable they fail with a logged error
-//! (the instance keeps serving its own sessions from memory) and resume when it returns.
+//! that pipelines them in order, as many as have piled up while the previous pipeline ran;
+//! an SSE response sends an event once the pipeline holding it has been answered
+//! ([`SessionStore::pending_writes`]), so what a client has seen is in Redis. While Redis is
+//! unreachable the writes fail with a logged error, after the command timeout (the streams
+//! of this instance go on, that much slower; the instance keeps serving its own sessions
+//! from memory), and resume when it returns.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -28,7 +33,7 @@ use futures_util::StreamExt;
 use junction_protocol::RequestId;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::AsyncCommands;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 
 use super::event_store::EventId;
 use super::session_store::{
@@ -65,6 +70,10 @@ struct Inner {
     max_stream_events: usize,
     event_ttl: Duration,
     writes: mpsc::UnboundedSender<Write>,
+    /// How many writes have been queued.
+    queued: AtomicU64,
+    /// How many queued writes the writer task has made (or failed), in queue order.
+    written: watch::Receiver<u64>,
 }
 
 impl std::fmt::Debug for RedisSessionStore {
@@ -127,6 +136,7 @@ impl RedisSessionStore {
             .await
             .map_err(failed)?;
         let (writes, rx) = mpsc::unbounded_channel();
+        let (done, written) = watch::channel(0);
         let inner = Arc::new(Inner {
             client,
             connection,
@@ -134,8 +144,10 @@ impl RedisSessionStore {
             max_stream_events: max_stream_events.max(1),
             event_ttl,
             writes,
+            queued: AtomicU64::new(0),
+            written,
         });
-        tokio::spawn(write_events(Arc::downgrade(&inner), rx));
+        tokio::spawn(write_events(Arc::downgrade(&inner), rx, done));
         Ok(RedisSessionStore { inner })
     }
 
@@ -158,13 +170,28 @@ impl Inner {
     fn instance_key(&self, instance: u32) -> String {
         format!("{}:i:{instance}", self.prefix)
     }
+
+    /// Queues `write`, counted before it is sent so that [`SessionStore::pending_writes`]
+    /// never reads a count that misses a write already in the queue.
+    fn queue(&self, write: Write) {
+        self.queued.fetch_add(1, Ordering::SeqCst);
+        let _ = self.writes.send(write);
+    }
 }
 
-/// Writes queued events in order, as pipelines of whatever has piled up.
-async fn write_events(inner: std::sync::Weak<Inner>, mut rx: mpsc::UnboundedReceiver<Write>) {
+/// Writes queued events in order, as pipelines of whatever has piled up, and counts in
+/// `done` how many it has made. It ends with the store; `done` then drops, which releases
+/// whatever waits for it.
+async fn write_events(
+    inner: std::sync::Weak<Inner>,
+    mut rx: mpsc::UnboundedReceiver<Write>,
+    done: watch::Sender<u64>,
+) {
     let mut batch = Vec::new();
+    let mut written = 0u64;
     while rx.recv_many(&mut batch, 256).await > 0 {
         let Some(inner) = inner.upgrade() else { return };
+        written += batch.len() as u64;
         let ttl = ttl_secs(inner.event_ttl);
         let mut pipe = redis::pipe();
         for write in batch.drain(..) {
@@ -205,6 +232,7 @@ async fn write_events(inner: std::sync::Weak<Inner>, mut rx: mpsc::UnboundedRece
         if let Err(e) = pipe.query_async::<()>(&mut connection).await {
             tracing::error!(error = %e, "could not write events to Redis; streams of this instance cannot be resumed elsewhere until it is back");
         }
+        done.send_replace(written);
     }
 }
 
@@ -223,6 +251,9 @@ impl SessionStore for RedisSessionStore {
             }
             if let Some(level) = &record.log_level {
                 fields.push(("level", level.clone()));
+            }
+            if record.initialized {
+                fields.push(("ready", "1".to_owned()));
             }
             let mut pipe = redis::pipe();
             pipe.atomic()
@@ -264,6 +295,7 @@ impl SessionStore for RedisSessionStore {
                 subject: fields.remove("subject"),
                 log_level: fields.remove("level"),
                 subscriptions,
+                initialized: fields.contains_key("ready"),
             }))
         })
     }
@@ -289,6 +321,9 @@ impl SessionStore for RedisSessionStore {
                 }
                 RecordChange::Unsubscribe(uri) => {
                     pipe.srem(&subs, uri).ignore();
+                }
+                RecordChange::Initialized => {
+                    pipe.hset(&key, "ready", 1).ignore();
                 }
             }
             pipe.expire(&key, ttl).ignore().expire(&subs, ttl).ignore();
@@ -371,7 +406,7 @@ impl SessionStore for RedisSessionStore {
     }
 
     fn append(&self, session: &str, id: EventId, data: Bytes) {
-        let _ = self.inner.writes.send(Write::Event {
+        self.inner.queue(Write::Event {
             session: session.to_owned(),
             id,
             data,
@@ -382,11 +417,23 @@ impl SessionStore for RedisSessionStore {
         let Ok(request) = serde_json::to_string(request) else {
             return;
         };
-        let _ = self.inner.writes.send(Write::Opened {
+        self.inner.queue(Write::Opened {
             session: session.to_owned(),
             stream,
             request,
         });
+    }
+
+    fn pending_writes(&self) -> Option<BoxFuture<'static, ()>> {
+        let queued = self.inner.queued.load(Ordering::SeqCst);
+        let mut written = self.inner.written.clone();
+        if *written.borrow() >= queued {
+            return None;
+        }
+        Some(Box::pin(async move {
+            // An error means the writer ended with the store: nothing more will be written.
+            let _ = written.wait_for(|&n| n >= queued).await;
+        }))
     }
 
     fn read_after<'a>(

@@ -34,12 +34,16 @@ use tokio_util::sync::CancellationToken;
 
 use super::event_store::{EventId, EventStore};
 use super::session_store::{Routed, RoutedKind, SessionStore};
+use crate::session::BoxFuture;
 use crate::sync::lock;
 use crate::transport::http::sse::Event;
 use crate::transport::queue::{self, SendError};
 use crate::transport::{
     outbound_queue, Connection, Inbound, Outbound, OutboundReceiver, TransportEvent, INBOUND_QUEUE,
 };
+
+/// The notification that ends the handshake.
+pub(super) const INITIALIZED: &str = "notifications/initialized";
 
 /// What an SSE response reads: encoded events.
 pub(super) type EventReceiver = queue::Receiver<Bytes>;
@@ -68,13 +72,36 @@ pub(super) struct SessionSettings {
 }
 
 /// The body of an SSE response: events as the session routes them.
+///
+/// With a shared store, each event is held back until the store has made every write
+/// queued before the event reached the body ([`SessionStore::pending_writes`]), its own
+/// included: an event leaves for the client only once another instance can replay it, so
+/// an instance killed at any moment loses nothing a client has seen the id of. The writes
+/// stay batched; a body waits for at most the batches ahead of its event.
 pub(super) struct SseBody {
     rx: EventReceiver,
+    durable: Option<Arc<dyn SessionStore>>,
+    /// An event received from the queue, waiting for the store's writes.
+    held: Option<(Bytes, BoxFuture<'static, ()>)>,
 }
 
 impl SseBody {
+    /// A body sending each event as soon as it is routed.
     pub(super) fn new(rx: EventReceiver) -> Self {
-        SseBody { rx }
+        SseBody {
+            rx,
+            durable: None,
+            held: None,
+        }
+    }
+
+    /// A body sending each event once `store` has it (see [`SseBody`]).
+    pub(super) fn durable(rx: EventReceiver, store: Option<Arc<dyn SessionStore>>) -> Self {
+        SseBody {
+            rx,
+            durable: store,
+            held: None,
+        }
     }
 }
 
@@ -86,7 +113,28 @@ impl http_body::Body for SseBody {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        self.rx.poll_recv(cx).map(|b| b.map(|b| Ok(Frame::data(b))))
+        let this = &mut *self;
+        if let Some((_, written)) = &mut this.held {
+            if written.as_mut().poll(cx).is_pending() {
+                return Poll::Pending;
+            }
+            if let Some((event, _)) = this.held.take() {
+                return Poll::Ready(Some(Ok(Frame::data(event))));
+            }
+        }
+        let Poll::Ready(event) = this.rx.poll_recv(cx) else {
+            return Poll::Pending;
+        };
+        let Some(event) = event else {
+            return Poll::Ready(None);
+        };
+        if let Some(mut written) = this.durable.as_ref().and_then(|s| s.pending_writes()) {
+            if written.as_mut().poll(cx).is_pending() {
+                this.held = Some((event, written));
+                return Poll::Pending;
+            }
+        }
+        Poll::Ready(Some(Ok(Frame::data(event))))
     }
 }
 
@@ -218,6 +266,9 @@ struct State {
     closed: bool,
     /// The server's requests to the client still waiting for their response.
     outgoing: std::collections::HashSet<RequestId>,
+    /// Whether the served session has been handed `notifications/initialized` after the
+    /// initialize result (or was restored, standing as initialized).
+    initialized: bool,
     /// End the session once no request is in flight (stateless mode).
     one_shot: bool,
     last_seen: Instant,
@@ -275,6 +326,7 @@ impl HttpSession {
                 version: None,
                 closed: false,
                 outgoing: std::collections::HashSet::new(),
+                initialized: false,
                 one_shot: false,
                 last_seen: Instant::now(),
             }),
@@ -348,13 +400,38 @@ impl HttpSession {
     }
 
     /// Hands a notification or response from the client to the served session.
+    ///
+    /// `notifications/initialized` is handed over once: with a shared store it may come
+    /// both from the session's record ([`HttpSession::awaits_initialized`]) and routed
+    /// from the instance the client POSTed it to.
     pub(super) async fn deliver(&self, message: &Message, frame: Bytes) -> bool {
         if let Message::Notification(n) = message {
-            if n.method == "notifications/cancelled" {
-                self.cancelled(n.params.as_deref());
+            match n.method.as_str() {
+                "notifications/cancelled" => self.cancelled(n.params.as_deref()),
+                INITIALIZED => {
+                    let mut state = lock(&self.state);
+                    if state.initialized {
+                        return true;
+                    }
+                    // Before the initialize result it is the served session's to refuse.
+                    state.initialized = state.version.is_some();
+                }
+                _ => {}
             }
         }
         self.forward(frame).await
+    }
+
+    /// Whether `initialize` has been answered here and `notifications/initialized` has not
+    /// been handed over yet.
+    pub(super) fn awaits_initialized(&self) -> bool {
+        let state = lock(&self.state);
+        state.version.is_some() && !state.initialized
+    }
+
+    /// The shared store that an SSE body of this session waits for (see [`SseBody`]).
+    pub(super) fn durable_store(&self) -> Option<Arc<dyn SessionStore>> {
+        self.cluster.as_ref().map(|c| c.store.clone())
     }
 
     /// Hands an event of this transport to the served session.
@@ -381,7 +458,9 @@ impl HttpSession {
 
     /// Sets the revision of a session restored from its shared record.
     pub(super) fn restored(&self, version: ProtocolVersion) {
-        lock(&self.state).version = Some(version);
+        let mut state = lock(&self.state);
+        state.version = Some(version);
+        state.initialized = true;
     }
 
     /// The client's request that `stream` answers, for the shared store.

@@ -22,7 +22,13 @@
 //!   every event of a resumable stream is written through to the store. A `GET` with
 //!   `Last-Event-ID` for a stream of another instance replays the stream from the store and
 //!   follows it until its response; if the instance holding it stopped (its heartbeat
-//!   expired) the request fails with an error response instead of waiting for ever.
+//!   expired) the request fails with an error response instead of waiting for ever. An event
+//!   leaves for the client only once the store has it ([`SessionStore::pending_writes`]),
+//!   so a client never holds an event id that another instance cannot replay.
+//! - **Handshake.** `notifications/initialized` POSTed to an instance other than the one that
+//!   answered `initialize` is recorded in the session's record before it is answered, and
+//!   routed; a request that reaches the first instance before the routed notification does
+//!   finds it in the record, so the handshake's order holds across instances.
 
 use std::time::Duration;
 
@@ -48,6 +54,8 @@ pub struct SessionRecord {
     pub log_level: Option<String>,
     /// The resources the client subscribed to.
     pub subscriptions: Vec<String>,
+    /// Whether the client has sent `notifications/initialized` (to any instance).
+    pub initialized: bool,
 }
 
 /// A change to a [`SessionRecord`]; each one renews its expiry.
@@ -61,6 +69,8 @@ pub enum RecordChange {
     Subscribe(String),
     /// `resources/unsubscribe`.
     Unsubscribe(String),
+    /// `notifications/initialized`, recorded before the client's POST of it is answered.
+    Initialized,
 }
 
 /// A message between instances.
@@ -99,7 +109,9 @@ pub struct StreamEvents {
 /// Where sessions, their routing and their events are shared between instances.
 ///
 /// Writes of events ([`SessionStore::append`], [`SessionStore::stream_opened`]) are made while a
-/// session's routing lock is held: they must only queue the write, in order, and return.
+/// session's routing lock is held: they must only queue the write, in order, and return. An
+/// SSE response sends each event only once [`SessionStore::pending_writes`] says every write
+/// queued before it is made.
 pub trait SessionStore: Send + Sync + 'static {
     /// Saves a new session's record, expiring after `ttl` unless renewed.
     fn create<'a>(
@@ -132,6 +144,13 @@ pub trait SessionStore: Send + Sync + 'static {
     fn append(&self, session: &str, id: EventId, data: Bytes);
     /// Queues the note that `stream` of `session` answers `request`.
     fn stream_opened(&self, session: &str, stream: u64, request: &RequestId);
+    /// `None` when every write queued so far ([`SessionStore::append`],
+    /// [`SessionStore::stream_opened`]) has been made; otherwise a future that ends when they
+    /// have been, or have failed (a store that cannot write must not stop the streams).
+    /// A store that writes before `append` returns keeps the default.
+    fn pending_writes(&self) -> Option<BoxFuture<'static, ()>> {
+        None
+    }
     /// The events of `after.stream` that follow `after`; when there are none yet, waits up
     /// to `wait` for one.
     fn read_after<'a>(
