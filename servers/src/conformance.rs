@@ -34,6 +34,7 @@
 
 pub mod catalog;
 pub mod rounds;
+pub mod tasks;
 pub mod tools;
 
 use junction::server::{BuildError, Server};
@@ -71,6 +72,7 @@ pub fn server() -> Result<Server, BuildError> {
     let builder = tools::all()
         .into_iter()
         .chain(rounds::tools())
+        .chain(tasks::tools())
         .fold(builder, |b, tool| b.tool(tool));
     catalog::add(builder).prompt(rounds::input_prompt()).build()
 }

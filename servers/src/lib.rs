@@ -13,8 +13,9 @@
 //!   subscribable resources; a `weekly_review` prompt.
 //! - [`conformance`]: the fixtures of the official MCP conformance suite.
 //!
-//! The three examples keep their data in SQLite at [`Options::db`] (in memory when it is
-//! `None`), seeded with sample data the first time a database is used.
+//! The three examples keep their data at [`Options::db`]: a SQLite file, or a PostgreSQL
+//! database that several instances of a server share (SQLite in memory when it is `None`),
+//! seeded with sample data the first time a database is used.
 //!
 //! ```
 //! let entry = junction_servers::find("library").expect("the library is registered");
@@ -34,14 +35,59 @@ pub mod tasks;
 
 use std::path::PathBuf;
 
+pub use store::DbError;
+
 use junction::server::{BuildError, Server};
 
 /// How `junction serve` configures a server.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
-    /// The SQLite database file, created and seeded when new. `None` keeps the data in
-    /// memory, seeded afresh, until the server exits.
-    pub db: Option<PathBuf>,
+    /// The database, created and seeded when new. `None` keeps the data in memory, seeded
+    /// afresh, until the server exits.
+    pub db: Option<Db>,
+}
+
+/// Where a server keeps its data.
+///
+/// ```
+/// use junction_servers::Db;
+/// assert!(matches!(Db::parse("postgres://me@127.0.0.1/library"), Db::Postgres(_)));
+/// assert!(matches!(Db::parse("library.db"), Db::File(_)));
+/// ```
+#[derive(Clone, PartialEq, Eq)]
+pub enum Db {
+    /// A SQLite file.
+    File(PathBuf),
+    /// A PostgreSQL connection URL (`postgres://USER[:PASSWORD]@HOST[:PORT]/DB`), which
+    /// several instances may share.
+    Postgres(String),
+}
+
+impl Db {
+    /// A `postgres://` or `postgresql://` URL, or else the path of a SQLite file.
+    pub fn parse(text: &str) -> Db {
+        if text.starts_with("postgres://") || text.starts_with("postgresql://") {
+            Db::Postgres(text.to_owned())
+        } else {
+            Db::File(PathBuf::from(text))
+        }
+    }
+}
+
+impl From<PathBuf> for Db {
+    fn from(path: PathBuf) -> Db {
+        Db::File(path)
+    }
+}
+
+impl std::fmt::Debug for Db {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Db::File(path) => f.debug_tuple("File").field(path).finish(),
+            // The URL may carry a password.
+            Db::Postgres(_) => f.debug_tuple("Postgres").finish_non_exhaustive(),
+        }
+    }
 }
 
 /// Why a server could not start.
@@ -53,11 +99,11 @@ pub enum StartError {
     /// Its database could not be opened, created or seeded.
     #[error("cannot use the database {path}: {source}")]
     Database {
-        /// The file (or `:memory:`).
+        /// The file (or `:memory:`), or the PostgreSQL server without its password.
         path: String,
-        /// What SQLite said.
+        /// What the database said.
         #[source]
-        source: rusqlite::Error,
+        source: DbError,
     },
     /// The table of tasks could not be created.
     #[error("cannot keep tasks in the database: {0}")]
@@ -80,17 +126,17 @@ pub fn registry() -> &'static [Entry] {
     &[
         Entry {
             name: "library",
-            summary: "a lending library's catalogue and loans (SQLite)",
+            summary: "a lending library's catalogue and loans (SQLite or PostgreSQL)",
             build: library::server,
         },
         Entry {
             name: "calendar",
-            summary: "a personal calendar (SQLite)",
+            summary: "a personal calendar (SQLite or PostgreSQL)",
             build: calendar::server,
         },
         Entry {
             name: "tasks",
-            summary: "a to-do list with confirmation and summaries (SQLite)",
+            summary: "a to-do list with confirmation and summaries (SQLite or PostgreSQL)",
             build: tasks::server,
         },
         Entry {

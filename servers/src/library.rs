@@ -1,10 +1,12 @@
-//! The library server: a lending library's catalogue and one reader's loans, kept in SQLite.
+//! The library server: a lending library's catalogue and one reader's loans, kept in SQLite
+//! or in a PostgreSQL database that several instances share (a checkout of the last copy
+//! succeeds on one of them only).
 //!
 //! Each primitive is used the way the specification means it:
 //! - tools the model calls: `search` (structured results), `checkout`, `return_book`,
 //!   `renew`, `place_hold`, and `inventory_report`, which takes seconds: it may run as a task
 //!   (its status message names the shelf being counted, its progress counts the books);
-//!   with `--db` its tasks are kept in the database and outlive the process;
+//!   with a SQLite `--db` its tasks are kept in the database and outlive the process;
 //! - resources the application attaches: the loan policy `library://policy` and each book
 //!   at `library://books/{isbn}` (with ISBN completion);
 //! - a prompt the user picks: `reading_list`, with its subject completed from the catalogue.
@@ -42,10 +44,9 @@ use std::time::Duration;
 use junction::server::{not_found, prompt, resource, template, tool, Context, Json, Server, State};
 use junction_protocol::tools::{TaskSupport, ToolAnnotations};
 use junction_protocol::ErrorObject;
-use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::date::Date;
-use crate::store::{run, Store};
+use crate::store::{run, DbError, Row, Sql, Store, Value};
 use crate::{Options, StartError};
 
 /// The server's name.
@@ -120,10 +121,12 @@ pub const COUNT_PAUSE: Duration = Duration::from_millis(300);
 
 /// Opens (and on first use seeds) the library's database and builds the server.
 pub fn server(options: &Options) -> Result<Server, StartError> {
-    let store = Store::open(options.db.as_deref(), catalogue::SCHEMA, catalogue::seed)?;
+    let store = Store::open(options.db.as_ref(), &catalogue::SCHEMA, catalogue::seed)?;
     let mut builder = Server::builder(NAME, env!("CARGO_PKG_VERSION"));
-    if options.db.is_some() {
-        let tasks = crate::task_store::SqliteTaskStore::on(store.clone(), 1_000)?;
+    // Tasks outlive the process in a SQLite file; on PostgreSQL they stay in the instance
+    // that runs them (see docs/scale-out.md).
+    if let (Some(crate::Db::File(_)), Some(sqlite)) = (&options.db, store.sqlite()) {
+        let tasks = crate::task_store::SqliteTaskStore::on(sqlite.clone(), 1_000)?;
         builder = builder.task_store(Arc::new(tasks));
     }
     Ok(builder
@@ -305,23 +308,19 @@ async fn inventory_report(
 }
 
 fn shelves(store: &Store, subject: Option<&str>) -> Result<Vec<Shelf>, String> {
-    store.with(|c| {
-        let mut statement = c.prepare(
+    store.with(|db| {
+        let rows = db.query(
             "SELECT subject, title, available, \
                     EXISTS (SELECT 1 FROM loans l WHERE l.isbn = b.isbn), \
                     EXISTS (SELECT 1 FROM holds h WHERE h.isbn = b.isbn) \
-             FROM books b WHERE ?1 IS NULL OR subject = ?1 COLLATE NOCASE \
+             FROM books b WHERE CAST($1 AS TEXT) IS NULL OR lower(subject) = lower($1) \
              ORDER BY subject, title",
+            &[subject.into()],
         )?;
-        let rows = statement.query_map(params![subject], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                (r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?),
-            ))
-        })?;
         let mut shelves: Vec<Shelf> = Vec::new();
-        for row in rows {
-            let (subject, book) = row?;
+        for r in rows {
+            let subject: String = r.get(0)?;
+            let book = (r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?);
             match shelves.last_mut() {
                 Some((s, books)) if *s == subject => books.push(book),
                 _ => shelves.push((subject, vec![book])),
@@ -349,91 +348,111 @@ fn writing_hints(idempotent: bool) -> ToolAnnotations {
 
 fn search(store: &Store, args: SearchArgs) -> Result<Json<SearchResults>, String> {
     let limit = i64::from(args.limit.unwrap_or(10).clamp(1, 50));
-    let pattern = format!("%{}%", escape_like(args.query.trim()));
+    // Lowercased on both sides: SQLite's LIKE ignores ASCII case, PostgreSQL's does not.
+    let pattern = format!("%{}%", escape_like(&args.query.trim().to_lowercase()));
     let subject = args.subject.map(|s| s.trim().to_owned());
     store
-        .with(|c| {
-            let filter = "FROM books WHERE (title LIKE ?1 ESCAPE '\\' OR author LIKE ?1 ESCAPE '\\' \
-                          OR subject LIKE ?1 ESCAPE '\\') AND (?2 IS NULL OR subject = ?2 COLLATE NOCASE)";
-            let total = c.query_row(&format!("SELECT COUNT(*) {filter}"), params![pattern, subject], |r| {
-                r.get(0)
-            })?;
-            let mut statement = c.prepare(&format!(
-                "SELECT isbn, title, author, subject, year, available {filter} ORDER BY title LIMIT ?3"
-            ))?;
-            let results = statement
-                .query_map(params![pattern, subject, limit], book_from_row)?
-                .collect::<rusqlite::Result<_>>()?;
+        .with(|db| {
+            let filter = "FROM books WHERE (lower(title) LIKE $1 ESCAPE '\\' \
+                          OR lower(author) LIKE $1 ESCAPE '\\' OR lower(subject) LIKE $1 ESCAPE '\\') \
+                          AND (CAST($2 AS TEXT) IS NULL OR lower(subject) = lower($2))";
+            let params: [Value; 2] = [pattern.into(), subject.into()];
+            let total = db.query(&format!("SELECT COUNT(*) {filter}"), &params)?
+                .first()
+                .map_or(Ok(0), |r| r.get(0))?;
+            let [pattern, subject] = params;
+            let results = db
+                .query(
+                    &format!(
+                        "SELECT isbn, title, author, subject, year, available {filter} \
+                         ORDER BY title LIMIT $3"
+                    ),
+                    &[pattern, subject, limit.into()],
+                )?
+                .iter()
+                .map(book_from_row)
+                .collect::<Result<_, _>>()?;
             Ok(SearchResults { results, total })
         })
         .map(Json)
 }
 
 fn checkout(store: &Store, isbn: &str) -> Result<String, String> {
-    store.with(|c| {
-        let tx = c.transaction()?;
-        let Some(book) = book(&tx, isbn)? else {
+    let isbn = isbn.trim();
+    store.transaction(|db| {
+        let Some(book) = book(db, isbn)? else {
             return Ok(Err(unknown_isbn(isbn)));
         };
-        if let Some(due) = loan(&tx, isbn)?.map(|(due, _)| due) {
-            return Ok(Err(format!(
+        let already = |due: String| {
+            format!(
                 "You already have '{}' checked out; it is due on {due}.",
                 book.title
-            )));
+            )
+        };
+        if let Some((due, _)) = loan(db, isbn)? {
+            return Ok(Err(already(due)));
         }
-        if book.available == 0 {
-            return Ok(Err(format!(
-                "No copies of '{}' are available. Search for another title.",
-                book.title
-            )));
+        let none_left = format!(
+            "No copies of '{}' are available. Search for another title.",
+            book.title
+        );
+        // Conditional, so that of two instances racing for the last copy one takes it: the
+        // other waits for its row lock, then finds no copy and changes nothing.
+        let taken = db.execute(
+            "UPDATE books SET available = available - 1 WHERE isbn = $1 AND available > 0",
+            &[isbn.into()],
+        )?;
+        if taken == 0 {
+            return Ok(Err(none_left));
         }
         let due = Date::today().plus_days(LOAN_DAYS).to_string();
-        tx.execute(
-            "UPDATE books SET available = available - 1 WHERE isbn = ?1",
-            [isbn],
+        let lent = db.execute(
+            "INSERT INTO loans (isbn, due) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+            &[isbn.into(), due.as_str().into()],
         )?;
-        tx.execute(
-            "INSERT INTO loans (isbn, due) VALUES (?1, ?2)",
-            [isbn, &due],
-        )?;
-        tx.execute("DELETE FROM holds WHERE isbn = ?1", [isbn])?;
-        tx.commit()?;
+        if lent == 0 {
+            // Another instance lent it in the meantime; the copy taken above goes back.
+            return Ok(Err(already(
+                loan(db, isbn)?.map(|l| l.0).unwrap_or_default(),
+            )));
+        }
+        db.execute("DELETE FROM holds WHERE isbn = $1", &[isbn.into()])?;
         Ok(Ok(format!(
             "Checked out '{}'. It is due back on {due}.",
             book.title
         )))
-    })?
+    })
 }
 
 fn return_book(store: &Store, isbn: &str) -> Result<String, String> {
-    store.with(|c| {
-        let tx = c.transaction()?;
-        let Some(book) = book(&tx, isbn)? else {
+    let isbn = isbn.trim();
+    store.transaction(|db| {
+        let Some(book) = book(db, isbn)? else {
             return Ok(Err(unknown_isbn(isbn)));
         };
-        if loan(&tx, isbn)?.is_none() {
+        // The delete decides, so that a loan returned twice at once is counted back once.
+        let returned = db.execute("DELETE FROM loans WHERE isbn = $1", &[isbn.into()])?;
+        if returned == 0 {
             return Ok(Err(format!(
                 "You do not have '{}' on loan, so there is nothing to return.",
                 book.title
             )));
         }
-        tx.execute("DELETE FROM loans WHERE isbn = ?1", [isbn])?;
-        tx.execute(
-            "UPDATE books SET available = available + 1 WHERE isbn = ?1",
-            [isbn],
+        db.execute(
+            "UPDATE books SET available = available + 1 WHERE isbn = $1",
+            &[isbn.into()],
         )?;
-        tx.commit()?;
         Ok(Ok(format!("Returned '{}'. Thank you.", book.title)))
-    })?
+    })
 }
 
 fn renew(store: &Store, isbn: &str) -> Result<String, String> {
-    store.with(|c| {
-        let tx = c.transaction()?;
-        let Some(book) = book(&tx, isbn)? else {
+    let isbn = isbn.trim();
+    store.transaction(|db| {
+        let Some(book) = book(db, isbn)? else {
             return Ok(Err(unknown_isbn(isbn)));
         };
-        let Some((due, renewals)) = loan(&tx, isbn)? else {
+        let Some((due, renewals)) = loan(db, isbn)? else {
             return Ok(Err(format!(
                 "You do not have '{}' on loan. Use checkout to borrow it.",
                 book.title
@@ -450,25 +469,37 @@ fn renew(store: &Store, isbn: &str) -> Result<String, String> {
             .unwrap_or_else(Date::today)
             .plus_days(LOAN_DAYS)
             .to_string();
-        tx.execute(
-            "UPDATE loans SET due = ?2, renewals = renewals + 1 WHERE isbn = ?1",
-            [isbn, &new_due],
+        // Conditional on what was read, so that two renewals at once count as one.
+        let renewed = db.execute(
+            "UPDATE loans SET due = $2, renewals = renewals + 1 \
+             WHERE isbn = $1 AND renewals = $3 AND due = $4",
+            &[
+                isbn.into(),
+                new_due.as_str().into(),
+                renewals.into(),
+                due.into(),
+            ],
         )?;
-        tx.commit()?;
+        if renewed == 0 {
+            return Ok(Err(format!(
+                "'{}' was renewed or returned at the same moment; check the loan and try again.",
+                book.title
+            )));
+        }
         Ok(Ok(format!(
             "Renewed '{}'. It is now due back on {new_due}.",
             book.title
         )))
-    })?
+    })
 }
 
 fn place_hold(store: &Store, isbn: &str) -> Result<String, String> {
-    store.with(|c| {
-        let tx = c.transaction()?;
-        let Some(book) = book(&tx, isbn)? else {
+    let isbn = isbn.trim();
+    store.transaction(|db| {
+        let Some(book) = book(db, isbn)? else {
             return Ok(Err(unknown_isbn(isbn)));
         };
-        if loan(&tx, isbn)?.is_some() {
+        if loan(db, isbn)?.is_some() {
             return Ok(Err(format!(
                 "You already have '{}' checked out.",
                 book.title
@@ -481,11 +512,10 @@ fn place_hold(store: &Store, isbn: &str) -> Result<String, String> {
                 copies(book.available)
             )));
         }
-        let placed = tx.execute(
-            "INSERT OR IGNORE INTO holds (isbn, placed) VALUES (?1, ?2)",
-            [isbn, &Date::today().to_string()],
+        let placed = db.execute(
+            "INSERT INTO holds (isbn, placed) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+            &[isbn.into(), Date::today().to_string().into()],
         )?;
-        tx.commit()?;
         Ok(Ok(if placed == 0 {
             format!("You already have a hold on '{}'.", book.title)
         } else {
@@ -494,7 +524,7 @@ fn place_hold(store: &Store, isbn: &str) -> Result<String, String> {
                 book.title
             )
         }))
-    })?
+    })
 }
 
 fn reading_list(store: &Store, subject: &str) -> Result<String, ErrorObject> {
@@ -532,29 +562,30 @@ fn reading_list(store: &Store, subject: &str) -> Result<String, ErrorObject> {
 }
 
 fn find_book(store: &Store, isbn: &str) -> Result<Option<Book>, String> {
-    store.with(|c| book(c, isbn))
+    store.with(|db| book(db, isbn))
 }
 
-fn book(c: &Connection, isbn: &str) -> rusqlite::Result<Option<Book>> {
-    c.query_row(
-        "SELECT isbn, title, author, subject, year, available FROM books WHERE isbn = ?1",
-        [isbn.trim()],
-        book_from_row,
-    )
-    .optional()
+fn book(db: &mut dyn Sql, isbn: &str) -> Result<Option<Book>, DbError> {
+    db.query_opt(
+        "SELECT isbn, title, author, subject, year, available FROM books WHERE isbn = $1",
+        &[isbn.trim().into()],
+    )?
+    .as_ref()
+    .map(book_from_row)
+    .transpose()
 }
 
 /// The reader's loan of `isbn`: due date and renewals used.
-fn loan(c: &Connection, isbn: &str) -> rusqlite::Result<Option<(String, i64)>> {
-    c.query_row(
-        "SELECT due, renewals FROM loans WHERE isbn = ?1",
-        [isbn.trim()],
-        |r| Ok((r.get(0)?, r.get(1)?)),
-    )
-    .optional()
+fn loan(db: &mut dyn Sql, isbn: &str) -> Result<Option<(String, i64)>, DbError> {
+    db.query_opt(
+        "SELECT due, renewals FROM loans WHERE isbn = $1",
+        &[isbn.trim().into()],
+    )?
+    .map(|r| Ok((r.get(0)?, r.get(1)?)))
+    .transpose()
 }
 
-fn book_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Book> {
+fn book_from_row(r: &Row) -> Result<Book, DbError> {
     Ok(Book {
         isbn: r.get(0)?,
         title: r.get(1)?,
@@ -570,12 +601,11 @@ fn book_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Book> {
 fn column_values(store: &Store, query: &str, typed: &str) -> Vec<String> {
     let typed = typed.to_lowercase();
     store
-        .with(|c| {
-            let mut statement = c.prepare(query)?;
-            let values = statement
-                .query_map([], |r| r.get::<_, String>(0))?
-                .collect::<rusqlite::Result<Vec<_>>>()?;
-            Ok(values)
+        .with(|db| {
+            db.query(query, &[])?
+                .iter()
+                .map(|r| r.get::<String>(0))
+                .collect::<Result<Vec<_>, _>>()
         })
         .unwrap_or_default()
         .into_iter()

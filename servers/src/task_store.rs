@@ -20,7 +20,7 @@ use std::path::Path;
 use junction::server::task::{StoreError, TaskRecord, TaskStore};
 use rusqlite::{params, OptionalExtension};
 
-use crate::store::Store;
+use crate::store::sqlite::Sqlite;
 use crate::StartError;
 
 const SCHEMA: &str = "
@@ -38,21 +38,21 @@ CREATE INDEX IF NOT EXISTS mcp_tasks_by_owner ON mcp_tasks (owner, created_ms, i
 /// A [`TaskStore`] in SQLite, bounded to `capacity` tasks (expired ones make room).
 #[derive(Debug, Clone)]
 pub struct SqliteTaskStore {
-    store: Store,
+    store: Sqlite,
     capacity: usize,
 }
 
 impl SqliteTaskStore {
     /// Opens (creating the table when needed) the database at `path`, in memory when `None`.
     pub fn open(path: Option<&Path>, capacity: usize) -> Result<Self, StartError> {
-        let store = Store::open_plain(path)?;
+        let store = Sqlite::open_plain(path)?;
         Self::on(store, capacity)
     }
 
     /// Keeps tasks in `store`, the database a server already uses.
-    pub(crate) fn on(store: Store, capacity: usize) -> Result<Self, StartError> {
+    pub(crate) fn on(store: Sqlite, capacity: usize) -> Result<Self, StartError> {
         store
-            .with(|c| c.execute_batch(SCHEMA))
+            .raw(|c| c.execute_batch(SCHEMA))
             .map_err(|e| StartError::Tasks(e.to_string()))?;
         Ok(SqliteTaskStore {
             store,
@@ -64,7 +64,9 @@ impl SqliteTaskStore {
         &self,
         f: impl FnOnce(&mut rusqlite::Connection) -> rusqlite::Result<T>,
     ) -> Result<T, StoreError> {
-        self.store.with(f).map_err(StoreError::Backend)
+        self.store
+            .raw(f)
+            .map_err(|e| StoreError::Backend(e.to_string()))
     }
 }
 

@@ -61,7 +61,7 @@ fn first_server(db: &Path) -> (String, String) {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let ids = runtime.block_on(async {
         let server = library::server(&Options {
-            db: Some(db.to_owned()),
+            db: Some(db.to_owned().into()),
         })
         .unwrap();
         let alice = connect(&server, "alice").await;
@@ -110,7 +110,7 @@ async fn a_result_outlives_its_server_and_stays_its_owners() {
         .unwrap();
 
     let server = library::server(&Options {
-        db: Some(db.clone()),
+        db: Some(db.clone().into()),
     })
     .unwrap();
     let alice = connect(&server, "alice").await;

@@ -405,7 +405,7 @@ fn a_login_slower_than_the_startup_timeout_is_waited_for() {
     let config = home.0.join("mcp.json");
     std::fs::write(
         &config,
-        json!({"mcpServers": {"library": {"type": "http", "url": url, "startupTimeoutMs": 2000}}})
+        json!({"mcpServers": {"library": {"type": "http", "url": url, "startupTimeoutMs": 3000}}})
             .to_string(),
     )
     .unwrap();
@@ -425,7 +425,7 @@ fn a_login_slower_than_the_startup_timeout_is_waited_for() {
         None,
         // The login takes well past the startup timeout, which still has to cover the
         // metadata discovery and client registration before it (on a loaded machine too).
-        &[("AUTO_BROWSER_DELAY_MS", "5000")],
+        &[("AUTO_BROWSER_DELAY_MS", "8000")],
     );
     assert_eq!(
         run.code, 0,

@@ -33,8 +33,9 @@ fn scenario_names_are_read_whatever_the_time() {
     assert_eq!(scenario_of("initialize"), "initialize");
 }
 
-#[test]
-fn every_scenario_of_the_client_suite_passes() {
+/// One run of the 0.1.16 client suite (`--suite all`, or one `--scenario`) against
+/// `junction conformance-client`: the suite's exit code and its checks by scenario.
+fn client_suite(selection: &[&str]) -> (common::Run, BTreeMap<String, Vec<serde_json::Value>>) {
     let node = peer("JUNCTION_NODE");
     let conformance = peer("JUNCTION_CONFORMANCE");
     let stamp = SystemTime::now()
@@ -44,45 +45,64 @@ fn every_scenario_of_the_client_suite_passes() {
     let out = std::env::temp_dir().join(format!("junction-conformance-client-{stamp}"));
     let expected = workspace_root().join("tests-interop/conformance-client-expected-failures.yml");
     let command = format!("{JUNCTION} conformance-client");
-    let run = run(
-        &node,
-        &[
-            &conformance,
-            "client",
-            "--command",
-            &command,
-            "--suite",
-            "all",
-            "--expected-failures",
-            expected.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-        ],
-    );
-
+    let mut args = vec![conformance.as_str(), "client", "--command", &command];
+    args.extend_from_slice(selection);
+    let expected = expected.to_string_lossy();
+    args.extend([
+        "--expected-failures",
+        &*expected,
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let run = run(&node, &args);
     let mut scenarios = BTreeMap::new();
     checks_by_scenario(&out, "", &mut scenarios);
-    let mut failures = Vec::new();
-    for (scenario, checks) in &scenarios {
+    let _ = std::fs::remove_dir_all(&out);
+    (run, scenarios)
+}
+
+/// The suite's own word for a reconnection a little over its `retry` delay ("acceptable
+/// but may indicate network delays"): 26 scenarios at once on two loaded cores can add
+/// that much. Too early or far too late are failures of their own.
+fn late_reconnection(check: &serde_json::Value) -> bool {
+    check["id"] == "client-sse-retry-timing" && check["status"] == "WARNING"
+}
+
+/// The checks of `scenarios` that did not pass, but for [`late_reconnection`]s (returned apart).
+fn failures(scenarios: &BTreeMap<String, Vec<serde_json::Value>>) -> (Vec<String>, Vec<String>) {
+    let (mut failed, mut late) = (Vec::new(), Vec::new());
+    for (scenario, checks) in scenarios {
         if checks.is_empty() {
-            failures.push(format!("{scenario}: no checks"));
+            failed.push(format!("{scenario}: no checks"));
         }
         for check in checks {
             let status = check["status"].as_str().unwrap_or("?");
-            if status != "SUCCESS" && status != "INFO" {
-                failures.push(format!(
-                    "{scenario}: {} {status}: {}",
-                    check["id"],
-                    check.get("errorMessage").unwrap_or(&check["details"])
-                ));
+            if status == "SUCCESS" || status == "INFO" {
+                continue;
+            }
+            let line = format!(
+                "{scenario}: {} {status}: {}",
+                check["id"],
+                check.get("errorMessage").unwrap_or(&check["details"])
+            );
+            if late_reconnection(check) {
+                late.push(line);
+            } else {
+                failed.push(line);
             }
         }
     }
-    let _ = std::fs::remove_dir_all(&out);
+    (failed, late)
+}
+
+#[test]
+fn every_scenario_of_the_client_suite_passes() {
+    let (run, scenarios) = client_suite(&["--suite", "all"]);
+    let (failed, late) = failures(&scenarios);
     assert!(
-        failures.is_empty(),
+        failed.is_empty(),
         "scenarios failed:\n  {}\nstdout:\n{}\nstderr:\n{}",
-        failures.join("\n  "),
+        failed.join("\n  "),
         run.stdout,
         run.stderr
     );
@@ -92,12 +112,22 @@ fn every_scenario_of_the_client_suite_passes() {
         "the suite has {ALL_SCENARIOS} scenarios, got {:?}",
         scenarios.keys().collect::<Vec<_>>()
     );
-    assert_eq!(
-        run.code,
-        0,
-        "the suite found a failure not in {} (or a listed one that now passes):\n{}\n{}",
-        expected.display(),
-        run.stdout,
-        run.stderr
+    if late.is_empty() {
+        assert_eq!(
+            run.code, 0,
+            "the suite found a failure not in its expected-failures file (or a listed one that now passes):\n{}\n{}",
+            run.stdout, run.stderr
+        );
+        return;
+    }
+    // The reconnection timing is measured again alone, where it must pass outright.
+    eprintln!("measuring the reconnection again on its own: {late:?}");
+    let (alone, checks) = client_suite(&["--scenario", "sse-retry"]);
+    let (failed, late) = failures(&checks);
+    assert!(
+        failed.is_empty() && late.is_empty() && alone.code == 0,
+        "sse-retry alone: {failed:?} {late:?}\n{}\n{}",
+        alone.stdout,
+        alone.stderr
     );
 }

@@ -37,6 +37,7 @@ pub mod resources;
 pub mod roots;
 pub mod sampling;
 pub mod stateless;
+pub mod task_extension;
 pub mod tasks;
 pub mod tools;
 pub mod version;

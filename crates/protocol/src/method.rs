@@ -85,7 +85,7 @@ pub enum Capability {
     Completions,
     /// Server `logging`.
     Logging,
-    /// `tasks` (2025-11-25).
+    /// `tasks` (2025-11-25), the tasks extension on 2026-07-28.
     Tasks,
     /// Client `sampling`.
     Sampling,
@@ -104,6 +104,8 @@ pub enum NameParam {
     Name,
     /// The `uri` member (a resource).
     Uri,
+    /// The `taskId` member (the 2026-07-28 tasks extension).
+    TaskId,
 }
 
 impl NameParam {
@@ -113,6 +115,7 @@ impl NameParam {
             NameParam::Absent => None,
             NameParam::Name => Some("name"),
             NameParam::Uri => Some("uri"),
+            NameParam::TaskId => Some("taskId"),
         }
     }
 }
@@ -194,7 +197,7 @@ pub trait Notification {
 
 /// Declares a request marker type. After the types, optional facts in this order of
 /// choice: `families = Both | Handshake | Stateless`, `capability = Tools | …` (see
-/// [`Capability`]), `cacheable = true`, `mcp_name = Name | Uri`.
+/// [`Capability`]), `cacheable = true`, `mcp_name = Name | Uri | TaskId`.
 #[macro_export]
 macro_rules! request {
     ($(#[$doc:meta])* $name:ident, $method:literal, $params:ty, $result:ty $(, $fact:ident = $value:ident)* $(,)?) => {
@@ -262,6 +265,7 @@ pub const REQUESTS: &[MethodInfo] = table![Request:
     crate::tasks::GetTaskPayload,
     crate::tasks::CancelTask,
     crate::tasks::ListTasks,
+    crate::task_extension::UpdateTask,
     crate::stateless::Discover,
     crate::stateless::SubscriptionsListen,
     crate::sampling::CreateMessage,
@@ -326,7 +330,9 @@ mod tests {
                 "ping",
                 "resources/subscribe",
                 "resources/unsubscribe",
-                "logging/setLevel"
+                "logging/setLevel",
+                "tasks/result",
+                "tasks/list"
             ]
         );
         let cacheable: Vec<&str> = REQUESTS
@@ -347,6 +353,11 @@ mod tests {
         );
         assert_eq!(request("resources/read").unwrap().mcp_name, NameParam::Uri);
         assert_eq!(request("prompts/get").unwrap().mcp_name, NameParam::Name);
+        assert_eq!(request("tasks/cancel").unwrap().mcp_name, NameParam::TaskId);
+        assert!(!request("tasks/update")
+            .unwrap()
+            .families
+            .serves(Family::Handshake));
         assert!(request("notifications/initialized").is_none());
         assert!(notification("notifications/initialized").is_some());
     }

@@ -383,7 +383,7 @@ pub struct SubscriptionsAcknowledgedParams {
 }
 
 /// The members of a request's params read before the method's own: `_meta`,
-/// `inputResponses`, `requestState`, and the `name` or `uri` the request is about. The
+/// `inputResponses`, `requestState`, and the `name`, `uri` or `taskId` the request is about. The
 /// HTTP transport reads it to check the headers, and the server to decide the family of a
 /// request and to serve a multi round-trip request; every other member is skipped.
 ///
@@ -415,6 +415,9 @@ pub struct RequestEnvelope {
     /// `uri` (a resource).
     #[serde(default)]
     pub uri: Option<String>,
+    /// `taskId` (the tasks extension's methods).
+    #[serde(rename = "taskId", default)]
+    pub task_id: Option<String>,
 }
 
 impl RequestEnvelope {
@@ -437,6 +440,7 @@ impl RequestEnvelope {
             crate::method::NameParam::Absent => None,
             crate::method::NameParam::Name => self.name.as_deref(),
             crate::method::NameParam::Uri => self.uri.as_deref(),
+            crate::method::NameParam::TaskId => self.task_id.as_deref(),
         }
     }
 }

@@ -306,22 +306,22 @@ impl From<Task> for TaskStatusParams {
 request!(
     /// `tasks/get`: the task's current state.
     GetTask, "tasks/get", TaskIdParams, TaskResult,
-    capability = Tasks
+    capability = Tasks, mcp_name = TaskId
 );
 request!(
     /// `tasks/result`: waits until the task is terminal, then gives the underlying result.
     GetTaskPayload, "tasks/result", TaskIdParams, GetTaskPayloadResult,
-    capability = Tasks
+    families = Handshake, capability = Tasks
 );
 request!(
     /// `tasks/cancel` (capability `tasks.cancel`).
     CancelTask, "tasks/cancel", TaskIdParams, TaskResult,
-    capability = Tasks
+    capability = Tasks, mcp_name = TaskId
 );
 request!(
     /// `tasks/list` (capability `tasks.list`).
     ListTasks, "tasks/list", PaginatedParams, ListTasksResult,
-    capability = Tasks
+    families = Handshake, capability = Tasks
 );
 notification!(
     /// `notifications/tasks/status`: optional; requestors must not rely on it.

@@ -22,7 +22,7 @@ pub const DYNAMIC_PROMPT: &str = "test_dynamic_prompt";
 struct NoArguments {}
 
 /// A one-field form asking for `field` (a string).
-fn form(message: &str, field: &str) -> FormParams {
+pub(super) fn form(message: &str, field: &str) -> FormParams {
     let schema: RequestedSchema = serde_json::from_value(json!({
         "type": "object",
         "properties": {field: {"type": "string", "description": message}},
@@ -33,7 +33,7 @@ fn form(message: &str, field: &str) -> FormParams {
 }
 
 /// What the user answered in `field`, or what they did instead.
-fn answered(result: &ElicitResult, field: &str) -> String {
+pub(super) fn answered(result: &ElicitResult, field: &str) -> String {
     match result.action {
         ElicitAction::Accept => result
             .content
@@ -76,7 +76,7 @@ async fn ask_roots(context: &Context, key: &str) -> Result<String, RequestError>
     Ok(uris.join(", "))
 }
 
-fn failed(e: RequestError) -> String {
+pub(super) fn failed(e: RequestError) -> String {
     format!("The input could not be asked for: {e}")
 }
 

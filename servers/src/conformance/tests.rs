@@ -66,12 +66,20 @@ async fn identity_and_tool_list_match_the_reference() {
             "test_trigger_tool_change",
             "test_trigger_prompt_change",
             "test_x_mcp_header",
+            "greet",
+            "slow_compute",
+            "failing_job",
+            "protocol_error_job",
+            "confirm_delete",
+            "multi_input",
+            "test_tool_with_task",
         ]
     );
     assert_eq!(
         serde_json::to_value(client.server_capabilities()).unwrap(),
         json!({"tools": {"listChanged": true}, "resources": {"subscribe": true, "listChanged": true},
-               "prompts": {"listChanged": true}, "logging": {}, "completions": {}})
+               "prompts": {"listChanged": true}, "logging": {}, "completions": {},
+               "tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}})
     );
     let schema = &tools
         .iter()

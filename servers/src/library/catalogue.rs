@@ -1,11 +1,35 @@
 //! The library's tables and the sample catalogue a new database starts with.
 
-use rusqlite::{params, Connection};
-
 use crate::date::Date;
+use crate::store::{DbError, Schema, Sql};
 
 /// The tables: the catalogue with the copies on the shelf, and the reader's loans and holds.
-pub(super) const SCHEMA: &str = "
+pub(super) const SCHEMA: Schema = Schema {
+    server: super::NAME,
+    sqlite: TABLES,
+    // Integers are BIGINT to read back as SQLite's do.
+    postgres: "
+CREATE TABLE books (
+    isbn TEXT PRIMARY KEY,
+    title TEXT NOT NULL,
+    author TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    year BIGINT NOT NULL,
+    available BIGINT NOT NULL CHECK (available >= 0)
+);
+CREATE TABLE loans (
+    isbn TEXT PRIMARY KEY REFERENCES books(isbn),
+    due TEXT NOT NULL,
+    renewals BIGINT NOT NULL DEFAULT 0
+);
+CREATE TABLE holds (
+    isbn TEXT PRIMARY KEY REFERENCES books(isbn),
+    placed TEXT NOT NULL
+);
+",
+};
+
+const TABLES: &str = "
 CREATE TABLE books (
     isbn TEXT PRIMARY KEY,
     title TEXT NOT NULL,
@@ -116,18 +140,22 @@ pub(super) const LOANS: &[(&str, i64, i64)] = &[
 ];
 
 /// Fills a new database with the sample catalogue and loans.
-pub(super) fn seed(connection: &Connection) -> rusqlite::Result<()> {
+pub(super) fn seed(db: &mut dyn Sql) -> Result<(), DbError> {
     for (isbn, title, author, subject, year, available) in BOOKS {
-        connection.execute(
-            "INSERT INTO books (isbn, title, author, subject, year, available) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![isbn, title, author, subject, year, available],
+        db.execute(
+            "INSERT INTO books (isbn, title, author, subject, year, available) VALUES ($1, $2, $3, $4, $5, $6)",
+            &[(*isbn).into(), (*title).into(), (*author).into(), (*subject).into(), (*year).into(), (*available).into()],
         )?;
     }
     let today = Date::today();
     for (isbn, days, renewals) in LOANS {
-        connection.execute(
-            "INSERT INTO loans (isbn, due, renewals) VALUES (?1, ?2, ?3)",
-            params![isbn, today.plus_days(*days).to_string(), renewals],
+        db.execute(
+            "INSERT INTO loans (isbn, due, renewals) VALUES ($1, $2, $3)",
+            &[
+                (*isbn).into(),
+                today.plus_days(*days).to_string().into(),
+                (*renewals).into(),
+            ],
         )?;
     }
     Ok(())

@@ -7,7 +7,7 @@ fn like_patterns_match_what_was_typed_literally() {
 
 #[test]
 fn the_seeded_catalogue_has_science_with_and_without_copies() {
-    let store = Store::open(None, catalogue::SCHEMA, catalogue::seed).unwrap();
+    let store = Store::open(None, &catalogue::SCHEMA, catalogue::seed).unwrap();
     let Json(found) = search(
         &store,
         SearchArgs {

@@ -2,11 +2,11 @@ use super::*;
 
 #[test]
 fn the_seed_leaves_sixteen_tasks_six_of_them_completed() {
-    let store = Store::open(None, SCHEMA, seed).unwrap();
+    let store = Store::open(None, &SCHEMA, seed).unwrap();
     let all = store
-        .with(|c| {
+        .with(|db| {
             query_tasks(
-                c,
+                db,
                 "SELECT id, title, notes, due, created, completed FROM tasks",
             )
         })
@@ -18,7 +18,7 @@ fn the_seed_leaves_sixteen_tasks_six_of_them_completed() {
 
 #[test]
 fn task_numbers_complete_by_prefix() {
-    let store = Store::open(None, SCHEMA, seed).unwrap();
+    let store = Store::open(None, &SCHEMA, seed).unwrap();
     assert_eq!(task_ids(&store, "16"), ["16"]);
     assert_eq!(task_ids(&store, "2"), ["2"]);
     assert!(task_ids(&store, "x").is_empty());

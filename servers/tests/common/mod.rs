@@ -63,7 +63,8 @@ pub fn error_text(result: &CallToolResult) -> String {
     only_text(result)
 }
 
-fn only_text(result: &CallToolResult) -> String {
+/// The result's only text, error or not.
+pub fn only_text(result: &CallToolResult) -> String {
     assert_eq!(result.content.len(), 1, "one content block: {result:?}");
     result.content[0]
         .as_text()
@@ -142,7 +143,7 @@ pub fn temp_db(test: &str) -> PathBuf {
 /// Options with the database at `path`.
 pub fn at(path: &std::path::Path) -> Options {
     Options {
-        db: Some(path.to_owned()),
+        db: Some(path.to_owned().into()),
     }
 }
 

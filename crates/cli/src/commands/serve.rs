@@ -1,7 +1,8 @@
 //! `junction serve NAME`: runs one of Junction's servers over this process's stdin and
 //! stdout until stdin closes, or with `--http ADDR` over Streamable HTTP (`/mcp`, plus the
 //! legacy `/sse` and `/message` endpoints) until Ctrl-C or SIGTERM. `--db PATH` keeps an
-//! example server's data in that SQLite file (in memory otherwise); `--wire-log FILE` writes
+//! example server's data in that SQLite file, `--db postgres://...` in that PostgreSQL
+//! database, which several instances can share (in memory otherwise); `--wire-log FILE` writes
 //! every message received over stdio, one per line.
 //!
 //! With `--auth-issuer URL` the HTTP endpoint is an OAuth 2.1 resource server: every request
@@ -34,7 +35,10 @@ use clap::builder::{PossibleValue, PossibleValuesParser};
 use junction::auth::resource::{IntrospectionVerifier, JwtVerifier, TokenVerifier};
 use junction::auth::Url;
 use junction::server::Server;
-use junction::transport::http::server::{BearerAuth, HttpServer, RedisSessionStore, ResponseMode};
+use junction::transport::http::server::{
+    BearerAuth, HttpServer, RedisSessionStore, ResponseMode, DEFAULT_EVENT_TTL,
+    DEFAULT_STREAM_EVENTS,
+};
 use junction::transport::{stdio, tap, Connection, Limits};
 use tokio::io::AsyncWrite;
 use tokio::sync::oneshot;
@@ -64,10 +68,11 @@ pub struct ServeArgs {
     /// With --http: answer every request with an event stream, never a plain JSON body.
     #[arg(long, requires = "http")]
     sse_always: bool,
-    /// The SQLite database to keep the server's data in, created and seeded when new (the
-    /// data stays in memory when this is not given).
-    #[arg(long, value_name = "PATH")]
-    db: Option<PathBuf>,
+    /// The database to keep the server's data in, created and seeded when new: a SQLite
+    /// file, or a postgres://USER[:PASSWORD]@HOST[:PORT]/DB URL that several instances can
+    /// share (the data stays in memory when this is not given).
+    #[arg(long, value_name = "PATH|URL", value_parser = parse_db)]
+    db: Option<junction_servers::Db>,
     /// Write every message the server receives to FILE, one JSON message per line (over
     /// HTTP, the messages of every session, each line whole).
     #[arg(long, value_name = "FILE")]
@@ -119,11 +124,23 @@ pub struct ServeArgs {
         conflicts_with = "sessionless"
     )]
     redis: Option<String>,
+    /// With --redis: the most events Redis keeps per stream (default 1000); older ones are
+    /// trimmed, and a client resuming from before them gets a fresh stream.
+    #[arg(long, value_name = "N", requires = "redis")]
+    redis_stream_events: Option<usize>,
+    /// With --redis: seconds a stream's events stay in Redis after its last one (default
+    /// 1800).
+    #[arg(long, value_name = "SECS", requires = "redis")]
+    redis_event_ttl: Option<u64>,
     /// Sign the `requestState` of 2026-07-28 multi-round requests with the secret in FILE
     /// (at least 32 bytes) instead of a random per-process key: every instance behind one
     /// load balancer needs the same.
     #[arg(long, value_name = "FILE")]
     state_key_file: Option<PathBuf>,
+}
+
+fn parse_db(text: &str) -> Result<junction_servers::Db, String> {
+    Ok(junction_servers::Db::parse(text))
 }
 
 fn parse_addr(text: &str) -> Result<SocketAddr, String> {
@@ -290,7 +307,11 @@ async fn serve_http(
         http = http.idle_timeout(std::time::Duration::from_secs(secs));
     }
     if let Some(url) = &args.redis {
-        match RedisSessionStore::connect(url).await {
+        let events = args.redis_stream_events.unwrap_or(DEFAULT_STREAM_EVENTS);
+        let ttl = args
+            .redis_event_ttl
+            .map_or(DEFAULT_EVENT_TTL, std::time::Duration::from_secs);
+        match RedisSessionStore::connect_with(url, "junction", events, ttl).await {
             Ok(store) => {
                 tracing::info!(redis = %url, "sharing sessions through Redis");
                 http = http.session_store(store);

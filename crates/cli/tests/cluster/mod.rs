@@ -1,7 +1,7 @@
-//! Real Redis, nginx and `junction serve` instances on 127.0.0.1 for the scale-out tests:
-//! each fixture has its own ports and data directory, and stops what it started when
-//! dropped. The daemons come from Debian's `redis-server` and `nginx` (installed by
-//! `.ci/run`); a missing one fails the test and says so.
+//! Real Redis, nginx, PostgreSQL and `junction serve` instances on 127.0.0.1 for the
+//! scale-out tests: each fixture has its own ports and data directory, and stops what it
+//! started when dropped. The daemons come from Debian's `redis-server`, `nginx` and
+//! `postgresql` (installed by `.ci/run`); a missing one fails the test and says so.
 
 #![allow(dead_code)] // each test uses part of this module
 
@@ -14,6 +14,9 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::common::JUNCTION;
+
+#[path = "../../../../servers/tests/common/postgres.rs"]
+pub mod postgres;
 
 /// How long a daemon may take to start before the test gives up (a safety net only).
 const START_TIMEOUT: Duration = Duration::from_secs(30);

@@ -136,11 +136,18 @@ async fn start_http(
         let logins = oauth.user_authorizations();
         let (connection, finished) = client.start();
         let mut connecting = std::pin::pin!(connect(name, &settings, connection, options, events));
+        let mut seen = logins;
         let connected = loop {
             match tokio::time::timeout(timeout, &mut connecting).await {
                 // A person is logging in: the startup timeout is for servers, not for them
                 // (the redirect listener bounds the wait).
                 Err(_) if oauth.authorizing() => continue,
+                // They finished during this wait: the server's time starts now, not when
+                // the wait began (the token exchange and the handshake are still to come).
+                Err(_) if oauth.user_authorizations() != seen => {
+                    seen = oauth.user_authorizations();
+                    continue;
+                }
                 outcome => break outcome,
             }
         };

@@ -75,15 +75,18 @@ impl Context {
         self
     }
 
-    /// The task this handler runs as, when the call was task-augmented.
+    /// The task this handler runs as: a task-augmented call (handshake family), or one the
+    /// server runs on as a task (2026-07-28 tasks extension).
     pub fn task_id(&self) -> Option<&str> {
-        self.task.as_deref()
+        self.task
+            .as_deref()
+            .or_else(|| self.call.as_ref()?.task().map(|id| &**id))
     }
 
     /// Sets the status message of the task this handler runs as (what `tasks/get` and
     /// `notifications/tasks/status` show while it works); does nothing outside a task.
     pub fn task_status(&self, message: impl Into<String>) {
-        if let Some(id) = &self.task {
+        if let Some(id) = self.task_id() {
             let tasks = &self.server.registry.tasks;
             tasks.set_status(id, TaskStatus::Working, Some(message.into()));
         }
@@ -129,6 +132,10 @@ impl Context {
 
     /// Reports progress, if the caller asked for it (see [`RequestContext::progress`]).
     pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) -> bool {
+        // The tasks extension carries no progress: the request it would belong to is answered.
+        if self.call.as_ref().is_some_and(|c| c.task().is_some()) {
+            return false;
+        }
         self.request.progress(progress, total, message)
     }
 
@@ -330,6 +337,9 @@ impl Context {
             });
         }
         if let Some(call) = &self.call {
+            if let Some(id) = call.task() {
+                return self.extension_input::<R>(id, params).await;
+            }
             return self.input::<R>(call, params).await;
         }
         if let Some(id) = &self.task {
@@ -384,6 +394,37 @@ impl Context {
             .await;
         tasks.set_status(id, TaskStatus::Working, None);
         serde_json::from_str(answer?.get()).map_err(|source| RequestError::Decode {
+            method: R::METHOD.to_owned(),
+            source,
+        })
+    }
+
+    /// 2026-07-28, in a task: the request waits among the task's `inputRequests` until a
+    /// `tasks/update` answers it.
+    async fn extension_input<R: Request>(
+        &self,
+        id: &str,
+        params: &R::Params,
+    ) -> Result<R::Result, RequestError> {
+        let request = InputRequest::of::<R>(params).map_err(|source| RequestError::Encode {
+            method: R::METHOD.to_owned(),
+            source,
+        })?;
+        let tasks = &self.server.registry.tasks;
+        let closed = || RequestError::Closed {
+            method: R::METHOD.to_owned(),
+        };
+        let answer = tasks
+            .ask(id, self.input_key.as_deref(), request)
+            .ok_or_else(closed)?;
+        let cancel = self.request.cancellation();
+        let answer = tokio::select! {
+            answer = answer => answer.map_err(|_| closed())?,
+            () = cancel.cancelled() => {
+                return Err(RequestError::Cancelled { method: R::METHOD.to_owned() });
+            }
+        };
+        serde_json::from_value(answer).map_err(|source| RequestError::Decode {
             method: R::METHOD.to_owned(),
             source,
         })

@@ -27,6 +27,7 @@ use junction_protocol::stateless::{
     SubscriptionsAcknowledgedParams, SubscriptionsListen, SubscriptionsListenParams,
     META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, META_SUBSCRIPTION_ID,
 };
+use junction_protocol::task_extension::{UpdateTask, TASKS_EXTENSION};
 use junction_protocol::tasks::{CancelTask, GetTask, GetTaskPayload, ListTasks};
 use junction_protocol::tools::{
     CallTool, CallToolParams, CallToolResult, ListTools, ListToolsResult, TaskSupport,
@@ -90,10 +91,11 @@ fn routes() -> &'static Routes {
             .route::<Unsubscribe>(unsubscribe)
             .route::<ListTools>(list_tools)
             .route_as::<CallTool, _>(call_tool)
-            .route::<GetTask>(task::get)
+            .route_as::<GetTask, _>(task::get)
             .route::<GetTaskPayload>(task::result)
             .route::<ListTasks>(task::list)
-            .route::<CancelTask>(task::cancel)
+            .route_as::<CancelTask, _>(task::cancel)
+            .route::<UpdateTask>(task::update)
             .route::<ListResources>(list_resources)
             .route::<ListResourceTemplates>(list_templates)
             .route::<ReadResource>(read_resource)
@@ -215,19 +217,27 @@ async fn call_tool(s: Served, params: CallToolParams) -> Result<ToolAnswer, Erro
             params.name
         )));
     };
+    let support = entry.tool.task_support_or_default();
+    // 2026-07-28: the server decides whether a call runs as a task, for a request that
+    // declares the tasks extension; `task` in the params (the handshake family's) is ignored.
+    let stateless = s.family == Family::Stateless;
+    let extension = stateless && task::extension_declared(&s);
+    if stateless && support == TaskSupport::Required && !extension {
+        return Err(task::extension_missing());
+    }
     // `task` counts only where tasks are declared: 2025-11-25 on, with a tool that has them.
     let tasks_declared = s.family == Family::Handshake
         && s.version >= ProtocolVersion::V2025_11_25
         && s.router.server.registry.offers_tasks();
     let task = params.task.filter(|_| tasks_declared);
-    match (entry.tool.task_support_or_default(), &task) {
+    match (support, &task) {
         (TaskSupport::Forbidden, Some(_)) if tasks_declared => {
             return Err(ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, format!(
                 "Tool `{}` cannot run as a task (its execution.taskSupport is \"forbidden\"); call it without `task`",
                 params.name
             )));
         }
-        (TaskSupport::Required, None) => {
+        (TaskSupport::Required, None) if !stateless => {
             return Err(ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, format!(
                 "Tool `{}` must run as a task (its execution.taskSupport is \"required\"); add `task` to the params",
                 params.name
@@ -252,6 +262,9 @@ async fn call_tool(s: Served, params: CallToolParams) -> Result<ToolAnswer, Erro
     }
     if let Some(task) = task {
         return task::start(s, entry, args, task.ttl).map(ToolAnswer::Task);
+    }
+    if extension && support != TaskSupport::Forbidden {
+        return task::decide(s, entry, args).await;
     }
     let version = s.version;
     let result = match (entry.call)(args, s.context()) {
@@ -374,6 +387,13 @@ async fn discover(s: Served, _: DiscoverParams) -> Result<DiscoverResult, ErrorO
     let mut capabilities = registry.capabilities();
     // 2026-07-28 has no `logging/setLevel`: the level travels in each request's `_meta`.
     capabilities.logging = None;
+    // Nor the experimental `tasks`: tasks are the extension there.
+    if capabilities.tasks.take().is_some() {
+        capabilities
+            .extensions
+            .get_or_insert_with(Default::default)
+            .insert(TASKS_EXTENSION.to_owned(), json!({}));
+    }
     let mut result = DiscoverResult::new(versions, capabilities);
     result.instructions = registry.instructions.clone();
     Ok(result)

@@ -72,6 +72,20 @@ pub(super) struct Call {
     pub(super) log_level: Option<LoggingLevel>,
     /// The input rounds of this request.
     pub(super) rounds: Rounds,
+    /// Set once the server runs this request on as a task (the tasks extension).
+    task: std::sync::OnceLock<Arc<str>>,
+}
+
+impl Call {
+    /// From now on the handler runs as task `id`: its input requests are the task's.
+    pub(super) fn promote(&self, id: &str) {
+        let _ = self.task.set(id.into());
+    }
+
+    /// The task this request's handler runs as, once promoted.
+    pub(super) fn task(&self) -> Option<&Arc<str>> {
+        self.task.get()
+    }
 }
 
 /// `UnsupportedProtocolVersion` (-32022) for `requested`.
@@ -143,6 +157,7 @@ pub(super) fn read(
             invalid: Mutex::new(None),
             signal: tokio::sync::Notify::new(),
         },
+        task: std::sync::OnceLock::new(),
     }))
 }
 
@@ -201,6 +216,11 @@ impl Rounds {
     /// The capabilities the handler needed but the request lacked.
     pub(super) fn missing(&self) -> Option<ClientCapabilities> {
         lock(&self.missing).clone()
+    }
+
+    /// Whether the handler asked for input that has no answer yet (or gave a bad one).
+    pub(super) fn asked(&self) -> bool {
+        !lock(&self.needed).is_empty() || lock(&self.invalid).is_some()
     }
 
     /// Resolves once the handler asked for input that has no answer yet.

@@ -3,6 +3,7 @@
 
 use junction_protocol::elicitation::{FormParams, RequestedSchema};
 use junction_protocol::sampling::{CreateMessageParams, SamplingMessage};
+use junction_protocol::tools::TaskSupport;
 use serde_json::{json, Value};
 
 use super::*;
@@ -534,4 +535,195 @@ async fn keyed_inputs_asked_together_come_in_one_round_and_bad_answers_are_refus
         message.contains(r#"inputResponses["city"]"#) && message.contains("elicitation/create"),
         "{message}"
     );
+}
+
+/// Waits a moment (the call runs on as a task), then asks for a confirmation.
+async fn confirm(ctx: Context, _: NoArgs) -> Result<String, String> {
+    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    let answer = ctx
+        .input_key("ok")
+        .elicit(FormParams::new("Go on?", RequestedSchema::new()))
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(format!(
+        "answer: {}",
+        serde_json::to_value(&answer.content).unwrap_or_default()
+    ))
+}
+
+fn task_server() -> Server {
+    Server::builder("s", "1.0.0")
+        .tool(tool("confirm", confirm).task_support(TaskSupport::Optional))
+        .tool(tool("quick", greet).task_support(TaskSupport::Optional))
+        .tool(tool("must", greet).task_support(TaskSupport::Required))
+        .build()
+        .unwrap()
+}
+
+/// Sends `tasks/get` until the task's status is `status`.
+async fn poll(raw: &mut RawPeer, id: &mut i64, task: &str, status: &str, caps: &Value) -> Value {
+    for _ in 0..500 {
+        *id += 1;
+        raw.send(request(
+            *id,
+            "tasks/get",
+            json!({"taskId": task}),
+            caps.clone(),
+        ))
+        .await;
+        let got = raw.recv().await.unwrap();
+        if got["result"]["status"] == status {
+            return got["result"].clone();
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("task {task} never became {status}");
+}
+
+#[tokio::test]
+async fn the_tasks_extension_runs_a_slow_call_as_a_task_the_client_answers_and_polls() {
+    let (conn, mut raw) = memory::raw();
+    task_server().serve(conn);
+    let caps = json!({"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}});
+
+    raw.send(request(1, "server/discover", json!({}), caps.clone()))
+        .await;
+    let discovered = raw.recv().await.unwrap();
+    let declared = &discovered["result"]["capabilities"];
+    assert_eq!(
+        declared["extensions"]["io.modelcontextprotocol/tasks"],
+        json!({})
+    );
+    assert!(declared.get("tasks").is_none(), "{declared}");
+
+    // A handler done at its first poll answers at once.
+    raw.send(request(
+        2,
+        "tools/call",
+        json!({"name": "quick", "arguments": {}}),
+        caps.clone(),
+    ))
+    .await;
+    let quick = raw.recv().await.unwrap();
+    assert_eq!(quick["result"]["resultType"], "complete", "{quick}");
+
+    raw.send(request(
+        3,
+        "tools/call",
+        json!({"name": "confirm", "arguments": {}}),
+        caps.clone(),
+    ))
+    .await;
+    let handle = raw.recv().await.unwrap()["result"].clone();
+    assert_eq!(handle["resultType"], "task", "{handle}");
+    assert!(
+        handle.get("task").is_none() && handle.get("result").is_none(),
+        "{handle}"
+    );
+    assert!(
+        handle["ttlMs"].is_u64() && handle["pollIntervalMs"].is_u64(),
+        "{handle}"
+    );
+    let task = handle["taskId"].as_str().unwrap().to_owned();
+
+    let mut id = 10;
+    let waiting = poll(&mut raw, &mut id, &task, "input_required", &caps).await;
+    assert_eq!(waiting["resultType"], "complete");
+    assert_eq!(
+        waiting["inputRequests"]["ok"]["method"], "elicitation/create",
+        "{waiting}"
+    );
+
+    let answer = json!({"ok": {"action": "accept", "content": {"go": "yes"}}, "unknown": {}});
+    raw.send(request(
+        100,
+        "tasks/update",
+        json!({"taskId": task, "inputResponses": answer}),
+        caps.clone(),
+    ))
+    .await;
+    let ack = raw.recv().await.unwrap();
+    assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
+    assert!(
+        ack["result"].get("taskId").is_none(),
+        "an empty acknowledgement: {ack}"
+    );
+
+    let done = poll(&mut raw, &mut id, &task, "completed", &caps).await;
+    assert_eq!(
+        done["result"]["content"][0]["text"], r#"answer: {"go":"yes"}"#,
+        "{done}"
+    );
+    assert!(done.get("inputRequests").is_none(), "{done}");
+
+    // Cancelling a task that ended is acknowledged; it stays completed.
+    raw.send(request(
+        101,
+        "tasks/cancel",
+        json!({"taskId": task}),
+        caps.clone(),
+    ))
+    .await;
+    let cancelled = raw.recv().await.unwrap();
+    assert_eq!(
+        cancelled["result"],
+        json!({"resultType": "complete", "_meta": server_info()})
+    );
+    poll(&mut raw, &mut id, &task, "completed", &caps).await;
+
+    raw.send(request(
+        102,
+        "tasks/get",
+        json!({"taskId": "nope"}),
+        caps.clone(),
+    ))
+    .await;
+    assert_eq!(raw.recv().await.unwrap()["error"]["code"], -32602);
+    raw.send(request(103, "tasks/list", json!({}), caps.clone()))
+        .await;
+    assert_eq!(
+        raw.recv().await.unwrap()["error"]["code"],
+        -32601,
+        "removed in the extension"
+    );
+}
+
+#[tokio::test]
+async fn without_the_extension_task_methods_and_required_tools_say_which_capability_is_missing() {
+    let (conn, mut raw) = memory::raw();
+    task_server().serve(conn);
+    let none = json!({});
+    raw.send(request(
+        1,
+        "tasks/get",
+        json!({"taskId": "x"}),
+        none.clone(),
+    ))
+    .await;
+    let refused = raw.recv().await.unwrap();
+    assert_eq!(refused["error"]["code"], -32021, "{refused}");
+    assert_eq!(
+        refused["error"]["data"]["requiredCapabilities"]["extensions"]
+            ["io.modelcontextprotocol/tasks"],
+        json!({})
+    );
+    raw.send(request(
+        2,
+        "tools/call",
+        json!({"name": "must", "arguments": {}}),
+        none.clone(),
+    ))
+    .await;
+    assert_eq!(raw.recv().await.unwrap()["error"]["code"], -32021);
+    // An optional tool just runs, whatever `task` a handshake-era client adds.
+    raw.send(request(
+        3,
+        "tools/call",
+        json!({"name": "confirm", "arguments": {}, "task": {"ttl": 1000}}),
+        json!({"elicitation": {}}),
+    ))
+    .await;
+    let asked = raw.recv().await.unwrap();
+    assert_eq!(asked["result"]["resultType"], "input_required", "{asked}");
+    assert!(asked["result"].get("taskId").is_none(), "{asked}");
 }

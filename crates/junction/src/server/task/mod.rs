@@ -28,6 +28,27 @@
 //! caller gets `-32602` for them, exactly as for an unknown id, and never sees them listed.
 //! Task ids are 128 random bits from the operating system.
 //!
+//! # 2026-07-28: the tasks extension (SEP-2663)
+//!
+//! On 2026-07-28 the client does not ask for a task: a request that declares the extension
+//! `io.modelcontextprotocol/tasks` in its `_meta` client capabilities lets the server decide,
+//! and `server/discover` lists the extension (not `tasks`). The server polls the handler
+//! once: done by then, an `optional` tool answers its result at once; asking the client for
+//! input by then, the call goes through the multi round-trip rounds as a plain call (see
+//! [`super::stateless`]); otherwise, and always for a `required` tool once its questions are
+//! answered, the call becomes a task and the same handler runs on. The answer is the flat
+//! handle (`resultType: "task"`, `ttlMs`, `pollIntervalMs`). `tasks/get` inlines the
+//! `result` (a tool result with `isError` is `completed` there: `failed` is kept for
+//! JSON-RPC errors, such as a handler that panicked) or the `error`; while the handler waits
+//! on [`Context::elicit`], [`Context::create_message`] or [`Context::list_roots`], the task is
+//! `input_required` and `tasks/get` lists those requests as `inputRequests` (keyed by
+//! [`Context::input_key`] when that key is new for the task, else `input-n`) until
+//! `tasks/update` answers them, all at once or some at a time. `tasks/cancel` is an
+//! acknowledgement, also for a task that had ended; `tasks/result` and `tasks/list` are not
+//! served. Without sessions, tasks are bound to the caller's identity when it has one, else
+//! to whoever holds the id. A request without the extension gets -32021 from the task
+//! methods and from a `required` tool; an `optional` one just runs.
+//!
 //! Tasks live in a [`TaskStore`]: [`MemoryStore`] by default (bounded, expiring at ttl), or
 //! one given with [`ServerBuilder::task_store`](super::ServerBuilder::task_store) (for example
 //! a database, so that a finished task's result outlives the process). A task still running
@@ -60,6 +81,8 @@
 //! [`ToolDef::task_support`]: super::ToolDef::task_support
 //! [`Context::elicit`]: super::Context::elicit
 //! [`Context::create_message`]: super::Context::create_message
+//! [`Context::list_roots`]: super::Context::list_roots
+//! [`Context::input_key`]: super::Context::input_key
 //! [`Context::task_status`]: super::Context::task_status
 //! [`Context::identity`]: super::Context::identity
 
@@ -69,13 +92,17 @@ mod store;
 pub use junction_protocol::tools::TaskSupport;
 pub use store::{MemoryStore, StoreError, TaskOutcome, TaskRecord, TaskStore};
 
-pub(super) use routes::{cancel, get, list, result, session_key, start, ToolAnswer};
+pub(super) use routes::{
+    cancel, decide, extension_declared, extension_missing, get, list, result, session_key, start,
+    update, ToolAnswer,
+};
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use junction_protocol::capabilities::{TaskRequests, TaskToolRequests, TasksCapability};
+use junction_protocol::stateless::{InputRequest, InputRequests, InputResponses};
 use junction_protocol::tasks::{Task, TaskStatus, TaskStatusChanged, TaskStatusParams};
 use junction_protocol::{ErrorObject, RequestId};
 use tokio_util::sync::CancellationToken;
@@ -158,8 +185,34 @@ struct Live {
     changed: tokio::sync::watch::Sender<u64>,
     /// The latest open `tasks/result` for this task: requests of the handler go on its stream.
     waiter: Mutex<Option<RequestId>>,
-    /// The session that created the task, told of status changes.
-    peer: Peer,
+    /// The session that created the task, told of status changes (handshake family: the
+    /// 2026-07-28 extension has no such notification outside `subscriptions/listen`).
+    peer: Option<Peer>,
+    /// 2026-07-28: what the handler waits for, until `tasks/update` answers it.
+    inputs: Mutex<Inputs>,
+}
+
+/// The input requests of a 2026-07-28 task handler.
+#[derive(Default)]
+struct Inputs {
+    /// Every key given out: a key names one request for the task's whole life.
+    issued: HashSet<String>,
+    /// The requests without an answer yet, and where their answer goes.
+    pending: BTreeMap<
+        String,
+        (
+            InputRequest,
+            tokio::sync::oneshot::Sender<serde_json::Value>,
+        ),
+    >,
+}
+
+/// What `tasks/cancel` found.
+pub(super) enum Cancelled {
+    /// The task was running and is now cancelled.
+    Now(Task),
+    /// The task had ended already, with this status.
+    Already(TaskStatus),
 }
 
 /// The tasks of one server: settings, store, and the handlers running now.
@@ -216,15 +269,16 @@ impl Tasks {
         }
     }
 
-    /// Creates a `working` task of `owner` for `method`, run by the caller; `peer` hears of
-    /// its status changes. Returns the record and the handler's cancellation token.
+    /// Creates a `working` task of `owner` for `method`, run by the caller, whose handler
+    /// `cancel` stops; `peer` hears of its status changes.
     pub(super) fn create(
         &self,
         owner: &str,
         method: &str,
         ttl: Option<u64>,
-        peer: Peer,
-    ) -> Result<(TaskRecord, CancellationToken), ErrorObject> {
+        cancel: CancellationToken,
+        peer: Option<Peer>,
+    ) -> Result<TaskRecord, ErrorObject> {
         let mut live = lock(&self.live);
         let active = live.values().filter(|l| l.owner == owner).count();
         if active >= self.settings.max_active {
@@ -241,18 +295,18 @@ impl Tasks {
             Some(millis(self.settings.poll_interval)),
         );
         self.store.insert(&record).map_err(store_error)?;
-        let cancel = CancellationToken::new();
         live.insert(
             record.id().to_owned(),
             Arc::new(Live {
                 owner: owner.to_owned(),
-                cancel: cancel.clone(),
+                cancel,
                 changed: tokio::sync::watch::Sender::new(0),
                 waiter: Mutex::new(None),
                 peer,
+                inputs: Mutex::default(),
             }),
         );
-        Ok((record, cancel))
+        Ok(record)
     }
 
     /// The task `id` as `owner` may see it.
@@ -284,9 +338,11 @@ impl Tasks {
         let live = lock(&self.live).get(id).cloned();
         if let Some(live) = live {
             live.changed.send_modify(|n| *n += 1);
-            let params = TaskStatusParams::from(record.task.clone());
-            if let Err(e) = live.peer.notify::<TaskStatusChanged>(&params, None) {
-                tracing::debug!(task = id, "could not send the task's status: {e}");
+            if let Some(peer) = &live.peer {
+                let params = TaskStatusParams::from(record.task.clone());
+                if let Err(e) = peer.notify::<TaskStatusChanged>(&params, None) {
+                    tracing::debug!(task = id, "could not send the task's status: {e}");
+                }
             }
             if record.task.status.is_terminal() {
                 lock(&self.live).remove(id);
@@ -325,16 +381,11 @@ impl Tasks {
     }
 
     /// `tasks/cancel`: marks the task cancelled (before answering, for good) and fires its
-    /// handler's token. -32602 for a terminal or unknown task.
-    pub(super) fn cancel(&self, owner: &str, id: &str) -> Result<Task, ErrorObject> {
+    /// handler's token; a task that had ended stays as it was. -32602 for an unknown task.
+    pub(super) fn cancel(&self, owner: &str, id: &str) -> Result<Cancelled, ErrorObject> {
         let record = self.get(owner, id)?;
-        let terminal = |status: TaskStatus| {
-            ErrorObject::invalid_params(format!(
-                "Invalid params: task {id:?} is already {status} and cannot be cancelled"
-            ))
-        };
         if record.task.status.is_terminal() {
-            return Err(terminal(record.task.status));
+            return Ok(Cancelled::Already(record.task.status));
         }
         let live = lock(&self.live).get(id).cloned();
         let changed = self.change(id, |r, now| {
@@ -352,11 +403,77 @@ impl Tasks {
                 if let Some(live) = live {
                     live.cancel.cancel();
                 }
-                Ok(record.task)
+                Ok(Cancelled::Now(record.task))
             }
             // The handler finished between the read and the cancel: report what it became.
-            None => Err(terminal(self.get(owner, id)?.task.status)),
+            None => Ok(Cancelled::Already(self.get(owner, id)?.task.status)),
         }
+    }
+
+    /// 2026-07-28: records that the handler of task `id` waits for `request`, under `hint`
+    /// if that key was never given out for this task (else `input-n`); the task is
+    /// `input_required` until every such request is answered. The answer comes on the
+    /// returned channel; `None` when the task does not run in this process.
+    pub(super) fn ask(
+        &self,
+        id: &str,
+        hint: Option<&str>,
+        request: InputRequest,
+    ) -> Option<tokio::sync::oneshot::Receiver<serde_json::Value>> {
+        let live = lock(&self.live).get(id).cloned()?;
+        let (send, receive) = tokio::sync::oneshot::channel();
+        // The status changes under the lock, so that an answer cannot slip between them.
+        let mut inputs = lock(&live.inputs);
+        let key = match hint {
+            Some(key) if !inputs.issued.contains(key) => key.to_owned(),
+            _ => (inputs.issued.len()..)
+                .map(|n| format!("input-{n}"))
+                .find(|k| !inputs.issued.contains(k))?,
+        };
+        inputs.issued.insert(key.clone());
+        inputs.pending.insert(key, (request, send));
+        self.set_status(id, TaskStatus::InputRequired, None);
+        Some(receive)
+    }
+
+    /// 2026-07-28 `tasks/update`: hands each answer to the request waiting under its key;
+    /// keys not outstanding are ignored. The task is `working` again once nothing waits.
+    pub(super) fn answer(
+        &self,
+        owner: &str,
+        id: &str,
+        responses: InputResponses,
+    ) -> Result<(), ErrorObject> {
+        let record = self.get(owner, id)?;
+        let Some(live) = lock(&self.live).get(id).cloned() else {
+            return Ok(());
+        };
+        let mut inputs = lock(&live.inputs);
+        for (key, answer) in responses {
+            match inputs.pending.remove(&key) {
+                Some((_, waiting)) => {
+                    let _ = waiting.send(answer);
+                }
+                None => tracing::debug!(task = id, key, "ignoring an answer nothing waits for"),
+            }
+        }
+        if inputs.pending.is_empty() && record.task.status == TaskStatus::InputRequired {
+            self.set_status(id, TaskStatus::Working, None);
+        }
+        Ok(())
+    }
+
+    /// 2026-07-28: what the handler of task `id` waits for now, by key.
+    pub(super) fn waiting_for(&self, id: &str) -> InputRequests {
+        let Some(live) = lock(&self.live).get(id).cloned() else {
+            return InputRequests::new();
+        };
+        let inputs = lock(&live.inputs);
+        inputs
+            .pending
+            .iter()
+            .map(|(key, (request, _))| (key.clone(), request.clone()))
+            .collect()
     }
 
     /// `tasks/result`: waits until the task is terminal, then gives its outcome. `request` is

@@ -1,25 +1,31 @@
-//! The task methods of the handshake family, and the start of a task-augmented `tools/call`.
+//! The task methods of both families, and the start of a task: a task-augmented
+//! `tools/call` on the handshake family, the server's decision on 2026-07-28.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
+use std::task::Poll;
 
-use junction_protocol::meta::{Meta, PaginatedParams};
+use junction_protocol::capabilities::ClientCapabilities;
+use junction_protocol::meta::{EmptyResult, Meta, PaginatedParams};
+use junction_protocol::stateless::{InputRequests, ResultType};
+use junction_protocol::task_extension::{DetailedTask, UpdateTaskParams, TASKS_EXTENSION};
 use junction_protocol::tasks::{
     CreateTaskResult, GetTaskPayloadResult, ListTasksResult, RelatedTaskMetadata, TaskIdParams,
     TaskResult, TaskStatus,
 };
-use junction_protocol::tools::CallToolResult;
+use junction_protocol::tools::{CallToolResult, TaskSupport};
 use junction_protocol::version::Family;
-use junction_protocol::ErrorObject;
+use junction_protocol::{ErrorObject, ProtocolVersion};
 use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
 
-use super::{TaskOutcome, Tasks};
-use crate::server::registry::{RegisteredTool, SessionState};
+use super::{Cancelled, TaskOutcome, TaskRecord, Tasks};
+use crate::server::registry::RegisteredTool;
 use crate::server::revision;
 use crate::server::route::Served;
-use crate::server::stateless::{with_server_info, Answer};
-use crate::server::CacheScope;
-use crate::session::RequestContext;
+use crate::server::stateless::{missing_capability, with_server_info, Answer};
+use crate::server::{CacheScope, Context};
+use crate::session::{BoxFuture, Peer, RequestContext};
 
 /// A key for a session that no other session of this process, or of a process after it
 /// sharing the same store, gets.
@@ -31,27 +37,133 @@ pub(in crate::server) fn session_key() -> String {
     format!("{process}.{}", NEXT.fetch_add(1, Ordering::Relaxed))
 }
 
-/// Who the caller is, for the tasks it may see.
-fn owner(session: &SessionState) -> String {
-    match &session.identity {
-        Some(identity) => format!(
+/// Who the caller is, for the tasks it may see: its identity when it has one; else, on
+/// the handshake family, its session; on 2026-07-28 (no sessions) whoever holds the task's
+/// id, which is 128 random bits.
+fn owner(s: &Served) -> String {
+    let session = &s.router.session;
+    match (&session.identity, s.family) {
+        (Some(identity), _) => format!(
             "identity:{}#{}",
             identity.issuer.as_deref().unwrap_or(""),
             identity.subject
         ),
-        None => format!("session:{}", session.key),
+        (None, Family::Handshake) => format!("session:{}", session.key),
+        (None, Family::Stateless) => "anyone".to_owned(),
     }
 }
 
+/// The tasks, for a task method of the handshake family; on 2026-07-28 for a client that
+/// declared the tasks extension on this request (-32021 otherwise).
 fn tasks(s: &Served, method: &str) -> Result<Arc<Tasks>, ErrorObject> {
-    if s.family == Family::Stateless || !s.router.server.registry.offers_tasks() {
+    if !s.router.server.registry.offers_tasks() {
         return Err(ErrorObject::method_not_found(method));
+    }
+    if s.family == Family::Stateless && !extension_declared(s) {
+        return Err(extension_missing());
     }
     Ok(s.router.server.registry.tasks.clone())
 }
 
-/// Starts `tool` as a task of the caller and answers with its handle; the handler runs on
-/// in its own tokio task with its own cancellation token.
+/// Whether this 2026-07-28 request declares the tasks extension.
+pub(in crate::server) fn extension_declared(s: &Served) -> bool {
+    s.call.as_ref().is_some_and(|call| {
+        call.client
+            .capabilities
+            .extensions
+            .as_ref()
+            .is_some_and(|e| e.contains_key(TASKS_EXTENSION))
+    })
+}
+
+/// -32021: the request must declare the tasks extension.
+pub(in crate::server) fn extension_missing() -> ErrorObject {
+    let mut extensions = Map::new();
+    extensions.insert(TASKS_EXTENSION.to_owned(), Value::Object(Map::new()));
+    missing_capability(&ClientCapabilities {
+        extensions: Some(extensions),
+        ..Default::default()
+    })
+}
+
+/// A handler's run: what it answers, or its panic.
+type Run = BoxFuture<'static, CallToolResult>;
+
+/// Runs task `id`'s handler to its end and records the outcome, unless the task is
+/// cancelled first (the handler is then dropped) or, with `session`, the session that
+/// created it ends. A handler that panics fails its task with -32603.
+async fn run(
+    tasks: Arc<Tasks>,
+    id: String,
+    handler: Run,
+    cancel: CancellationToken,
+    version: ProtocolVersion,
+    session: Option<Peer>,
+) {
+    let mut handler = tokio::spawn(handler);
+    let closed = async {
+        match &session {
+            Some(peer) => peer.closed().await,
+            None => std::future::pending().await,
+        }
+    };
+    let joined = tokio::select! {
+        joined = &mut handler => joined,
+        () = cancel.cancelled() => {
+            handler.abort();
+            return;
+        }
+        // Nobody else may read a session's tasks: when it ends, so do they.
+        () = closed => {
+            handler.abort();
+            tasks.finish(&id, TaskStatus::Failed, TaskOutcome::Error(ErrorObject::internal("The session that created the task ended")));
+            return;
+        }
+    };
+    let result = match joined {
+        Ok(result) => revision::call_result(version, result),
+        Err(e) => {
+            tracing::error!(task = %id, "the task's handler panicked: {e}");
+            let error =
+                ErrorObject::internal("The tool's handler failed unexpectedly (it panicked)");
+            tasks.finish(&id, TaskStatus::Failed, TaskOutcome::Error(error));
+            return;
+        }
+    };
+    tasks.finish(&id, ended(version, &result), outcome(&result));
+}
+
+/// The status a tool's result ends its task with: on the handshake family a result with
+/// `isError` fails it; in the 2026-07-28 extension `failed` is kept for JSON-RPC errors.
+fn ended(version: ProtocolVersion, result: &CallToolResult) -> TaskStatus {
+    if result.is_error == Some(true) && version.family() == Family::Handshake {
+        TaskStatus::Failed
+    } else {
+        TaskStatus::Completed
+    }
+}
+
+fn outcome(result: &CallToolResult) -> TaskOutcome {
+    match serde_json::to_value(result) {
+        Ok(Value::Object(map)) => TaskOutcome::Result(map),
+        _ => TaskOutcome::Error(ErrorObject::internal("could not encode the tool's result")),
+    }
+}
+
+/// The handler of `tool` with `args` and `context`, as one future.
+fn handler(tool: Arc<RegisteredTool>, args: Value, context: Context) -> Run {
+    let name = tool.tool.name.clone();
+    Box::pin(async move {
+        match (tool.call)(args, context) {
+            Ok(future) => future.await,
+            Err(e) => CallToolResult::error(format!("Invalid arguments for tool `{name}`: {e}.")),
+        }
+    })
+}
+
+/// Starts `tool` as a task of the caller (handshake family, task-augmented `tools/call`)
+/// and answers with its handle; the handler runs on in its own tokio task with its own
+/// cancellation token.
 pub(in crate::server) fn start(
     s: Served,
     tool: Arc<RegisteredTool>,
@@ -60,9 +172,16 @@ pub(in crate::server) fn start(
 ) -> Result<CreateTaskResult, ErrorObject> {
     let tasks = s.router.server.registry.tasks.clone();
     let session = s.router.session.clone();
-    let owner = owner(&session);
+    let owner = owner(&s);
     let peer = s.request.peer().clone();
-    let (record, cancel) = tasks.create(&owner, "tools/call", ttl, peer.clone())?;
+    let cancel = CancellationToken::new();
+    let record = tasks.create(
+        &owner,
+        "tools/call",
+        ttl,
+        cancel.clone(),
+        Some(peer.clone()),
+    )?;
     let id = record.id().to_owned();
     let request = RequestContext::new(
         s.request.id().clone(),
@@ -70,53 +189,139 @@ pub(in crate::server) fn start(
         cancel.clone(),
         peer.clone(),
     );
-    let version = s.version;
-    let name = tool.tool.name.clone();
     let context =
         crate::server::Context::new(request, session, s.router.server.clone()).in_task(id.clone());
     let bound_to_session = owner.starts_with("session:");
-    tracing::debug!(task = %id, tool = %name, "task created");
-    let task_id = id.clone();
-    tokio::spawn(async move {
-        let run = async {
-            match (tool.call)(args, context) {
-                Ok(future) => future.await,
-                Err(e) => {
-                    CallToolResult::error(format!("Invalid arguments for tool `{name}`: {e}."))
-                }
-            }
-        };
-        let result = tokio::select! {
-            result = run => result,
-            () = cancel.cancelled() => return,
-            // Nobody else may read a session's tasks: when it ends, so do they.
-            () = peer.closed(), if bound_to_session => {
-                tasks.finish(&task_id, TaskStatus::Failed, TaskOutcome::Error(ErrorObject::internal("The session that created the task ended")));
-                return;
-            }
-        };
-        let result = revision::call_result(version, result);
-        let status = if result.is_error == Some(true) {
-            TaskStatus::Failed
-        } else {
-            TaskStatus::Completed
-        };
-        let outcome = match serde_json::to_value(&result) {
-            Ok(Value::Object(map)) => TaskOutcome::Result(map),
-            _ => TaskOutcome::Error(ErrorObject::internal("could not encode the tool's result")),
-        };
-        tasks.finish(&task_id, status, outcome);
-    });
+    tracing::debug!(task = %id, tool = %tool.tool.name, "task created");
+    let run_it = handler(tool, args, context);
+    tokio::spawn(run(
+        tasks,
+        id,
+        run_it,
+        cancel,
+        s.version,
+        bound_to_session.then_some(peer),
+    ));
     Ok(CreateTaskResult::new(record.task))
 }
 
+/// A 2026-07-28 `tools/call` of a tool that may run as a task, from a client that declared
+/// the extension: the server decides. The handler is polled once: one that is done by then
+/// answers at once (unless the tool must run as a task); one that asked the client for
+/// input goes through the multi round-trip rounds as a plain call; any other becomes a
+/// task, its handle answered, the same handler running on (its later input requests are
+/// the task's `inputRequests`).
+pub(in crate::server) async fn decide(
+    s: Served,
+    tool: Arc<RegisteredTool>,
+    args: Value,
+) -> Result<ToolAnswer, ErrorObject> {
+    let call = s
+        .call
+        .clone()
+        .ok_or_else(|| ErrorObject::internal("a 2026-07-28 request without its envelope"))?;
+    let version = s.version;
+    let support = tool.tool.task_support_or_default();
+    let tasks = s.router.server.registry.tasks.clone();
+    let owner = owner(&s);
+    // The handler's own token: a task outlives the request that created it.
+    let cancel = CancellationToken::new();
+    let request_cancelled = s.request.cancellation();
+    let request = RequestContext::new(
+        s.request.id().clone(),
+        s.request.progress_token().cloned(),
+        cancel.clone(),
+        s.request.peer().clone(),
+    );
+    let context = crate::server::Context::stateless(
+        request,
+        s.router.session.clone(),
+        s.router.server.clone(),
+        call.clone(),
+    );
+    let mut running = handler(tool, args, context);
+    let first = std::future::poll_fn(|cx| Poll::Ready(running.as_mut().poll(cx))).await;
+    let done = match first {
+        Poll::Ready(result) => Some(result),
+        Poll::Pending if call.rounds.asked() => {
+            let result = tokio::select! {
+                result = &mut running => result,
+                () = request_cancelled.cancelled() => {
+                    cancel.cancel();
+                    running.await
+                }
+            };
+            return Ok(ToolAnswer::Done(revision::call_result(version, result)));
+        }
+        Poll::Pending => None,
+    };
+    if let (Some(result), TaskSupport::Optional) = (&done, support) {
+        return Ok(ToolAnswer::Done(revision::call_result(
+            version,
+            result.clone(),
+        )));
+    }
+    let record = tasks.create(&owner, "tools/call", None, cancel.clone(), None)?;
+    let id = record.id().to_owned();
+    call.promote(&id);
+    tracing::debug!(task = %id, "the call runs on as a task");
+    match done {
+        Some(result) => {
+            let result = revision::call_result(version, result);
+            tasks.finish(&id, ended(version, &result), outcome(&result));
+        }
+        None => {
+            tokio::spawn(run(tasks, id, running, cancel, version, None));
+        }
+    }
+    Ok(ToolAnswer::Handle(
+        detailed(record, InputRequests::new()).created(),
+    ))
+}
+
+/// A task as the 2026-07-28 extension shows it, with the payload of its status.
+fn detailed(record: TaskRecord, waiting: InputRequests) -> DetailedTask {
+    let task = record.task;
+    let mut detailed = DetailedTask::new(task.task_id, task.status, task.created_at);
+    detailed.status_message = task.status_message;
+    detailed.last_updated_at = task.last_updated_at;
+    detailed.ttl_ms = task.ttl;
+    detailed.poll_interval_ms = task.poll_interval;
+    match (task.status, record.outcome) {
+        (TaskStatus::InputRequired, _) => detailed.input_requests = Some(waiting),
+        (TaskStatus::Completed, Some(TaskOutcome::Result(result))) => {
+            detailed.result = Some(result);
+        }
+        (TaskStatus::Failed, Some(TaskOutcome::Error(error))) => detailed.error = Some(error),
+        (TaskStatus::Failed, _) => {
+            detailed.error = Some(ErrorObject::internal("The task failed"));
+        }
+        _ => {}
+    }
+    detailed
+}
+
 /// `tasks/get`.
-pub(in crate::server) async fn get(s: Served, p: TaskIdParams) -> Result<TaskResult, ErrorObject> {
+pub(in crate::server) async fn get(s: Served, p: TaskIdParams) -> Result<TaskAnswer, ErrorObject> {
     let tasks = tasks(&s, "tasks/get")?;
-    Ok(tasks
-        .get(&owner(&s.router.session), &p.task_id)?
-        .task
-        .into())
+    let record = tasks.get(&owner(&s), &p.task_id)?;
+    Ok(match s.family {
+        Family::Handshake => TaskAnswer::Task(record.task.into()),
+        Family::Stateless => {
+            let waiting = tasks.waiting_for(&p.task_id);
+            TaskAnswer::Detailed(detailed(record, waiting))
+        }
+    })
+}
+
+/// `tasks/update` (2026-07-28): answers what the task waits for.
+pub(in crate::server) async fn update(
+    s: Served,
+    p: UpdateTaskParams,
+) -> Result<EmptyResult, ErrorObject> {
+    let tasks = tasks(&s, "tasks/update")?;
+    tasks.answer(&owner(&s), &p.task_id, p.input_responses)?;
+    Ok(EmptyResult::default())
 }
 
 /// `tasks/result`: blocks until the task is terminal, then answers what the request would
@@ -127,7 +332,7 @@ pub(in crate::server) async fn result(
 ) -> Result<GetTaskPayloadResult, ErrorObject> {
     let tasks = tasks(&s, "tasks/result")?;
     let (record, outcome) = tasks
-        .outcome(&owner(&s.router.session), &p.task_id, s.request.id())
+        .outcome(&owner(&s), &p.task_id, s.request.id())
         .await?;
     match outcome {
         Some(TaskOutcome::Result(mut result)) => {
@@ -171,7 +376,7 @@ pub(in crate::server) async fn list(
         ),
     };
     let size = s.router.server.registry.page_size;
-    let (page, more) = tasks.page(&owner(&s.router.session), after, size)?;
+    let (page, more) = tasks.page(&owner(&s), after, size)?;
     let next_cursor = more
         .then(|| page.last().map(|t| format!("{}:{}", t.created_ms, t.id())))
         .flatten();
@@ -182,13 +387,53 @@ pub(in crate::server) async fn list(
     })
 }
 
-/// `tasks/cancel`.
+/// `tasks/cancel`: on the handshake family the cancelled task, -32602 for one that had
+/// ended; on 2026-07-28 an acknowledgement either way.
 pub(in crate::server) async fn cancel(
     s: Served,
     p: TaskIdParams,
-) -> Result<TaskResult, ErrorObject> {
+) -> Result<TaskAnswer, ErrorObject> {
     let tasks = tasks(&s, "tasks/cancel")?;
-    Ok(tasks.cancel(&owner(&s.router.session), &p.task_id)?.into())
+    match (tasks.cancel(&owner(&s), &p.task_id)?, s.family) {
+        (_, Family::Stateless) => Ok(TaskAnswer::Ack(EmptyResult::default())),
+        (Cancelled::Now(task), Family::Handshake) => Ok(TaskAnswer::Task(task.into())),
+        (Cancelled::Already(status), Family::Handshake) => {
+            Err(ErrorObject::invalid_params(format!(
+                "Invalid params: task {:?} is already {status} and cannot be cancelled",
+                p.task_id
+            )))
+        }
+    }
+}
+
+/// What `tasks/get` and `tasks/cancel` answer.
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+pub(in crate::server) enum TaskAnswer {
+    /// The task (handshake family).
+    Task(TaskResult),
+    /// The task with its payload (2026-07-28).
+    Detailed(DetailedTask),
+    /// An acknowledgement (2026-07-28 `tasks/cancel`).
+    Ack(EmptyResult),
+}
+
+impl Answer for TaskAnswer {
+    fn stamp(&mut self, server_info: &Value, cache: Option<(u64, CacheScope)>) {
+        match self {
+            TaskAnswer::Task(_) => {}
+            TaskAnswer::Detailed(task) => task.stamp(server_info, cache),
+            TaskAnswer::Ack(ack) => ack.stamp(server_info, cache),
+        }
+    }
+}
+
+impl Answer for DetailedTask {
+    fn stamp(&mut self, server_info: &Value, _: Option<(u64, CacheScope)>) {
+        self.result_type
+            .get_or_insert_with(|| ResultType::Complete.as_str().to_owned());
+        with_server_info(&mut self.meta, server_info);
+    }
 }
 
 /// What `tools/call` answers: the result, or a task's handle.
@@ -197,8 +442,10 @@ pub(in crate::server) async fn cancel(
 pub(in crate::server) enum ToolAnswer {
     /// The tool ran.
     Done(CallToolResult),
-    /// The tool runs as a task.
+    /// The tool runs as a task (handshake family).
     Task(CreateTaskResult),
+    /// The tool runs as a task (2026-07-28 extension).
+    Handle(DetailedTask),
 }
 
 impl Answer for ToolAnswer {
@@ -208,6 +455,7 @@ impl Answer for ToolAnswer {
             ToolAnswer::Task(r) => {
                 with_server_info(&mut r.meta, server_info);
             }
+            ToolAnswer::Handle(task) => task.stamp(server_info, cache),
         }
     }
 
@@ -216,7 +464,7 @@ impl Answer for ToolAnswer {
     }
 }
 
-/// The task methods are not served on 2026-07-28 (see [`tasks`]); these only satisfy the
+/// `tasks/result` and `tasks/list` are not served on 2026-07-28; these only satisfy the
 /// route's bound.
 macro_rules! unstamped {
     ($($t:ty),*) => {$(
@@ -226,4 +474,4 @@ macro_rules! unstamped {
     )*};
 }
 
-unstamped!(TaskResult, ListTasksResult, Map<String, Value>);
+unstamped!(ListTasksResult, Map<String, Value>);
