@@ -50,9 +50,23 @@ pub fn outcome(outcome: &Outcome) -> ExitCode {
 pub fn failure(error: &anyhow::Error) -> ExitCode {
     eprintln!(
         "junction call: {}",
-        junction_host::display::text(&format!("{error:#}"))
+        junction_host::display::text(&chain(error))
     );
     ExitCode::from(FAILURE)
+}
+
+/// The error and its causes, each said once: library errors word their cause into their
+/// own message, so a cause already in the text is not repeated (no "X: X").
+pub fn chain(error: &anyhow::Error) -> String {
+    let mut text = error.to_string();
+    for cause in error.chain().skip(1) {
+        let cause = cause.to_string();
+        if !text.contains(&cause) {
+            text.push_str(": ");
+            text.push_str(&cause);
+        }
+    }
+    text
 }
 
 /// Prints `value` as pretty JSON on stdout, escaped for the terminal.
@@ -62,4 +76,34 @@ pub fn print_json(value: &impl Serialize) -> anyhow::Result<()> {
     writeln!(stdout, "{text}")?;
     stdout.flush()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Words its cause into its message and also gives it as its source, as thiserror
+    /// errors of the library do.
+    #[derive(Debug)]
+    struct Worded(std::io::Error);
+
+    impl std::fmt::Display for Worded {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "could not encode: {}", self.0)
+        }
+    }
+
+    impl std::error::Error for Worded {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.0)
+        }
+    }
+
+    #[test]
+    fn a_cause_already_in_the_message_is_said_once() {
+        let worded = anyhow::Error::new(Worded(std::io::Error::other("disk full")));
+        assert_eq!(chain(&worded), "could not encode: disk full");
+        let bare = anyhow::Error::new(std::io::Error::other("disk full")).context("saving");
+        assert_eq!(chain(&bare), "saving: disk full");
+    }
 }

@@ -192,15 +192,63 @@ fn auto_speaks_2026_07_28_over_http_without_a_session() {
     let methods: Vec<Option<&str>> = seen.iter().map(|s| s.method.as_deref()).collect();
     assert_eq!(
         methods,
-        [Some("server/discover"), Some("tools/call")],
-        "no handshake, no DELETE: {seen:?}"
+        [
+            Some("server/discover"),
+            Some("tools/list"),
+            Some("tools/call")
+        ],
+        "no handshake, no DELETE; the tools are listed for their schemas: {seen:?}"
     );
     for request in &seen {
         assert_eq!(request.header("mcp-session-id"), None, "{request:?}");
         assert_eq!(request.header("mcp-protocol-version"), Some("2026-07-28"));
     }
-    assert_eq!(seen[1].header("mcp-method"), Some("tools/call"));
-    assert_eq!(seen[1].header("mcp-name"), Some("test_simple_text"));
+    assert_eq!(seen[2].header("mcp-method"), Some("tools/call"));
+    assert_eq!(seen[2].header("mcp-name"), Some("test_simple_text"));
+}
+
+#[test]
+fn x_mcp_header_arguments_travel_as_mcp_param_headers_our_server_checks() {
+    let served = serve(None);
+    let arguments = json!({"region": "Hello, 世界", "priority": 42, "query": "SELECT 1"});
+    let run = call(
+        &served.url,
+        &[
+            "--protocol-version",
+            "2026-07-28",
+            "--method",
+            "tools/call",
+            "--tool",
+            "test_x_mcp_header",
+            "--args",
+            &arguments.to_string(),
+        ],
+    );
+    assert_code(&run, 0);
+    let text = run.json()["content"][0]["text"].clone();
+    assert!(
+        text.as_str().is_some_and(|t| t.contains("Hello, 世界")),
+        "the server accepted the headers and ran the tool: {text}"
+    );
+    let seen = served.seen();
+    let call = seen
+        .iter()
+        .find(|s| s.method.as_deref() == Some("tools/call"))
+        .expect("a tools/call");
+    // Non-ASCII travels Base64-encoded; an integer as its digits; absent and unannotated
+    // arguments get no header.
+    assert_eq!(
+        call.header("mcp-param-region"),
+        Some("=?base64?SGVsbG8sIOS4lueVjA==?=")
+    );
+    assert_eq!(call.header("mcp-param-priority"), Some("42"));
+    let params: Vec<&str> = call
+        .headers
+        .keys()
+        .map(|k| k.as_str())
+        .filter(|k| k.starts_with("mcp-param-"))
+        .collect();
+    assert_eq!(params.len(), 2, "{params:?}");
 }
 
 #[test]
@@ -326,13 +374,134 @@ fn an_unreachable_server_exits_3_with_the_reason() {
     let run = call(&url, &["--method", "ping"]);
     assert_code(&run, 3);
     assert_eq!(run.stdout, "");
+    assert_said_once(&run, &format!("could not connect to {url}: "));
     assert!(
-        run.stderr.contains(&url)
-            && run.stderr.contains("HTTP transport error")
-            && run.stderr.to_lowercase().contains("connection refused"),
+        run.stderr.to_lowercase().contains("connection refused"),
         "{}",
         run.stderr
     );
+    // Asking for 2026-07-28 (no fallback to try) says the same.
+    let exact = call(
+        &url,
+        &["--method", "tools/list", "--protocol-version", "2026-07-28"],
+    );
+    assert_code(&exact, 3);
+    assert_said_once(&exact, &format!("could not connect to {url}: "));
+}
+
+/// The run printed one line, saying `expected`, with the URL in it once (no "X: X" chain,
+/// no JSON-RPC error code for what no server answered).
+fn assert_said_once(run: &Run, expected: &str) {
+    let text = run.stderr.trim_end();
+    assert_eq!(text.lines().count(), 1, "one line:\n{}", run.stderr);
+    assert!(text.contains(expected), "{expected:?} in:\n{}", run.stderr);
+    assert!(!text.contains("code -32603"), "{}", run.stderr);
+    let url = text
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .map(|w| w.trim_end_matches(':'))
+        .expect("the URL is named");
+    assert_eq!(text.matches(url).count(), 1, "the URL once: {}", run.stderr);
+}
+
+/// A plain HTTP server that answers every request with `status`, `content_type` and
+/// `body`, the way a misconfigured proxy or a wrong URL does; its URL.
+fn answering(status: &'static str, content_type: &'static str, body: &'static str) -> String {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { continue };
+            let mut reader = BufReader::new(stream);
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some((name, value)) = line.split_once(':') {
+                    if name.eq_ignore_ascii_case("content-length") {
+                        length = value.trim().parse().unwrap_or(0);
+                    }
+                }
+            }
+            let _ = reader.by_ref().take(length).read_to_end(&mut Vec::new());
+            let answer = format!(
+                "HTTP/1.1 {status}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = reader.get_mut().write_all(answer.as_bytes());
+        }
+    });
+    url
+}
+
+#[test]
+fn an_http_error_status_is_a_transport_error_naming_the_url_and_status() {
+    let html = answering(
+        "404 Not Found",
+        "text/html",
+        "<html><body><h1>Not Found</h1></body></html>",
+    );
+    let run = call(&html, &["--method", "tools/list"]);
+    assert_code(&run, 3);
+    assert_said_once(
+        &run,
+        &format!("{html} answered HTTP 404 Not Found (an HTML page)"),
+    );
+    // In auto mode too: the probe's 404 falls back to the handshake, which says the same.
+    let auto = junction(&["call", &html, "--method", "tools/list"]);
+    assert_code(&auto, 3);
+    assert_said_once(
+        &auto,
+        &format!("{html} answered HTTP 404 Not Found (an HTML page)"),
+    );
+
+    let failing = answering(
+        "500 Internal Server Error",
+        "text/plain",
+        "database\x1b[2J down\n",
+    );
+    let run = call(&failing, &["--method", "ping"]);
+    assert_code(&run, 3);
+    assert_said_once(
+        &run,
+        &format!("{failing} answered HTTP 500 Internal Server Error: database\\u{{1b}}[2J down"),
+    );
+
+    let refusing = answering("401 Unauthorized", "application/json", "{}");
+    let run = call(&refusing, &["--method", "ping", "--bearer", "expired"]);
+    assert_code(&run, 3);
+    assert_said_once(
+        &run,
+        &format!("{refusing} answered HTTP 401 Unauthorized: {{}}"),
+    );
+}
+
+#[test]
+fn a_stdio_server_writing_junk_to_stdout_is_reported_at_once_with_the_line() {
+    // The server would answer nothing for an hour: only the line can end the call early.
+    let run = junction(&[
+        "call",
+        "--method",
+        "tools/list",
+        "--timeout",
+        "3600",
+        "--",
+        "sh",
+        "-c",
+        "printf 'Server listening on port 8080\\033[0m\\n'; exec sleep 3600",
+    ]);
+    assert_code(&run, 3);
+    assert!(
+        run.stderr.contains(
+            "the server wrote to stdout a line that is not JSON-RPC: `Server listening on port 8080\\u{1b}[0m`"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("timed out"), "{}", run.stderr);
 }
 
 /// server-everything on a free port with `transport`; killed when dropped.

@@ -4,6 +4,8 @@ use std::time::Duration;
 
 use junction_protocol::ErrorObject;
 
+use crate::transport::TransportError;
+
 /// Why a request sent to the peer did not produce a result.
 #[derive(Debug, thiserror::Error)]
 pub enum RequestError {
@@ -14,6 +16,16 @@ pub enum RequestError {
         method: String,
         /// The error the peer sent.
         error: ErrorObject,
+    },
+    /// The transport could not carry the request or its answer (a refused connection, an
+    /// HTTP error status, a broken stream, a stdio server writing something that is not
+    /// JSON-RPC); the error names the URL and status, or the offending line.
+    #[error("{error}")]
+    Transport {
+        /// The method that was sent.
+        method: String,
+        /// What happened.
+        error: TransportError,
     },
     /// No answer came in time; a `notifications/cancelled` was sent.
     #[error("`{method}` timed out after {after:?}")]
@@ -77,6 +89,14 @@ impl RequestError {
     pub fn remote(&self) -> Option<&ErrorObject> {
         match self {
             RequestError::Remote { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+
+    /// The transport's failure, if that is what this is.
+    pub fn transport(&self) -> Option<&TransportError> {
+        match self {
+            RequestError::Transport { error, .. } => Some(error),
             _ => None,
         }
     }

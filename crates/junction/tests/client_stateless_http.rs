@@ -121,6 +121,24 @@ async fn on_any(
             })))
         }
         (Some("tools/call"), Some("broken")) => sse(vec![]),
+        // Its first stream breaks before the response; the one after answers.
+        (Some("tools/call"), Some("flaky")) => {
+            let calls = seen
+                .seen
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|s| s.body["params"]["name"] == "flaky")
+                .count();
+            if calls == 1 {
+                sse(vec![])
+            } else {
+                sse(vec![complete(json!({
+                    "content": [{"type": "text", "text": "mended"}],
+                    "resultType": "complete"
+                }))])
+            }
+        }
         (Some("tools/call"), Some("slow")) => {
             // Comments until the client closes the stream; then tell the test.
             let (tx, rx) = mpsc::channel(1);
@@ -182,11 +200,26 @@ async fn stateless_requests_carry_mirrored_headers_and_no_session() {
         .unwrap();
     let read = client.read_resource("file:///a").await.unwrap();
     assert_eq!(read.contents.len(), 1);
+    let mended = client
+        .call_tool(CallToolParams::new("flaky"), Default::default())
+        .await
+        .unwrap();
+    assert_eq!(mended.content[0].as_text(), Some("mended"));
     let err = client
         .call_tool(CallToolParams::new("broken"), Default::default())
         .await
         .unwrap_err();
-    assert!(err.to_string().contains("send the request again"), "{err}");
+    assert!(
+        matches!(
+            err.transport(),
+            Some(junction::transport::TransportError::StreamEnded { .. })
+        ),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string().contains("ended before the response"),
+        "{err}"
+    );
     client.close();
     finished.wait().await;
 
@@ -203,9 +236,12 @@ async fn stateless_requests_carry_mirrored_headers_and_no_session() {
             "tools/call",
             "prompts/get",
             "resources/read",
+            "tools/call",
+            "tools/call",
+            "tools/call",
             "tools/call"
         ],
-        "no GET, DELETE, notification or response is sent"
+        "no GET, DELETE, notification or response is sent; a broken stream is reissued once"
     );
     for s in &seen {
         assert_eq!(s.http, Method::POST);
@@ -232,6 +268,13 @@ async fn stateless_requests_carry_mirrored_headers_and_no_session() {
         "the retry has a new id"
     );
     assert_eq!(seen[2].body["params"]["requestState"], "st");
+    for reissued in [&seen[5..7], &seen[7..9]] {
+        assert_eq!(reissued[0].body["params"], reissued[1].body["params"]);
+        assert_ne!(
+            reissued[0].body["id"], reissued[1].body["id"],
+            "the reissue has a new id"
+        );
+    }
 }
 
 #[tokio::test]

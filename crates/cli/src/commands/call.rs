@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail};
 use clap::builder::PossibleValuesParser;
-use junction::client::{Client, ClientOptions, Negotiation};
+use junction::client::{Client, ClientOptions, ConnectError, Negotiation};
 use junction::session::RequestOptions;
 use junction::transport::child::{self, ChildProcess, CommandSpec, ShutdownTimeouts};
 use junction::transport::Limits;
@@ -217,7 +217,11 @@ async fn call(args: CallArgs) -> anyhow::Result<Outcome> {
             let (connection, finished) = http::connect(url, &args)?;
             let client = Client::connect(connection, options)
                 .await
-                .map_err(|e| anyhow!("{url}: {e}"))?;
+                .map_err(|e| match e {
+                    // It names the URL itself.
+                    ConnectError::Transport(_) => anyhow!(e),
+                    e => anyhow!("{url}: {e}"),
+                })?;
             let outcome = run_on(&client, request).await;
             client.close();
             http::finish(finished).await;
@@ -335,6 +339,14 @@ async fn perform(client: &Client, request: Request) -> anyhow::Result<Outcome> {
         Request::Ping => encode(client.ping().await.map(|()| Map::new())),
         Request::ListTools => encode(client.list_tools().await.map(|t| keyed("tools", t))),
         Request::CallTool(params) => {
+            if client.protocol_version() == ProtocolVersion::V2026_07_28 {
+                // The tool's schema gives the call its `Mcp-Param-*` headers (and the output
+                // schema its result is checked against); a listing that fails leaves the call
+                // to say what is wrong.
+                if let Err(e) = client.list_tools().await {
+                    tracing::debug!(error = %e, "tools/list before tools/call failed");
+                }
+            }
             let options = RequestOptions::default().on_progress(|update| {
                 let total = update.total.map(|t| format!("/{t}")).unwrap_or_default();
                 let message = update.message.unwrap_or_default();

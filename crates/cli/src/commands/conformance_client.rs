@@ -5,8 +5,8 @@
 //! scenarios with data, `MCP_CONFORMANCE_CONTEXT`, a JSON object). The command then acts as an
 //! unattended MCP host would, whatever the scenario: it connects over Streamable HTTP (the
 //! 2024-11-05 HTTP+SSE transport for a `/sse` URL), lists the tools and calls each one with
-//! arguments taken from its input schema (defaults, examples, else a placeholder of the right
-//! type). Forms the server asks for are accepted pre-filled with the schema's defaults, as a
+//! the arguments the context's `toolCalls` gives it, else arguments taken from its input
+//! schema (defaults, examples, else a placeholder of the right type). Forms the server asks for are accepted pre-filled with the schema's defaults, as a
 //! user who submits them untouched would; URL elicitations are declined (no browser).
 //! A server that answers `401` is authorized against as an unattended host would: OAuth
 //! discovery, registration (credentials from the context's `client_id` / `client_secret` when
@@ -87,7 +87,8 @@ pub async fn run(args: ConformanceClientArgs) -> ExitCode {
         }
     };
     oauth.cross_app = cross_app(&context);
-    match exercise(&args.url, oauth).await {
+    let calls = tool_calls(&context);
+    match exercise(&args.url, oauth, &calls).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("junction conformance-client: {scenario}: {e:#}");
@@ -186,7 +187,28 @@ fn options() -> ClientOptions {
     }
 }
 
-async fn exercise(url: &str, oauth: OAuthConfig) -> anyhow::Result<()> {
+/// The arguments the context gives for some tools (`toolCalls`: `[{name, arguments}]`), as
+/// a host would have them from its user or model; other tools get arguments from their
+/// schema.
+fn tool_calls(context: &Map<String, Value>) -> BTreeMap<String, Map<String, Value>> {
+    context
+        .get("toolCalls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|call| {
+            let name = call.get("name")?.as_str()?.to_owned();
+            let arguments = call.get("arguments")?.as_object()?.clone();
+            Some((name, arguments))
+        })
+        .collect()
+}
+
+async fn exercise(
+    url: &str,
+    oauth: OAuthConfig,
+    calls: &BTreeMap<String, Map<String, Value>>,
+) -> anyhow::Result<()> {
     let endpoint =
         junction::auth::Url::parse(url).with_context(|| format!("{url} is not a URL"))?;
     let oauth = OAuthClient::new(
@@ -202,21 +224,27 @@ async fn exercise(url: &str, oauth: OAuthConfig) -> anyhow::Result<()> {
     let (connection, finished) = transport.start();
     let client = Client::connect(connection, options()).await?;
     tracing::info!(server = %client.server_info().name, protocol = %client.protocol_version(), "connected");
-    let outcome = call_every_tool(&client).await;
+    let outcome = call_every_tool(&client, calls).await;
     client.close();
     let _ = tokio::time::timeout(DELETE_WAIT, finished.wait()).await;
     outcome
 }
 
-async fn call_every_tool(client: &Client) -> anyhow::Result<()> {
+async fn call_every_tool(
+    client: &Client,
+    calls: &BTreeMap<String, Map<String, Value>>,
+) -> anyhow::Result<()> {
     if client.server_capabilities().tools.is_none() {
         return Ok(());
     }
     let tools = client.list_tools().await.context("tools/list")?;
     let mut failed = Vec::new();
     for tool in tools {
-        let params =
-            CallToolParams::new(&tool.name).arguments(example_arguments(&tool.input_schema));
+        let arguments = match calls.get(&tool.name) {
+            Some(arguments) => arguments.clone(),
+            None => example_arguments(&tool.input_schema),
+        };
+        let params = CallToolParams::new(&tool.name).arguments(arguments);
         match client.call_tool(params, Default::default()).await {
             Ok(result) => {
                 println!("{}", json!({"tool": tool.name, "result": result}));
@@ -290,6 +318,22 @@ fn example_value(schema: &Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_context_gives_the_arguments_of_the_tools_it_names() {
+        let context = json!({"toolCalls": [
+            {"name": "a", "arguments": {"region": "us-west1", "n": 3}},
+            {"name": "no-arguments"},
+            "not a call"
+        ]});
+        let calls = tool_calls(context.as_object().unwrap());
+        assert_eq!(calls.len(), 1);
+        assert_eq!(
+            Value::Object(calls["a"].clone()),
+            json!({"region": "us-west1", "n": 3})
+        );
+        assert!(tool_calls(&Map::new()).is_empty());
+    }
 
     #[test]
     fn required_arguments_get_schema_values_or_typed_placeholders() {

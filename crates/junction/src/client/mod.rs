@@ -111,7 +111,7 @@ use self::stateless::Stateless;
 use crate::error::RequestError;
 use crate::session::{Peer, RequestOptions, Session, SessionOptions};
 use crate::sync::lock;
-use crate::transport::Connection;
+use crate::transport::{Connection, TransportError};
 
 /// The most pages a list method follows before it decides the server is looping.
 const MAX_PAGES: usize = 10_000;
@@ -131,9 +131,14 @@ const DEFAULT_INPUT_ROUNDS: usize = 8;
 /// Why the handshake failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ConnectError {
+    /// The server could not be reached, or the transport broke before an answer (a refused
+    /// connection, an HTTP error status, a stdio server writing something that is not
+    /// JSON-RPC); the error names the URL and status, or the offending line.
+    #[error("{0}")]
+    Transport(crate::transport::TransportError),
     /// `initialize` failed.
     #[error("the handshake failed: {0}")]
-    Handshake(#[from] RequestError),
+    Handshake(RequestError),
     /// The server chose a revision this client does not speak; the connection was closed.
     #[error("the server chose protocol version {chosen:?}, which this client does not support (it offered {offered}); disconnected")]
     UnsupportedVersion {
@@ -152,6 +157,16 @@ pub enum ConnectError {
         /// The revisions the server listed.
         supported: Vec<String>,
     },
+}
+
+impl From<RequestError> for ConnectError {
+    /// A failure of the transport stands alone; any other failure is the handshake's.
+    fn from(error: RequestError) -> Self {
+        match error {
+            RequestError::Transport { error, .. } => ConnectError::Transport(error),
+            error => ConnectError::Handshake(error),
+        }
+    }
 }
 
 /// How to connect: who the client is, the revision it offers, and the handlers that answer
@@ -574,12 +589,23 @@ impl Client {
                 );
                 return Ok(Some(newest(&listed)));
             }
-            // An older server refuses the method; a lax one may answer it with something
-            // that is not a discover result (`{}`): neither speaks 2026-07-28.
-            Err(e @ (RequestError::Remote { .. } | RequestError::Decode { .. })) if auto => {
+            // An older server refuses the method (with a JSON-RPC error, or over HTTP with a
+            // status such as 400 for a request without a session); a lax one may answer it
+            // with something that is not a discover result (`{}`): neither speaks
+            // 2026-07-28. A server that cannot be reached or authorized with is reported at
+            // once: `initialize` would only fail the same way.
+            Err(
+                e @ (RequestError::Remote { .. }
+                | RequestError::Decode { .. }
+                | RequestError::Transport {
+                    error: TransportError::Status { .. },
+                    ..
+                }),
+            ) if auto => {
                 tracing::debug!(error = %e, "server/discover failed; falling back to initialize");
                 return Ok(Some(None));
             }
+            Err(e @ RequestError::Transport { .. }) => return Err(e.into()),
             Err(e) => {
                 return Err(ConnectError::Discover(stateless::explain(
                     e,
@@ -761,12 +787,28 @@ impl Client {
     }
 
     /// Every tool, following pages. Remembers each tool's output schema, which
-    /// [`Client::call_tool`] then checks results against.
+    /// [`Client::call_tool`] then checks results against. Under 2026-07-28, a tool whose
+    /// `x-mcp-header` annotations are invalid (see
+    /// [`param::annotations`](crate::transport::http::param::annotations)) is left out, with
+    /// a warning, as the revision requires. Each tool's schema is kept as the server sent it.
     pub async fn list_tools(&self) -> Result<Vec<Tool>, RequestError> {
         self.require::<ListTools>(lock(&self.init).capabilities.tools.is_some(), "tools")?;
-        let tools = self
+        let mut tools = self
             .collect::<ListTools, _>(|r| (r.tools, r.next_cursor))
             .await?;
+        if self.dialect.stateless().is_some() {
+            // 2026-07-28: a tool whose `x-mcp-header` annotations break the rules must not
+            // be offered (its headers could not be sent right); the others stay usable.
+            tools.retain(
+                |tool| match crate::transport::http::param::annotations(&tool.input_schema) {
+                    Ok(_) => true,
+                    Err(reason) => {
+                        tracing::warn!(tool = %tool.name, %reason, "leaving out a tool with invalid x-mcp-header annotations");
+                        false
+                    }
+                },
+            );
+        }
         self.output_schemas.remember(&tools);
         self.task_supports.remember(&tools);
         Ok(tools)
@@ -778,7 +820,10 @@ impl Client {
     /// cancellation. When the negotiated revision has structured output and the last
     /// [`Client::list_tools`] gave this tool an `outputSchema`, a successful result must carry
     /// `structuredContent` that matches it, else the call fails with
-    /// [`RequestError::Invalid`] naming the problem.
+    /// [`RequestError::Invalid`] naming the problem. Under 2026-07-28 over HTTP, the
+    /// `Mcp-Param-*` headers of the call come from the tool's schema as the last
+    /// [`Client::list_tools`] gave it: list the tools before calling one that annotates its
+    /// arguments with `x-mcp-header`.
     pub async fn call_tool(
         &self,
         params: CallToolParams,

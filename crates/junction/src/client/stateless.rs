@@ -14,6 +14,7 @@ use junction_protocol::stateless::{
     SubscriptionFilter, SubscriptionsAcknowledgedParams, SubscriptionsListen,
 };
 use junction_protocol::{ErrorCode, ErrorObject, RequestId};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 use tokio::sync::mpsc;
@@ -23,6 +24,7 @@ use tokio_util::sync::CancellationToken;
 use super::service::Handlers;
 use crate::error::RequestError;
 use crate::session::{Peer, RequestContext, RequestOptions};
+use crate::transport::TransportError;
 
 /// How long a `subscriptions/listen` request may stay open: it is meant to last as long as
 /// the caller wants it, so only cancellation or the server ends it.
@@ -122,6 +124,35 @@ pub(super) fn supported_versions(error: &ErrorObject) -> Option<Vec<String>> {
     serde_json::from_value(list.clone()).ok()
 }
 
+/// How many times a request whose answer stream broke is sent again.
+const REISSUES: usize = 1;
+
+/// Sends a request; when its answer's stream ends before the response (2026-07-28 has no
+/// resumption), sends it again with a new id, as the revision says, [`REISSUES`] times.
+async fn reissuing(
+    peer: &Peer,
+    method: &str,
+    raw: Box<RawValue>,
+    options: &RequestOptions,
+) -> Result<Box<RawValue>, RequestError> {
+    let mut reissued = 0;
+    loop {
+        match peer
+            .request_raw(method, Some(raw.clone()), options.clone())
+            .await
+        {
+            Err(RequestError::Transport {
+                error: error @ TransportError::StreamEnded { .. },
+                ..
+            }) if reissued < REISSUES => {
+                reissued += 1;
+                tracing::info!(%method, %error, "sending the request again with a new id");
+            }
+            outcome => return outcome,
+        }
+    }
+}
+
 impl Stateless {
     /// Sends `R` with the stateless `_meta`, answers `input_required` results with the
     /// handlers and retries with a new id, at most `max_rounds` times.
@@ -137,8 +168,7 @@ impl Stateless {
                 method: R::METHOD.to_owned(),
                 source,
             })?;
-            let result = peer
-                .request_raw(R::METHOD, Some(raw), options.clone())
+            let result = reissuing(peer, R::METHOD, raw, &options)
                 .await
                 .map_err(|e| explain(e, &self.meta.protocol_version))?;
             let decode = |source| RequestError::Decode {

@@ -215,6 +215,12 @@ async fn run(
                 ));
                 peer.send_response(Response::err(None, error), None);
             }
+            Inbound::Failed(id, error) => peer.fail(&id, error),
+            Inbound::Broken(error) => {
+                tracing::debug!(session = %peer.name(), %error, "the connection is unusable");
+                peer.broke(error);
+                break;
+            }
             Inbound::Event(event) => service.transport_event(event),
         }
     }

@@ -19,7 +19,7 @@ use super::context::RequestContext;
 use super::SessionOptions;
 use crate::error::RequestError;
 use crate::sync::lock;
-use crate::transport::{Outbound, OutboundSender};
+use crate::transport::{Outbound, OutboundSender, TransportError};
 
 /// One `notifications/progress` update for a request this side sent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -89,7 +89,15 @@ impl RequestOptions {
     }
 }
 
-type Outcome = Result<Box<RawValue>, ErrorObject>;
+type Outcome = Result<Box<RawValue>, Failure>;
+
+/// Why an outgoing request got no result.
+enum Failure {
+    /// The peer answered with an error.
+    Remote(ErrorObject),
+    /// The transport could not carry it.
+    Transport(TransportError),
+}
 
 struct Pending {
     tx: oneshot::Sender<Outcome>,
@@ -111,6 +119,9 @@ struct Inner {
     shutdown: CancellationToken,
     /// Fires when the other side stops sending: no answer can arrive any more.
     input_closed: CancellationToken,
+    /// Why the transport broke, when it did ([`crate::transport::Inbound::Broken`]): every
+    /// request that can no longer be answered fails with it.
+    broken: Mutex<Option<TransportError>>,
     /// Woken whenever the last running incoming request ends.
     idle: tokio::sync::Notify,
     options: SessionOptions,
@@ -160,6 +171,7 @@ impl Peer {
                 closed: CancellationToken::new(),
                 shutdown: CancellationToken::new(),
                 input_closed: CancellationToken::new(),
+                broken: Mutex::new(None),
                 idle: tokio::sync::Notify::new(),
                 options,
             }),
@@ -229,9 +241,7 @@ impl Peer {
         options: RequestOptions,
     ) -> Result<Box<RawValue>, RequestError> {
         if self.inner.input_closed.is_cancelled() {
-            return Err(RequestError::Closed {
-                method: method.to_owned(),
-            });
+            return Err(self.closed_error(method));
         }
         let id = RequestId::Number(self.inner.next_id.fetch_add(1, Ordering::Relaxed));
         let mut params = params;
@@ -325,13 +335,29 @@ impl Peer {
         self.forget(&id);
         match outcome {
             Some(Ok(result)) => Ok(result),
-            Some(Err(error)) => Err(RequestError::Remote {
+            Some(Err(Failure::Remote(error))) => Err(RequestError::Remote {
                 method: method.to_owned(),
                 error,
             }),
-            None => Err(RequestError::Closed {
+            Some(Err(Failure::Transport(error))) => Err(RequestError::Transport {
                 method: method.to_owned(),
+                error,
             }),
+            None => Err(self.closed_error(method)),
+        }
+    }
+
+    /// Why `method` cannot be answered now that the input ended: the transport's failure
+    /// when it broke, else the plain end of the connection.
+    fn closed_error(&self, method: &str) -> RequestError {
+        match lock(&self.inner.broken).clone() {
+            Some(error) => RequestError::Transport {
+                method: method.to_owned(),
+                error,
+            },
+            None => RequestError::Closed {
+                method: method.to_owned(),
+            },
         }
     }
 
@@ -432,12 +458,29 @@ impl Peer {
         let pending = lock(&self.inner.pending).remove(&id);
         match pending {
             Some(pending) => {
-                let _ = pending.tx.send(response.outcome);
+                let _ = pending.tx.send(response.outcome.map_err(Failure::Remote));
             }
             None => {
                 tracing::warn!(session = %self.name(), %id, "dropping a response to an unknown or finished request")
             }
         }
+    }
+
+    /// Fails the outgoing request `id` with the transport's error.
+    pub(super) fn fail(&self, id: &RequestId, error: TransportError) {
+        match lock(&self.inner.pending).remove(id) {
+            Some(pending) => {
+                let _ = pending.tx.send(Err(Failure::Transport(error)));
+            }
+            None => {
+                tracing::debug!(session = %self.name(), %id, %error, "a transport failure for an unknown or finished request")
+            }
+        }
+    }
+
+    /// Records why the transport broke, before the input ends.
+    pub(super) fn broke(&self, error: TransportError) {
+        lock(&self.inner.broken).get_or_insert(error);
     }
 
     /// Gives a progress notification to the requester that asked for it. Returns false when

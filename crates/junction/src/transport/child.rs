@@ -17,7 +17,7 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio::sync::mpsc;
 
-use super::stdio::{read_frames, write_frames, WriteEnd};
+use super::stdio::{read_frames, write_frames, Stray, WriteEnd};
 use super::{outbound_queue, Connection, Limits, INBOUND_QUEUE};
 
 /// How many stderr lines are kept for [`ChildProcess::stderr_tail`].
@@ -144,7 +144,12 @@ pub fn spawn(spec: &CommandSpec, limits: Limits) -> Result<(Connection, ChildPro
     let (out_tx, out_rx) = outbound_queue(limits.max_queued);
     let (in_tx, in_rx) = mpsc::channel(INBOUND_QUEUE);
     let (close_tx, close_rx) = tokio::sync::oneshot::channel::<()>();
-    let reading = tokio::spawn(read_frames(BufReader::new(stdout), in_tx, limits.max_frame));
+    let reading = tokio::spawn(read_frames(
+        BufReader::new(stdout),
+        in_tx,
+        limits.max_frame,
+        Stray::Break,
+    ));
     tokio::spawn(async move {
         // The writer owns stdin; closing it is how a client says goodbye on stdio.
         tokio::select! {

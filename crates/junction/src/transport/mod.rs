@@ -15,6 +15,7 @@
 //!   that stops reading costs at most [`Limits::max_queued`].
 
 pub mod child;
+mod error;
 pub mod http;
 pub mod memory;
 mod pipe;
@@ -25,6 +26,8 @@ pub mod tap;
 use junction_protocol::lifecycle::InitializeResult;
 use junction_protocol::{Message, ProtocolVersion, RequestId};
 use tokio::sync::mpsc;
+
+pub use self::error::TransportError;
 
 /// The default largest frame a transport accepts: 4 MiB.
 pub const DEFAULT_MAX_FRAME: usize = 4 * 1024 * 1024;
@@ -63,6 +66,13 @@ pub enum Inbound {
     Frame(Vec<u8>),
     /// A frame the transport refused before decoding it.
     Refused(FrameError),
+    /// The transport could not carry this request of ours: it fails with
+    /// [`RequestError::Transport`](crate::error::RequestError::Transport).
+    Failed(RequestId, TransportError),
+    /// The connection is unusable (for example a stdio server wrote something that is not
+    /// JSON-RPC): every waiting and later request fails with this error, and the session
+    /// stops reading.
+    Broken(TransportError),
     /// Something the transport itself did, for the service of the session (see
     /// [`crate::session::Service::transport_event`]); never on the wire.
     Event(TransportEvent),

@@ -19,7 +19,7 @@ use tokio::sync::mpsc;
 pub use super::pipe::{stdin_stdout, Stdin, Stdout};
 use super::{
     outbound_queue, Connection, FrameError, Inbound, Limits, Outbound, OutboundReceiver,
-    INBOUND_QUEUE,
+    TransportError, INBOUND_QUEUE,
 };
 
 /// A connection over this process's stdin and stdout. When both are pipes or sockets (as
@@ -38,7 +38,12 @@ where
 {
     let (out_tx, out_rx) = outbound_queue(limits.max_queued);
     let (in_tx, in_rx) = mpsc::channel(INBOUND_QUEUE);
-    let reading = tokio::spawn(read_frames(BufReader::new(reader), in_tx, limits.max_frame));
+    let reading = tokio::spawn(read_frames(
+        BufReader::new(reader),
+        in_tx,
+        limits.max_frame,
+        Stray::Decode,
+    ));
     tokio::spawn(async move {
         if write_frames(writer, out_rx).await == WriteEnd::Overflowed {
             // A peer that does not read is disconnected both ways.
@@ -51,11 +56,25 @@ where
     }
 }
 
+/// What [`read_frames`] does with a line that cannot be JSON (it does not start with `{`
+/// or `[`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stray {
+    /// Hands it on like any frame: the session answers it with a parse error, as JSON-RPC
+    /// asks of a server.
+    Decode,
+    /// Gives the connection up at once with [`Inbound::Broken`] naming the line: a client
+    /// whose server writes logs or banners to stdout would otherwise wait for answers until
+    /// its timeout.
+    Break,
+}
+
 /// Reads lines until EOF or until nobody listens.
 pub(crate) async fn read_frames<R: AsyncBufRead + Unpin>(
     mut reader: R,
     tx: mpsc::Sender<Inbound>,
     max_frame: usize,
+    stray: Stray,
 ) {
     let mut line = Vec::new();
     let mut discarded: Option<usize> = None;
@@ -70,8 +89,8 @@ pub(crate) async fn read_frames<R: AsyncBufRead + Unpin>(
         };
         if buf.is_empty() {
             // EOF: a final unterminated line still counts as a message.
-            if discarded.is_none() && !line.is_empty() {
-                let _ = tx.send(Inbound::Frame(std::mem::take(&mut line))).await;
+            if discarded.is_none() && !line.iter().all(u8::is_ascii_whitespace) {
+                let _ = tx.send(frame(std::mem::take(&mut line), stray)).await;
             }
             return;
         }
@@ -109,16 +128,31 @@ pub(crate) async fn read_frames<R: AsyncBufRead + Unpin>(
                         line.clear();
                         None
                     } else {
-                        Some(Inbound::Frame(std::mem::take(&mut line)))
+                        Some(frame(std::mem::take(&mut line), stray))
                     }
                 }
             };
             if let Some(item) = item {
-                if tx.send(item).await.is_err() {
+                let broken = matches!(item, Inbound::Broken(_));
+                if tx.send(item).await.is_err() || broken {
                     return;
                 }
             }
         }
+    }
+}
+
+/// A non-blank line as the session gets it: a frame, unless it cannot be JSON and `stray`
+/// says to give up.
+fn frame(line: Vec<u8>, stray: Stray) -> Inbound {
+    let json = matches!(
+        line.iter().find(|b| !b.is_ascii_whitespace()),
+        Some(b'{' | b'[')
+    );
+    if json || stray == Stray::Decode {
+        Inbound::Frame(line)
+    } else {
+        Inbound::Broken(TransportError::not_json(&line))
     }
 }
 
@@ -182,17 +216,43 @@ mod tests {
     use super::*;
 
     async fn frames(input: &'static [u8], max: usize) -> Vec<Result<String, FrameError>> {
-        let (tx, mut rx) = mpsc::channel(16);
-        read_frames(BufReader::with_capacity(4, input), tx, max).await;
-        let mut out = Vec::new();
-        while let Some(item) = rx.recv().await {
-            out.push(match item {
+        read(input, max, Stray::Decode)
+            .await
+            .into_iter()
+            .map(|item| match item {
                 Inbound::Frame(f) => Ok(String::from_utf8(f).unwrap()),
                 Inbound::Refused(e) => Err(e),
-                Inbound::Event(e) => unreachable!("stdio reports no transport events: {e:?}"),
-            });
+                other => unreachable!("stdio reports only frames and refusals: {other:?}"),
+            })
+            .collect()
+    }
+
+    async fn read(input: &'static [u8], max: usize, stray: Stray) -> Vec<Inbound> {
+        let (tx, mut rx) = mpsc::channel(16);
+        read_frames(BufReader::with_capacity(4, input), tx, max, stray).await;
+        let mut out = Vec::new();
+        while let Some(item) = rx.recv().await {
+            out.push(item);
         }
         out
+    }
+
+    #[tokio::test]
+    async fn a_line_that_cannot_be_json_breaks_a_strict_reader_at_once() {
+        let got = read(
+            b"{\"a\":1}\nServer listening\n{\"b\":2}\n",
+            100,
+            Stray::Break,
+        )
+        .await;
+        assert_eq!(got.len(), 2, "{got:?}");
+        assert!(matches!(&got[0], Inbound::Frame(f) if f == b"{\"a\":1}"));
+        assert!(
+            matches!(&got[1], Inbound::Broken(TransportError::NotJson { line }) if line == "Server listening"),
+            "{got:?}"
+        );
+        let lenient = frames(b"hello\n{}\n", 100).await;
+        assert_eq!(lenient, vec![Ok("hello".into()), Ok("{}".into())]);
     }
 
     #[tokio::test]

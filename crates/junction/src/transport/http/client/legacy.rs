@@ -2,17 +2,23 @@
 
 use std::sync::Arc;
 
-use junction_protocol::{ErrorCode, ErrorObject, Message};
+use junction_protocol::Message;
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use reqwest::Url;
 
 use super::super::sse::{Event, Parser};
 use super::{transport_error, Driver};
 use crate::sync::lock;
+use crate::transport::TransportError;
 
 impl Driver {
     /// Opens the legacy event stream and waits for its `endpoint` event.
-    pub(super) async fn open_legacy(self: &Arc<Self>) -> Result<Url, String> {
+    pub(super) async fn open_legacy(self: &Arc<Self>) -> Result<Url, TransportError> {
+        let broke = |reason: String| {
+            self.exchange(format!(
+                "the HTTP+SSE endpoint could not be opened: {reason}"
+            ))
+        };
         let mut headers = self.headers.clone();
         self.authorize(&self.url, &mut headers).await;
         let mut response = self
@@ -22,9 +28,25 @@ impl Driver {
             .header(ACCEPT, "text/event-stream")
             .send()
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| transport_error(&self.url, &e))?;
         if !response.status().is_success() {
-            return Err(format!("GET answered {}", response.status()));
+            let content_type = response
+                .headers()
+                .get(CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            let status = response.status().as_u16();
+            let body = super::read_body(response, self.max_message)
+                .await
+                .ok()
+                .and_then(Result::ok)
+                .unwrap_or_default();
+            return Err(TransportError::status(
+                self.url.as_str(),
+                status,
+                content_type.as_deref(),
+                &body,
+            ));
         }
         let mut parser = Parser::with_limit(self.max_message);
         let mut early: Vec<Event> = Vec::new();
@@ -32,9 +54,9 @@ impl Driver {
             let chunk = response
                 .chunk()
                 .await
-                .map_err(|e| e.to_string())?
-                .ok_or("the stream ended before the endpoint event")?;
-            let events = parser.try_feed(&chunk).map_err(|e| e.to_string())?;
+                .map_err(|e| broke(e.to_string()))?
+                .ok_or_else(|| broke("the stream ended before the endpoint event".to_owned()))?;
+            let events = parser.try_feed(&chunk).map_err(|e| broke(e.to_string()))?;
             let mut found = None;
             for event in events {
                 if found.is_none() && event.event.as_deref() == Some("endpoint") {
@@ -50,7 +72,7 @@ impl Driver {
         let endpoint = self
             .url
             .join(&endpoint)
-            .map_err(|e| format!("bad endpoint {endpoint:?}: {e}"))?;
+            .map_err(|e| broke(format!("bad endpoint {endpoint:?}: {e}")))?;
         lock(&self.state).legacy = Some(endpoint.clone());
         let driver = self.clone();
         tokio::spawn(async move {
@@ -101,15 +123,22 @@ impl Driver {
         match result {
             Ok(r) if r.status().is_success() => {}
             Ok(r) => {
-                let status = r.status();
-                let body = r.text().await.unwrap_or_default();
-                let error = ErrorObject::new(
-                    ErrorCode::INTERNAL_ERROR,
-                    format!("HTTP {status}: {}", body.trim()),
+                let status = r.status().as_u16();
+                let content_type = r
+                    .headers()
+                    .get(CONTENT_TYPE)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned);
+                let body = r.bytes().await.unwrap_or_default();
+                let error = TransportError::status(
+                    endpoint.as_str(),
+                    status,
+                    content_type.as_deref(),
+                    &body,
                 );
                 self.fail(message, error).await;
             }
-            Err(e) => self.fail(message, transport_error(&e)).await,
+            Err(e) => self.fail(message, transport_error(endpoint, &e)).await,
         }
     }
 }

@@ -36,16 +36,22 @@
 //! their `_meta`) are sent differently: no session id, `MCP-Protocol-Version` from the
 //! request itself, `Mcp-Method` and (for `tools/call`, `prompts/get` and `resources/read`)
 //! `Mcp-Name` headers mirroring the body. A stream that breaks before the response is not
-//! resumed (that revision has no event ids): the request fails with an error saying so, and
-//! the caller sends it again. Cancelling such a request closes its response stream instead
+//! resumed (that revision has no event ids): the request fails with
+//! [`TransportError::StreamEnded`], and the [`Client`](crate::client::Client) sends it again
+//! with a new id. A `tools/call` carries an `Mcp-Param-{Name}` header for each argument the
+//! tool's input schema annotates with `x-mcp-header` (Base64-encoded where the value is not
+//! plain ASCII; see [`param`](super::param)), learnt from the `tools/list` results that
+//! passed through this transport. Cancelling such a request closes its response stream instead
 //! of POSTing `notifications/cancelled`, and JSON-RPC responses are never POSTed.
 //!
 //! With [`HttpClient::oauth`], every request to the endpoint's origin carries the
 //! [`OAuthClient`]'s bearer token, and a `401` or `403 insufficient_scope` runs its flow and
 //! sends the request again (at most [`MAX_AUTHORIZATIONS`] times per request).
 //!
-//! Failures of the transport reach the caller as JSON-RPC error responses to the affected
-//! requests (code -32603 with the HTTP status, or the server's own JSON-RPC error).
+//! Failures of the transport fail the affected requests with a
+//! [`TransportError`] naming the URL and what happened (a refused connection, an HTTP
+//! status and what its body was, a stream that ended); an error status whose body is a
+//! JSON-RPC error reaches the caller as that error, the server's own answer.
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
@@ -63,7 +69,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
-use junction_protocol::{ErrorCode, ErrorObject, Message, RequestId};
+use junction_protocol::{ErrorObject, Message, RequestId};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use reqwest::Url;
 use serde::Deserialize;
@@ -77,10 +83,11 @@ mod stateless;
 mod stream;
 
 use self::stateless::stateless_version;
+use super::param::Annotated;
 use super::{PROTOCOL_VERSION_HEADER, SESSION_ID_HEADER};
 use crate::auth::{AuthError, OAuthClient};
 use crate::sync::lock;
-use crate::transport::{Connection, Inbound, Outbound, INBOUND_QUEUE};
+use crate::transport::{Connection, Inbound, Outbound, TransportError, INBOUND_QUEUE};
 
 /// Why an [`HttpClient`] could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -236,6 +243,11 @@ struct State {
     stateless: bool,
     /// The 2026-07-28 requests in flight; cancelling one closes its stream.
     in_flight: HashMap<RequestId, CancellationToken>,
+    /// The `tools/list` requests in flight, whose results teach [`State::tool_headers`].
+    tool_lists: HashSet<RequestId>,
+    /// Each listed tool's `x-mcp-header` annotations, for the `Mcp-Param-*` headers of its
+    /// calls (2026-07-28).
+    tool_headers: HashMap<String, Vec<Annotated>>,
 }
 
 struct Driver {
@@ -307,6 +319,9 @@ impl Driver {
                     let mut state = lock(&self.state);
                     state.stateless = true;
                     state.in_flight.insert(r.id.clone(), cancel.clone());
+                    if r.method == "tools/list" {
+                        state.tool_lists.insert(r.id.clone());
+                    }
                 }
                 let driver = self.clone();
                 let id = r.id.clone();
@@ -408,49 +423,74 @@ impl Driver {
                 state.version = Some(version.clone());
             }
         }
+        if let Some(Peek {
+            id: Some(id),
+            method: None,
+            ..
+        }) = &peek
+        {
+            let mut state = lock(&self.state);
+            if state.tool_lists.remove(id) {
+                stateless::learn_tool_headers(&frame, &mut state.tool_headers);
+            }
+        }
         let _ = self.incoming.send(Inbound::Frame(frame)).await;
         peek
     }
 
-    /// Reports a failed message: a request gets an error response, other messages a log.
-    async fn fail(&self, message: &Message, error: ErrorObject) {
+    /// Reports a failed message: a request fails with `error`, other messages get a log.
+    async fn fail(&self, message: &Message, error: TransportError) {
         match message {
-            Message::Request(r) => {
-                tracing::debug!(id = %r.id, %error, "request failed in the HTTP transport");
-                let response =
-                    Message::Response(junction_protocol::Response::err(Some(r.id.clone()), error));
-                let _ = self.incoming.send(Inbound::Frame(response.encode())).await;
-            }
+            Message::Request(r) => self.fail_id(&r.id, error).await,
             _ => tracing::warn!(%error, "a message could not be delivered to the server"),
         }
     }
 
-    async fn fail_id(&self, id: &RequestId, error: ErrorObject) {
-        let response = Message::Response(junction_protocol::Response::err(Some(id.clone()), error));
-        let _ = self.incoming.send(Inbound::Frame(response.encode())).await;
+    async fn fail_id(&self, id: &RequestId, error: TransportError) {
+        tracing::debug!(%id, %error, "request failed in the HTTP transport");
+        let _ = self.incoming.send(Inbound::Failed(id.clone(), error)).await;
     }
-}
 
-/// Why a POST got no answer to read.
-#[derive(Debug, thiserror::Error)]
-pub(super) enum PostError {
-    #[error("{}", transport_error(.0).message)]
-    Http(reqwest::Error),
-    #[error("authorization failed: {0}")]
-    Auth(AuthError),
-}
+    /// Hands the session the JSON-RPC error the server put in the body of an error status.
+    async fn refused(&self, message: &Message, error: ErrorObject) {
+        match message {
+            Message::Request(r) => {
+                let response =
+                    Message::Response(junction_protocol::Response::err(Some(r.id.clone()), error));
+                let _ = self.incoming.send(Inbound::Frame(response.encode())).await;
+            }
+            _ => tracing::warn!(%error, "the server refused a message"),
+        }
+    }
 
-impl PostError {
-    fn error_object(&self) -> ErrorObject {
-        match self {
-            PostError::Http(e) => transport_error(e),
-            PostError::Auth(_) => ErrorObject::new(ErrorCode::INTERNAL_ERROR, self.to_string()),
+    /// An exchange with the endpoint that failed for `reason`.
+    fn exchange(&self, reason: impl Into<String>) -> TransportError {
+        TransportError::Exchange {
+            url: self.url.to_string(),
+            reason: reason.into(),
         }
     }
 }
 
-/// The error with its causes: reqwest's own message alone ("error sending request") hides
-/// the reason a person can act on, such as "Connection refused".
+/// Why a POST got no answer to read.
+#[derive(Debug)]
+pub(super) enum PostError {
+    Http(reqwest::Error),
+    Auth(AuthError),
+}
+
+impl PostError {
+    fn at(&self, url: &Url) -> TransportError {
+        match self {
+            PostError::Http(e) => transport_error(url, e),
+            PostError::Auth(e) => TransportError::Auth {
+                url: url.to_string(),
+                reason: e.to_string(),
+            },
+        }
+    }
+}
+
 /// A body that grew past the limit; how many bytes had arrived.
 struct TooLarge(usize);
 
@@ -475,15 +515,27 @@ async fn read_body(
     Ok(Ok(body))
 }
 
-fn transport_error(e: &reqwest::Error) -> ErrorObject {
-    let mut text = format!("HTTP transport error: {e}");
+/// A failed HTTP exchange with `url`, by what happened. reqwest's own message ("error
+/// sending request for url (...)") hides the reason a person can act on, such as
+/// "Connection refused", which is the innermost cause.
+fn transport_error(url: &Url, e: &reqwest::Error) -> TransportError {
+    let mut causes = Vec::new();
     let mut cause = std::error::Error::source(e);
     while let Some(c) = cause {
-        text.push_str(": ");
-        text.push_str(&c.to_string());
+        causes.push(c.to_string());
         cause = c.source();
     }
-    ErrorObject::new(ErrorCode::INTERNAL_ERROR, text)
+    let url = url.to_string();
+    if e.is_connect() {
+        let reason = causes.pop().unwrap_or_else(|| e.to_string());
+        return TransportError::Connect { url, reason };
+    }
+    let reason = if causes.is_empty() {
+        e.to_string()
+    } else {
+        causes.join(": ")
+    };
+    TransportError::Exchange { url, reason }
 }
 
 fn cancelled_id(params: Option<&serde_json::value::RawValue>) -> Option<RequestId> {

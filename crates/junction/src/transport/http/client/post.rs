@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use junction_protocol::{ErrorCode, ErrorObject, Message};
+use junction_protocol::{ErrorObject, Message};
 use reqwest::header::{HeaderMap, ACCEPT, CONTENT_TYPE, WWW_AUTHENTICATE};
 use reqwest::{StatusCode, Url};
 use serde::Deserialize;
@@ -10,7 +10,7 @@ use serde::Deserialize;
 use super::super::SESSION_ID_HEADER;
 use super::{read_body, transport_error, Driver, PostError, TooLarge, MAX_AUTHORIZATIONS};
 use crate::sync::lock;
-use crate::transport::{FrameError, Inbound};
+use crate::transport::{FrameError, Inbound, TransportError};
 
 impl Driver {
     pub(super) async fn post_raw(
@@ -61,13 +61,7 @@ impl Driver {
         if self.legacy_only {
             return match self.open_legacy().await {
                 Ok(endpoint) => self.post_legacy(&endpoint, &message).await,
-                Err(reason) => {
-                    let error = ErrorObject::new(
-                        ErrorCode::INTERNAL_ERROR,
-                        format!("the HTTP+SSE endpoint could not be opened: {reason}"),
-                    );
-                    self.fail(&message, error).await
-                }
+                Err(error) => self.fail(&message, error).await,
             };
         }
         let response = match self
@@ -75,7 +69,7 @@ impl Driver {
             .await
         {
             Ok(response) => response,
-            Err(e) => return self.fail(&message, e.error_object()).await,
+            Err(e) => return self.fail(&message, e.at(&self.url)).await,
         };
         if matches!(
             response.status(),
@@ -87,8 +81,8 @@ impl Driver {
                     self.post_legacy(&endpoint, &message).await;
                     return;
                 }
-                Err(reason) => {
-                    tracing::debug!(%reason, "the legacy transport is not offered either");
+                Err(error) => {
+                    tracing::debug!(%error, "the legacy transport is not offered either");
                 }
             }
         }
@@ -116,7 +110,7 @@ impl Driver {
             let response = match self.post_raw(&self.url, headers, message).await {
                 Ok(response) => response,
                 Err(e) => {
-                    self.fail(message, e.error_object()).await;
+                    self.fail(message, e.at(&self.url)).await;
                     return false;
                 }
             };
@@ -136,10 +130,10 @@ impl Driver {
                 Answered::SessionGone(session) => {
                     retried = true;
                     if let Err(reason) = self.reinitialize(&session).await {
-                        let error = ErrorObject::new(
-                            ErrorCode::INTERNAL_ERROR,
-                            format!("HTTP 404 while resuming: the server ended this session, and a new one could not be started: {reason}"),
-                        );
+                        let error = TransportError::SessionEnded {
+                            url: self.url.to_string(),
+                            detail: Some(format!("a new session could not be started: {reason}")),
+                        };
                         self.fail(message, error).await;
                         return true;
                     }
@@ -160,23 +154,36 @@ impl Driver {
         if !status.is_success() {
             let session_ended =
                 status == StatusCode::NOT_FOUND && lock(&self.state).session_id.is_some();
+            let content_type = response
+                .headers()
+                .get(CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
             // An error body is read only as far as the message limit; beyond it, it is cut.
             let body = match read_body(response, self.max_message).await {
                 Ok(Ok(body)) => body,
                 Ok(Err(_)) | Err(_) => Vec::new(),
             };
-            let error = match serde_json::from_slice::<ErrorBody>(&body) {
-                Ok(ErrorBody { error }) if !session_ended => error,
-                _ if session_ended => ErrorObject::new(
-                    ErrorCode::INTERNAL_ERROR,
-                    "HTTP 404: the server ended this session; connect again to start a new one",
-                ),
-                _ => ErrorObject::new(
-                    ErrorCode::INTERNAL_ERROR,
-                    format!("HTTP {status}: {}", String::from_utf8_lossy(&body).trim()),
-                ),
-            };
-            self.fail(message, error).await;
+            match serde_json::from_slice::<ErrorBody>(&body) {
+                _ if session_ended => {
+                    let error = TransportError::SessionEnded {
+                        url: self.url.to_string(),
+                        detail: None,
+                    };
+                    self.fail(message, error).await;
+                }
+                // The server's own answer, carried by an error status (2026-07-28 does so).
+                Ok(ErrorBody { error }) => self.refused(message, error).await,
+                Err(_) => {
+                    let error = TransportError::status(
+                        self.url.as_str(),
+                        status.as_u16(),
+                        content_type.as_deref(),
+                        &body,
+                    );
+                    self.fail(message, error).await;
+                }
+            }
             return Answered::Done(false);
         }
         let Message::Request(request) = message else {
@@ -210,21 +217,17 @@ impl Driver {
                     let answered = peek
                         .is_some_and(|p| p.method.is_none() && p.id.as_ref() == Some(&request.id));
                     if !answered {
-                        let error = ErrorObject::new(
-                            ErrorCode::INTERNAL_ERROR,
+                        let error = self.exchange(
                             "the server answered the request with a JSON body that is not its response",
                         );
                         self.fail(message, error).await;
                     }
                 }
                 Ok(_) => {
-                    let error = ErrorObject::new(
-                        ErrorCode::INTERNAL_ERROR,
-                        "the server answered the request with an empty body",
-                    );
+                    let error = self.exchange("the server answered the request with an empty body");
                     self.fail(message, error).await;
                 }
-                Err(e) => self.fail(message, transport_error(&e)).await,
+                Err(e) => self.fail(message, transport_error(&self.url, &e)).await,
             }
         }
         Answered::Done(true)

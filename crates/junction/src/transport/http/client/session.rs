@@ -35,7 +35,7 @@ impl Driver {
         let response = self
             .post_raw(&self.url, headers.clone(), &handshake)
             .await
-            .map_err(|e| format!("initialize: {e}"))?;
+            .map_err(|e| format!("initialize: {}", e.at(&self.url)))?;
         if !response.status().is_success() {
             return Err(format!("initialize answered HTTP {}", response.status()));
         }
@@ -73,7 +73,7 @@ impl Driver {
         let response = self
             .post_raw(&self.url, headers, &initialized)
             .await
-            .map_err(|e| format!("notifications/initialized: {e}"))?;
+            .map_err(|e| format!("notifications/initialized: {}", e.at(&self.url)))?;
         if !response.status().is_success() {
             return Err(format!(
                 "notifications/initialized answered HTTP {}",

@@ -5,12 +5,18 @@ use std::sync::Arc;
 
 use junction_protocol::method::{self, NameParam};
 use junction_protocol::stateless::RequestEnvelope;
-use junction_protocol::{ErrorCode, ErrorObject, Message};
-use reqwest::header::{HeaderMap, HeaderValue, CONTENT_TYPE};
+use junction_protocol::Message;
+use std::collections::HashMap;
+
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
+use serde::Deserialize;
+use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
+use super::super::param::{self, Annotated};
 use super::stream::StreamCursor;
 use super::{Driver, PROTOCOL_VERSION_HEADER};
+use crate::transport::TransportError;
 
 /// The header naming the JSON-RPC method of a 2026-07-28 POST.
 const METHOD_HEADER: &str = "mcp-method";
@@ -28,17 +34,18 @@ impl Driver {
         let Message::Request(request) = message else {
             return;
         };
-        let headers = match stateless_headers(&self.headers, request) {
+        let headers = {
+            let state = crate::sync::lock(&self.state);
+            stateless_headers(&self.headers, request, &state.tool_headers)
+        };
+        let headers = match headers {
             Ok(headers) => headers,
-            Err(reason) => {
-                let error = ErrorObject::new(ErrorCode::INVALID_REQUEST, reason);
-                return self.fail(message, error).await;
-            }
+            Err(reason) => return self.fail(message, self.exchange(reason)).await,
         };
         let exchange = async {
             let response = match self.post_raw(&self.url, headers, message).await {
                 Ok(response) => response,
-                Err(e) => return self.fail(message, e.error_object()).await,
+                Err(e) => return self.fail(message, e.at(&self.url)).await,
             };
             let sse = response
                 .headers()
@@ -53,10 +60,10 @@ impl Driver {
             self.read_events(response, &mut cursor, Some(&request.id))
                 .await;
             if !cursor.answered && !self.closing.is_cancelled() {
-                let error = ErrorObject::new(
-                    ErrorCode::INTERNAL_ERROR,
-                    "the server's event stream ended before the response; revision 2026-07-28 cannot resume it, so send the request again",
-                );
+                let error = TransportError::StreamEnded {
+                    url: self.url.to_string(),
+                    detail: None,
+                };
                 self.fail(message, error).await;
             }
         };
@@ -83,10 +90,12 @@ fn version_of(envelope: &RequestEnvelope) -> Option<String> {
 }
 
 /// The headers of a 2026-07-28 POST: the custom ones, the version, `Mcp-Method` and, where
-/// the method names something (see [`NameParam`]), `Mcp-Name`.
+/// the method names something (see [`NameParam`]), `Mcp-Name`; for a `tools/call`, the
+/// `Mcp-Param-*` headers of its annotated arguments (`tools`, by tool name).
 fn stateless_headers(
     custom: &HeaderMap,
     request: &junction_protocol::Request,
+    tools: &HashMap<String, Vec<Annotated>>,
 ) -> Result<HeaderMap, String> {
     let envelope = RequestEnvelope::read(request.params.as_deref()).unwrap_or_default();
     let version = version_of(&envelope).unwrap_or_default();
@@ -106,6 +115,81 @@ fn stateless_headers(
             )
         })?;
         headers.insert(NAME_HEADER, value(name)?);
+        if request.method == "tools/call" {
+            if let Some(annotated) = tools.get(name) {
+                param_headers(request, annotated, &mut headers)?;
+            }
+        }
     }
     Ok(headers)
+}
+
+/// Adds `Mcp-Param-{Name}: value` for each annotated argument present (and not `null`).
+fn param_headers(
+    request: &junction_protocol::Request,
+    annotated: &[Annotated],
+    headers: &mut HeaderMap,
+) -> Result<(), String> {
+    #[derive(Deserialize)]
+    struct Params {
+        #[serde(default)]
+        arguments: Map<String, Value>,
+    }
+    let Some(Params { arguments }) = request
+        .params
+        .as_deref()
+        .and_then(|p| serde_json::from_str(p.get()).ok())
+    else {
+        return Ok(());
+    };
+    for property in annotated {
+        let Some(text) = property.value(&arguments).and_then(param::encode) else {
+            continue;
+        };
+        let name =
+            HeaderName::from_bytes(format!("{}{}", param::PREFIX, property.header).as_bytes())
+                .map_err(|_| {
+                    format!("`x-mcp-header` {:?} is not a header name", property.header)
+                })?;
+        let value = HeaderValue::from_str(&text).map_err(|_| {
+            format!(
+                "the value of `{}` cannot be sent as a header",
+                property.header
+            )
+        })?;
+        headers.insert(name, value);
+    }
+    Ok(())
+}
+
+/// Records the `x-mcp-header` annotations of every tool in a `tools/list` response
+/// (`frame`); a tool whose annotations are invalid gets none (the client leaves it out).
+pub(super) fn learn_tool_headers(frame: &[u8], tools: &mut HashMap<String, Vec<Annotated>>) {
+    #[derive(Deserialize)]
+    struct Response {
+        result: Listed,
+    }
+    #[derive(Deserialize)]
+    struct Listed {
+        tools: Vec<Listing>,
+    }
+    #[derive(Deserialize)]
+    struct Listing {
+        name: String,
+        #[serde(rename = "inputSchema", default)]
+        input_schema: Map<String, Value>,
+    }
+    let Ok(Response { result }) = serde_json::from_slice::<Response>(frame) else {
+        return;
+    };
+    for tool in result.tools {
+        match param::annotations(&tool.input_schema) {
+            Ok(annotated) if !annotated.is_empty() => {
+                tools.insert(tool.name, annotated);
+            }
+            _ => {
+                tools.remove(&tool.name);
+            }
+        }
+    }
 }

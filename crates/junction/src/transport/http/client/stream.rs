@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use junction_protocol::{ErrorCode, ErrorObject, RequestId};
+use junction_protocol::RequestId;
 use reqwest::header::ACCEPT;
 use reqwest::StatusCode;
 use tokio::sync::oneshot;
@@ -12,7 +12,7 @@ use super::super::sse::Parser;
 use super::super::LAST_EVENT_ID_HEADER;
 use super::Driver;
 use crate::sync::lock;
-use crate::transport::{FrameError, Inbound};
+use crate::transport::{FrameError, Inbound, TransportError};
 
 /// How long to wait before reconnecting when the server named no `retry` delay.
 const DEFAULT_RETRY: Duration = Duration::from_secs(1);
@@ -57,15 +57,20 @@ impl Driver {
                 return None;
             }
             let Some(last) = cursor.last_id.clone() else {
-                let error = ErrorObject::new(
-                    ErrorCode::INTERNAL_ERROR,
-                    "the server closed the event stream before the response, without an event id to resume from",
-                );
+                let error = TransportError::StreamEnded {
+                    url: self.url.to_string(),
+                    detail: Some("without an event id to resume from".to_owned()),
+                };
                 self.fail_id(&id, error).await;
                 return None;
             };
             if failures >= MAX_RECONNECTS {
-                let error = ErrorObject::new(ErrorCode::INTERNAL_ERROR, format!("the event stream broke and could not be resumed after {MAX_RECONNECTS} attempts"));
+                let error = TransportError::StreamEnded {
+                    url: self.url.to_string(),
+                    detail: Some(format!(
+                        "it could not be resumed after {MAX_RECONNECTS} attempts"
+                    )),
+                };
                 self.fail_id(&id, error).await;
                 return None;
             }
@@ -81,10 +86,10 @@ impl Driver {
                         tracing::debug!(%session, "HTTP 404 while resuming a request's stream");
                         return Some(session);
                     }
-                    let error = ErrorObject::new(
-                        ErrorCode::INTERNAL_ERROR,
-                        "HTTP 404 while resuming: the server ended this session",
-                    );
+                    let error = TransportError::SessionEnded {
+                        url: self.url.to_string(),
+                        detail: None,
+                    };
                     self.fail_id(&id, error).await;
                     return None;
                 }
