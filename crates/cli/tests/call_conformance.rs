@@ -184,7 +184,8 @@ fn initialize_prints_the_servers_answer() {
             "protocolVersion": "2025-11-25",
             "capabilities": {"tools": {"listChanged": true},
                 "resources": {"subscribe": true, "listChanged": true},
-                "prompts": {"listChanged": true}, "logging": {}, "completions": {}},
+                "prompts": {"listChanged": true}, "logging": {}, "completions": {},
+                "tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}},
             "serverInfo": {"name": "mcp-conformance-test-server", "version": "1.0.0"},
             "instructions": "Test fixtures of the MCP conformance suites 0.1.16 and 0.2.0-alpha.12. Every tool returns a fixed payload; call one to see how a client handles that kind of content."
         })

@@ -108,7 +108,8 @@ fn expected(via: Via) -> Value {
         "serverInfo": {"name": "mcp-conformance-test-server", "version": "1.0.0"},
         "serverCapabilities": {"tools": {"listChanged": true},
             "resources": {"subscribe": true, "listChanged": true},
-            "prompts": {"listChanged": true}, "logging": {}, "completions": {}},
+            "prompts": {"listChanged": true}, "logging": {}, "completions": {},
+            "tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}},
         "instructions": "Test fixtures of the MCP conformance suites 0.1.16 and 0.2.0-alpha.12. Every tool returns a fixed payload; call one to see how a client handles that kind of content.",
         "tools": ([
             tool("test_simple_text", "Tests simple text content response", &empty),

@@ -30,7 +30,7 @@ struct Greeting {
 struct Compute {
     /// How long the computation takes, in seconds (0: at once).
     #[serde(default)]
-    seconds: f64,
+    seconds: u64,
     /// A label the result repeats.
     #[serde(default)]
     label: Option<String>,
@@ -44,9 +44,9 @@ async fn greet(_: Context, args: Greeting) -> String {
 }
 
 async fn slow_compute(_: Context, args: Compute) -> String {
-    let seconds = args.seconds.clamp(0.0, 3600.0);
-    if seconds > 0.0 {
-        tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
+    let seconds = args.seconds.min(3600);
+    if seconds > 0 {
+        tokio::time::sleep(Duration::from_secs(seconds)).await;
     }
     let label = args.label.unwrap_or_else(|| "computation".to_owned());
     format!("{label}: done after {seconds} s")

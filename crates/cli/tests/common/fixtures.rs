@@ -80,7 +80,49 @@ pub fn alpha12_tools() -> Vec<Value> {
                 "verbose": {"type": "boolean", "description": "Mirrored as Mcp-Param-Verbose", "x-mcp-header": "Verbose"},
                 "query": {"type": "string", "description": "Not mirrored"}},
                 "required": ["region", "query"]}}),
+        json!({"name": "greet", "description": "Greets by name, at once (never a task)",
+            "inputSchema": {"$schema": "https://json-schema.org/draft/2020-12/schema",
+                "properties": {"name": {"description": "Who to greet.", "type": "string"}},
+                "required": ["name"], "title": "Greeting", "type": "object"}}),
+        json!({"name": "slow_compute", "description": "Computes for `seconds` seconds; may run as a task",
+            "execution": {"taskSupport": "optional"},
+            "inputSchema": {"$schema": "https://json-schema.org/draft/2020-12/schema",
+                "properties": {
+                    "label": {"default": null, "description": "A label the result repeats.", "type": ["string", "null"]},
+                    "seconds": {"default": 0, "description": "How long the computation takes, in seconds (0: at once).", "format": "uint64", "minimum": 0, "type": "integer"}},
+                "title": "Compute", "type": "object"}}),
+        task_tool(
+            "failing_job",
+            "Fails after a second with a tool error; always a task",
+            "required",
+        ),
+        task_tool(
+            "protocol_error_job",
+            "Crashes, so its task fails with a protocol error; always a task",
+            "required",
+        ),
+        task_tool(
+            "confirm_delete",
+            "Looks the item up, then asks for a confirmation; may run as a task",
+            "optional",
+        ),
+        task_tool(
+            "multi_input",
+            "Asks for two values at once; may run as a task",
+            "optional",
+        ),
+        task_tool(
+            "test_tool_with_task",
+            "Asks the user's name first, then runs as a task",
+            "required",
+        ),
     ]
+}
+
+/// A fixture of the tasks extension without arguments.
+fn task_tool(name: &str, description: &str, support: &str) -> Value {
+    json!({"name": name, "description": description, "execution": {"taskSupport": support},
+        "inputSchema": {"type": "object", "properties": {}}})
 }
 
 /// The prompt added for 0.2.0-alpha.12 (listed last).
