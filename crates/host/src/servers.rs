@@ -73,12 +73,14 @@ pub struct StartOptions {
 pub const DEFAULT_LOG_LEVEL: LoggingLevel = LoggingLevel::Warning;
 
 impl Default for StartOptions {
-    /// Automatic negotiation, servers' log messages from [`DEFAULT_LOG_LEVEL`] up, 30 s to
-    /// start, no mediation, no default roots.
+    /// Automatic negotiation, the tasks extension declared (a call the server runs as a
+    /// task is followed to its end), servers' log messages from [`DEFAULT_LOG_LEVEL`] up,
+    /// 30 s to start, no mediation, no default roots.
     fn default() -> Self {
         StartOptions {
             client: ClientOptions::new("junction", env!("CARGO_PKG_VERSION"))
                 .auto()
+                .tasks()
                 .log_level(DEFAULT_LOG_LEVEL),
             startup_timeout: Duration::from_secs(30),
             mediation: None,

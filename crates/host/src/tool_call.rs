@@ -71,8 +71,16 @@ pub(crate) async fn call(
         cancel: Some(interrupt.clone()),
         ..RequestOptions::default()
     };
+    // A tool that must run as a task (2025-11-25) is called as one and waited for; on
+    // 2026-07-28 the server decides and the client follows the task it gets.
+    let on_status = {
+        let activity = activity.clone();
+        move |_: &junction::protocol::tasks::Task| {
+            *activity.lock().unwrap_or_else(PoisonError::into_inner) = Instant::now();
+        }
+    };
     tokio::select! {
-        result = server.client.call_tool(params, options) => match result {
+        result = server.client.call_tool_auto(params, options, on_status) => match result {
             Ok(result) => Ok(result),
             Err(_) if interrupt.is_cancelled() => Err(CallFailure::Interrupted),
             Err(e) => Err(CallFailure::Failed(e)),

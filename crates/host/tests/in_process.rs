@@ -858,3 +858,82 @@ async fn a_session_answer_allows_that_tool_until_the_host_exits_without_saving_i
         Action::Ask
     );
 }
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct NoArgs {}
+
+/// A tool that must run as a task, reached on `version` (`None`: automatic negotiation).
+async fn a_required_task_tool_answers_the_model(
+    version: Option<junction_protocol::ProtocolVersion>,
+) {
+    use junction::server::Context;
+    let server = Server::builder("jobs", "1.0.0")
+        .tool(
+            tool("report", |ctx: Context, _: NoArgs| async move {
+                // Busy past its first poll; says whether it ran as a task.
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                format!("report ready (as a task: {})", ctx.task_id().is_some())
+            })
+            .task_support(junction_protocol::tools::TaskSupport::Required)
+            .annotations(ToolAnnotations::default().read_only(true)),
+        )
+        .build()
+        .unwrap();
+    let frames = Frames::default();
+    let (connection, _peer) = tapped(&server, frames.clone());
+    let mut options = StartOptions::default();
+    if let Some(version) = version {
+        options.client = options.client.version(version);
+    }
+    let mut servers = Servers::new();
+    servers
+        .add_connection(
+            "jobs",
+            connection,
+            ServerSettings::trusted(),
+            &options,
+            &EventSink::discard(),
+        )
+        .await
+        .unwrap();
+    let setup = Setup {
+        servers,
+        seen: Vec::new(),
+        _peers: Vec::new(),
+    };
+    let script = r#"[
+        {"toolCalls": [{"id": "c1", "name": "jobs__report", "arguments": {}}]},
+        {"text": "Done."}
+    ]"#;
+    let (mut host, _, _rx, _) = host(
+        setup,
+        Policy::new(Vec::new()),
+        script,
+        Arc::new(ScriptedConsent::new([])),
+    );
+    host.send("Make the report").await.unwrap();
+    let (_, text, is_error) = &results(&host)[0];
+    assert!(!is_error, "{version:?}: {text}");
+    assert_eq!(text, "report ready (as a task: true)", "{version:?}");
+    let sent = frames.lock().unwrap().join("\n");
+    let polled = if version.is_some() {
+        "tasks/result"
+    } else {
+        "tasks/get"
+    };
+    assert!(
+        sent.contains(polled),
+        "{version:?}: the host waited on the task: {sent}"
+    );
+}
+
+#[tokio::test]
+async fn a_tool_that_must_run_as_a_task_is_called_as_one_on_2025_11_25() {
+    a_required_task_tool_answers_the_model(Some(junction_protocol::ProtocolVersion::V2025_11_25))
+        .await;
+}
+
+#[tokio::test]
+async fn a_tool_that_must_run_as_a_task_is_followed_as_one_on_2026_07_28() {
+    a_required_task_tool_answers_the_model(None).await;
+}

@@ -72,6 +72,28 @@ fn server(probe: &Probe) -> Server {
         )
         .tool(tool("plain", |_: Nothing| async { "plain" }))
         .tool(
+            tool("later", |ctx: Context, _: Nothing| async move {
+                // Busy past its first poll, so that on 2026-07-28 the server runs it as a task.
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                let task = ctx.task_id().is_some();
+                let answer = ctx
+                    .elicit(FormParams::new(
+                        "Your name?",
+                        RequestedSchema::new()
+                            .required("name", PrimitiveSchemaDefinition::string()),
+                    ))
+                    .await;
+                match answer {
+                    Ok(r) => format!(
+                        "as a task: {task}; {:?}",
+                        r.content.unwrap_or_default().get("name")
+                    ),
+                    Err(e) => format!("no answer: {e}"),
+                }
+            })
+            .task_support(TaskSupport::Optional),
+        )
+        .tool(
             tool("broken", |_: Nothing| async {
                 Err::<String, _>("the shelf is missing")
             })
@@ -168,6 +190,11 @@ impl Setup {
 
     /// A new client (a new session).
     async fn client(&self) -> Client {
+        self.client_with(options(&self.seen)).await
+    }
+
+    /// A new client with `options`.
+    async fn client_with(&self, options: ClientOptions) -> Client {
         let connection = match &self.http {
             Some(http) => HttpClient::new(http.url("/mcp")).unwrap().connect(),
             None => {
@@ -182,9 +209,7 @@ impl Setup {
                 junction::transport::stdio::connect(r, w, Default::default())
             }
         };
-        let client = Client::connect(connection, options(&self.seen))
-            .await
-            .unwrap();
+        let client = Client::connect(connection, options).await.unwrap();
         client.list_tools().await.unwrap();
         client
     }
@@ -310,11 +335,9 @@ async fn task_support_is_enforced_and_unknown_tasks_are_invalid_params() {
         // call_tool_auto runs a required tool as a task and reports its statuses.
         let mut statuses = Vec::new();
         let result = client
-            .call_tool_auto(
-                CallToolParams::new("report"),
-                |task| statuses.push(task.status),
-                None,
-            )
+            .call_tool_auto(CallToolParams::new("report"), Default::default(), |task| {
+                statuses.push(task.status)
+            })
             .await
             .unwrap();
         assert_eq!(text(&result), "report ready");
@@ -462,4 +485,92 @@ async fn another_session_can_neither_see_read_nor_cancel_a_task() {
     );
     assert_eq!(owner.list_tasks().await.unwrap().len(), 1);
     owner.cancel_task(&id).await.unwrap();
+}
+
+/// A client speaking 2026-07-28 that declares the tasks extension.
+fn extension(seen: &Seen) -> ClientOptions {
+    options(seen)
+        .version(junction::protocol::ProtocolVersion::V2026_07_28)
+        .tasks()
+}
+
+#[tokio::test]
+async fn on_2026_07_28_the_server_runs_a_busy_call_as_a_task_and_the_client_follows_it() {
+    each(async |transport| {
+        let setup = Setup::new(transport).await;
+        let client = setup.client_with(extension(&setup.seen)).await;
+        // Its question is asked through the task's inputRequests, answered by tasks/update.
+        let result = client
+            .call_tool(CallToolParams::new("later"), Default::default())
+            .await
+            .unwrap();
+        assert_eq!(
+            text(&result),
+            r#"as a task: true; Some(String("Ada"))"#,
+            "{transport:?}"
+        );
+        // A handler done at its first poll answers at once, as a plain call.
+        let plain = client
+            .call_tool(CallToolParams::new("report"), Default::default())
+            .await
+            .unwrap();
+        assert_eq!(text(&plain), "report ready");
+
+        let without = setup
+            .client_with(
+                options(&setup.seen).version(junction::protocol::ProtocolVersion::V2026_07_28),
+            )
+            .await;
+        let refused = without
+            .call_tool(CallToolParams::new("report"), Default::default())
+            .await
+            .unwrap_err();
+        // -32021, explained by the client.
+        assert!(
+            matches!(&refused, RequestError::NotSupported { .. })
+                && refused
+                    .to_string()
+                    .contains("io.modelcontextprotocol/tasks"),
+            "a required tool needs the extension: {refused}"
+        );
+        let untasked = without
+            .call_tool(CallToolParams::new("later"), Default::default())
+            .await
+            .unwrap();
+        assert_eq!(text(&untasked), r#"as a task: false; Some(String("Ada"))"#);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn on_2026_07_28_cancelling_a_followed_call_cancels_its_task() {
+    each(async |transport| {
+        let setup = Setup::new(transport).await;
+        let client = setup.client_with(extension(&setup.seen)).await;
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let options = junction::session::RequestOptions {
+            cancel: Some(cancel.clone()),
+            ..Default::default()
+        };
+        let call =
+            tokio::spawn(
+                async move { client.call_tool(CallToolParams::new("slow"), options).await },
+            );
+        // The handler is running on as a task (it waits for the gate) when the call is cancelled.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        cancel.cancel();
+        let outcome = call.await.unwrap();
+        assert!(
+            matches!(outcome, Err(RequestError::Cancelled { .. })),
+            "{outcome:?}"
+        );
+        for _ in 0..200 {
+            if setup.probe.ended.load(Ordering::SeqCst) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("{transport:?}: tasks/cancel did not stop the handler");
+    })
+    .await;
 }

@@ -74,11 +74,9 @@ async fn simulate_research_query_runs_as_a_task_with_its_clarification() {
         .argument("ambiguous", true);
     let mut seen = Vec::new();
     let result = client
-        .call_tool_auto(
-            params,
-            |task| seen.push((task.status, task.status_message.clone())),
-            None,
-        )
+        .call_tool_auto(params, Default::default(), |task| {
+            seen.push((task.status, task.status_message.clone()))
+        })
         .await
         .unwrap();
     let text = result.content[0].as_text().unwrap();

@@ -242,8 +242,10 @@ fn client_options(args: &CallArgs) -> anyhow::Result<ClientOptions> {
     if negotiation == Negotiation::Auto && (args.task || !serves_stateless(args.method)) {
         negotiation = Negotiation::Exactly(ProtocolVersion::LATEST_HANDSHAKE);
     }
-    let mut options =
-        ClientOptions::new("junction", env!("CARGO_PKG_VERSION")).negotiation(negotiation);
+    // On 2026-07-28 a call the server runs as a task is followed to its end.
+    let mut options = ClientOptions::new("junction", env!("CARGO_PKG_VERSION"))
+        .negotiation(negotiation)
+        .tasks();
     options.session.request_timeout = args.timeout;
     Ok(options)
 }

@@ -192,6 +192,7 @@ pub struct ClientOptions {
     sampling: Option<Sampling>,
     elicitation: Option<Elicitation>,
     roots: Option<Roots>,
+    tasks: bool,
 }
 
 impl ClientOptions {
@@ -211,6 +212,7 @@ impl ClientOptions {
             sampling: None,
             elicitation: None,
             roots: None,
+            tasks: false,
         }
     }
 
@@ -286,6 +288,18 @@ impl ClientOptions {
     /// Answers `roots/list` with `handler`, and declares `roots`.
     pub fn roots(mut self, handler: Roots) -> Self {
         self.roots = Some(handler);
+        self
+    }
+
+    /// Declares the tasks extension of 2026-07-28 (`io.modelcontextprotocol/tasks`): a server
+    /// may then run a `tools/call` as a task, which the client follows to its end: it polls
+    /// `tasks/get` at the task's `pollIntervalMs`, answers the task's `inputRequests` once
+    /// each with the sampling, elicitation and roots handlers through `tasks/update`, and
+    /// sends `tasks/cancel` when the call is cancelled; callers still get the call's result
+    /// (a failed task's JSON-RPC error as [`RequestError::Remote`]). The handshake family is
+    /// unchanged (its tasks are asked for: [`Client::call_tool_as_task`]).
+    pub fn tasks(mut self) -> Self {
+        self.tasks = true;
         self
     }
 
@@ -505,8 +519,17 @@ impl Client {
         };
         let mut fallback = None;
         if asked.family() == Family::Stateless {
-            let mut meta =
-                StatelessMeta::new(ProtocolVersion::V2026_07_28.as_str(), capabilities.clone());
+            let mut declared = capabilities.clone();
+            if options.tasks {
+                declared
+                    .extensions
+                    .get_or_insert_with(Default::default)
+                    .insert(
+                        junction_protocol::task_extension::TASKS_EXTENSION.to_owned(),
+                        serde_json::Value::Object(serde_json::Map::new()),
+                    );
+            }
+            let mut meta = StatelessMeta::new(ProtocolVersion::V2026_07_28.as_str(), declared);
             meta.client_info = Some(options.info.clone());
             meta.log_level = options.log_level;
             let stateless = Stateless {

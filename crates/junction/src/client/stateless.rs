@@ -4,15 +4,23 @@
 //! Every typed method of [`Client`](super::Client) goes through [`Stateless::request`], so
 //! that multi round-trip requests work the same for `tools/call`, `prompts/get`,
 //! `resources/read` and the rest.
+//!
+//! With the tasks extension declared ([`ClientOptions::tasks`](super::ClientOptions::tasks)),
+//! a request the server answers with a task's handle (`resultType: "task"`) is followed to
+//! its end: `tasks/get` at the task's `pollIntervalMs` (bounded), its `inputRequests`
+//! answered once each with the handlers through `tasks/update`, `tasks/cancel` when the
+//! caller cancels; the caller gets the result the plain request would have had.
 
 use std::time::Duration;
 
 use junction_protocol::jsonrpc;
 use junction_protocol::method::Request;
 use junction_protocol::stateless::{
-    Discover, DiscoverParams, DiscoverResult, InputRequiredResult, ResultType, StatelessMeta,
-    SubscriptionFilter, SubscriptionsAcknowledgedParams, SubscriptionsListen,
+    Discover, DiscoverParams, DiscoverResult, InputRequest, InputRequiredResult, ResultType,
+    StatelessMeta, SubscriptionFilter, SubscriptionsAcknowledgedParams, SubscriptionsListen,
 };
+use junction_protocol::task_extension::{DetailedTask, RESULT_TYPE_TASK, TASKS_EXTENSION};
+use junction_protocol::tasks::TaskStatus;
 use junction_protocol::{ErrorCode, ErrorObject, RequestId};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -25,6 +33,12 @@ use super::service::Handlers;
 use crate::error::RequestError;
 use crate::session::{Peer, RequestContext, RequestOptions};
 use crate::transport::TransportError;
+
+/// How long to wait between polls of a task when the server suggests nothing, and the
+/// bounds put on what it suggests (a server cannot make the client poll in a busy loop).
+const DEFAULT_POLL: Duration = Duration::from_millis(500);
+const MIN_POLL: Duration = Duration::from_millis(20);
+const MAX_POLL: Duration = Duration::from_secs(30);
 
 /// How long a `subscriptions/listen` request may stay open: it is meant to last as long as
 /// the caller wants it, so only cancellation or the server ends it.
@@ -189,6 +203,11 @@ impl Stateless {
                     self.fulfil::<R>(peer, &asked, &options, &mut params)
                         .await?;
                 }
+                ResultType::Other(kind) if kind == RESULT_TYPE_TASK && self.follows_tasks() => {
+                    let handle: DetailedTask =
+                        serde_json::from_str(result.get()).map_err(decode)?;
+                    return self.follow::<R>(peer, handle, &options).await;
+                }
                 ResultType::Other(other) => {
                     return Err(RequestError::Invalid {
                         method: R::METHOD.to_owned(),
@@ -239,8 +258,27 @@ impl Stateless {
                     .to_owned(),
             });
         }
+        let responses = self
+            .answer::<R>(peer, asked.input_requests.iter().flatten(), options)
+            .await?;
+        params.insert("inputResponses".to_owned(), Value::Object(responses));
+        match &asked.request_state {
+            Some(state) => params.insert("requestState".to_owned(), Value::String(state.clone())),
+            None => params.remove("requestState"),
+        };
+        Ok(())
+    }
+
+    /// Answers each input request with the handlers: the `inputResponses` of the next
+    /// round (or of a task's `tasks/update`).
+    async fn answer<'a, R: Request>(
+        &self,
+        peer: &Peer,
+        inputs: impl Iterator<Item = (&'a String, &'a InputRequest)>,
+        options: &RequestOptions,
+    ) -> Result<Map<String, Value>, RequestError> {
         let mut responses = Map::new();
-        for (key, input) in asked.input_requests.iter().flatten() {
+        for (key, input) in inputs {
             let input_params =
                 jsonrpc::to_raw(&input.params.clone().unwrap_or_default()).map_err(|source| {
                     RequestError::Encode {
@@ -266,12 +304,128 @@ impl Stateless {
                 })?;
             responses.insert(key.clone(), value);
         }
-        params.insert("inputResponses".to_owned(), Value::Object(responses));
-        match &asked.request_state {
-            Some(state) => params.insert("requestState".to_owned(), Value::String(state.clone())),
-            None => params.remove("requestState"),
+        Ok(responses)
+    }
+
+    /// Whether requests declare the tasks extension.
+    fn follows_tasks(&self) -> bool {
+        self.meta
+            .client_capabilities
+            .extensions
+            .as_ref()
+            .is_some_and(|e| e.contains_key(TASKS_EXTENSION))
+    }
+
+    /// Sends a task method with the stateless `_meta`; its raw answer.
+    async fn task_method(
+        &self,
+        peer: &Peer,
+        method: &str,
+        params: Value,
+        options: &RequestOptions,
+    ) -> Result<Box<RawValue>, RequestError> {
+        let params = with_meta(method, &params, &self.meta)?;
+        let raw = jsonrpc::to_raw(&params).map_err(|source| RequestError::Encode {
+            method: method.to_owned(),
+            source,
+        })?;
+        let options = RequestOptions {
+            cancel: None,
+            ..options.clone()
         };
-        Ok(())
+        reissuing(peer, method, raw, &options)
+            .await
+            .map_err(|e| explain(e, &self.meta.protocol_version))
+    }
+
+    /// Follows the task `handle` of an `R` request until it ends: its result as `R`'s, its
+    /// JSON-RPC error as the server's answer.
+    async fn follow<R: Request>(
+        &self,
+        peer: &Peer,
+        handle: DetailedTask,
+        options: &RequestOptions,
+    ) -> Result<R::Result, RequestError> {
+        let id = handle.task_id.clone();
+        let cancel = options.cancel.clone().unwrap_or_default();
+        let mut answered = std::collections::HashSet::new();
+        let mut task = handle;
+        tracing::debug!(task = %id, method = R::METHOD, "the server runs the request as a task");
+        loop {
+            match task.status {
+                TaskStatus::Completed => {
+                    let result = Value::Object(task.result.unwrap_or_default());
+                    return serde_json::from_value(result).map_err(|source| RequestError::Decode {
+                        method: R::METHOD.to_owned(),
+                        source,
+                    });
+                }
+                TaskStatus::Failed => {
+                    let error = task.error.unwrap_or_else(|| {
+                        ErrorObject::internal(format!(
+                            "task {id:?} failed without an error{}",
+                            task.status_message
+                                .map(|m| format!(": {m}"))
+                                .unwrap_or_default()
+                        ))
+                    });
+                    return Err(RequestError::Remote {
+                        method: R::METHOD.to_owned(),
+                        error,
+                    });
+                }
+                TaskStatus::Cancelled => {
+                    return Err(RequestError::Remote {
+                        method: R::METHOD.to_owned(),
+                        error: ErrorObject::internal(format!(
+                            "the server cancelled task {id:?}{}",
+                            task.status_message
+                                .map(|m| format!(": {m}"))
+                                .unwrap_or_default()
+                        )),
+                    });
+                }
+                TaskStatus::InputRequired => {
+                    // Each request once: a later poll may list it again until the answer lands.
+                    let inputs = task.input_requests.take().unwrap_or_default();
+                    let fresh = inputs.iter().filter(|(key, _)| !answered.contains(*key));
+                    let responses = self.answer::<R>(peer, fresh, options).await?;
+                    if !responses.is_empty() {
+                        answered.extend(responses.keys().cloned());
+                        let update = serde_json::json!({"taskId": id, "inputResponses": responses});
+                        self.task_method(peer, "tasks/update", update, options)
+                            .await?;
+                    }
+                }
+                TaskStatus::Working => {}
+            }
+            let wait = task
+                .poll_interval_ms
+                .map_or(DEFAULT_POLL, Duration::from_millis)
+                .clamp(MIN_POLL, MAX_POLL);
+            tokio::select! {
+                () = tokio::time::sleep(wait) => {}
+                () = cancel.cancelled() => {
+                    let params = serde_json::json!({"taskId": id});
+                    if let Err(e) = self.task_method(peer, "tasks/cancel", params, options).await {
+                        tracing::debug!(task = %id, "could not cancel the task: {e}");
+                    }
+                    return Err(RequestError::Cancelled { method: R::METHOD.to_owned() });
+                }
+            }
+            let answer = self
+                .task_method(
+                    peer,
+                    "tasks/get",
+                    serde_json::json!({"taskId": id}),
+                    options,
+                )
+                .await?;
+            task = serde_json::from_str(answer.get()).map_err(|source| RequestError::Decode {
+                method: "tasks/get".to_owned(),
+                source,
+            })?;
+        }
     }
 
     /// Opens `subscriptions/listen` with `filter` and waits for its acknowledgement.

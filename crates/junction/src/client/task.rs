@@ -109,26 +109,22 @@ impl Client {
     }
 
     /// Calls a tool the way its `execution.taskSupport` asks (from the last
-    /// [`Client::list_tools`]): as a task, waited for with [`Client::wait_for_task`], when it
-    /// is `required`; plainly otherwise.
+    /// [`Client::list_tools`]): as a task, waited for with [`Client::wait_for_task`] (which
+    /// `options.cancel` cancels), when it is `required` and the server runs tool calls as
+    /// tasks; plainly, with `options`, otherwise.
     pub async fn call_tool_auto(
         &self,
         params: CallToolParams,
+        options: RequestOptions,
         on_status: impl FnMut(&Task) + Send,
-        cancel: Option<CancellationToken>,
     ) -> Result<CallToolResult, RequestError> {
         let required = self.task_supports.of(&params.name) == TaskSupport::Required
             && self.server_capabilities().supports_task_tool_calls();
         if !required {
-            let options = RequestOptions {
-                cancel,
-                ..RequestOptions::default()
-            };
             return self.call_tool(params, options).await;
         }
-        let created = self
-            .call_tool_as_task(params, None, RequestOptions::default())
-            .await?;
+        let cancel = options.cancel.clone();
+        let created = self.call_tool_as_task(params, None, options).await?;
         self.wait_for_task(&created.task, on_status, cancel).await
     }
 
