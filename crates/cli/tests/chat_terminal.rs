@@ -147,6 +147,8 @@ fn ctrl_c_stops_the_turn_not_the_chat_and_twice_at_the_prompt_leaves() {
     chat.wait_for("assistant: Sorry, the work was interrupted.", 1);
     let pid = server.pid().expect("the server started");
     assert!(alive(pid), "the server must survive an interrupted turn");
+    // Pressed at once after the answer (before the prompt is drawn again), Ctrl-C still
+    // counts as one at the prompt.
     chat.press("\x03");
     chat.wait_for("(Ctrl-C again to leave, or /quit)", 1);
     chat.press("\x03");

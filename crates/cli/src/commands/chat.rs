@@ -76,31 +76,44 @@ enum Input {
     Interrupted,
 }
 
+/// The line editor and the read in flight.
+struct Editing {
+    /// The editor, when no thread is reading with it.
+    editor: Option<Box<ChatEditor>>,
+    /// The thread reading a line, which holds the editor until it is done. Kept here, so
+    /// that a caller that stops waiting (a signal came first) finds the same read again.
+    reading: Option<tokio::task::JoinHandle<(Box<ChatEditor>, rustyline::Result<String>)>>,
+}
+
 /// Where lines come from.
 enum Lines {
     /// The line editor, on a terminal (lent to the reading thread while it reads); events
     /// shown while it reads go above its line.
-    Editor(Option<Box<ChatEditor>>, Output),
+    Editor(Editing, Output),
     /// Plain lines from piped stdin, echoed so the transcript shows them.
     Piped(Terminal),
 }
 
 impl Lines {
-    /// The next line; `None` at the end of input.
+    /// The next line; `None` at the end of input. Cancel-safe for the editor: a read
+    /// started and not waited for is waited for by the next call.
     async fn next(&mut self) -> Option<Input> {
         match self {
-            Lines::Editor(slot, output) => {
-                let mut taken = slot.take()?;
-                let reading = output.clone();
-                let (back, line) = tokio::task::spawn_blocking(move || {
-                    reading.reading(true);
-                    let line = taken.readline("> ");
-                    reading.reading(false);
-                    (taken, line)
-                })
-                .await
-                .ok()?;
-                let editor = slot.insert(back);
+            Lines::Editor(editing, output) => {
+                if editing.reading.is_none() {
+                    let mut taken = editing.editor.take()?;
+                    let reading = output.clone();
+                    editing.reading = Some(tokio::task::spawn_blocking(move || {
+                        reading.reading(true);
+                        let line = taken.readline("> ");
+                        reading.reading(false);
+                        (taken, line)
+                    }));
+                }
+                let joined = editing.reading.as_mut()?.await;
+                editing.reading = None;
+                let (back, line) = joined.ok()?;
+                let editor = editing.editor.insert(back);
                 match line {
                     Ok(line) => {
                         let _ = editor.add_history_entry(line.as_str());
@@ -174,7 +187,11 @@ pub async fn run(args: ChatArgs) -> ExitCode {
                     Ok(printer) => output.above(Box::new(printer)),
                     Err(e) => tracing::debug!("no printing above the prompt: {e}"),
                 }
-                Lines::Editor(Some(Box::new(editor)), output.clone())
+                let editing = Editing {
+                    editor: Some(Box::new(editor)),
+                    reading: None,
+                };
+                Lines::Editor(editing, output.clone())
             }
             Err(e) => {
                 eprintln!(
@@ -190,7 +207,12 @@ pub async fn run(args: ChatArgs) -> ExitCode {
     let stop = loop {
         let next = tokio::select! {
             biased;
-            stop = signals.recv() => break Some(stop),
+            // A Ctrl-C between a turn's end and the editor taking the terminal back (the
+            // terminal still sends it as SIGINT) is a Ctrl-C at the prompt.
+            stop = signals.recv() => match stop {
+                Stop::Interrupt if interactive => Some(Input::Interrupted),
+                other => break Some(other),
+            },
             next = input.next() => next,
         };
         let line = match next {
