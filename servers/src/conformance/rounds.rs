@@ -240,16 +240,18 @@ pub fn mirrored_schema() -> Map<String, Value> {
     }
 }
 
+/// `def` described by `description`, taking no arguments.
+pub(super) fn no_arguments(def: ToolDef, description: &str) -> ToolDef {
+    def.description(description).input_schema(
+        json!({"type": "object", "properties": {}})
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+    )
+}
+
 /// Every tool of this module.
 pub fn tools() -> Vec<ToolDef> {
-    let no_arguments = |def: ToolDef, description: &str| {
-        def.description(description).input_schema(
-            json!({"type": "object", "properties": {}})
-                .as_object()
-                .cloned()
-                .unwrap_or_default(),
-        )
-    };
     vec![
         no_arguments(
             tool("test_input_required_result_elicitation", elicitation),

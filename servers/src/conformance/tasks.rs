@@ -13,9 +13,8 @@ use std::time::Duration;
 use junction::server::task::TaskSupport;
 use junction::server::{tool, Context, ToolDef};
 use junction_protocol::tools::CallToolResult;
-use serde_json::json;
 
-use super::rounds::{answered, failed, form};
+use super::rounds::{answered, failed, form, no_arguments};
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 struct NoArguments {}
@@ -105,14 +104,6 @@ async fn with_task(context: Context, _: NoArguments) -> Result<String, String> {
 
 /// Every tool of this module.
 pub fn tools() -> Vec<ToolDef> {
-    let no_arguments = |def: ToolDef, description: &str| {
-        def.description(description).input_schema(
-            json!({"type": "object", "properties": {}})
-                .as_object()
-                .cloned()
-                .unwrap_or_default(),
-        )
-    };
     vec![
         tool("greet", greet).description("Greets by name, at once (never a task)"),
         tool("slow_compute", slow_compute)
