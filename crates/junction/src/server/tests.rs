@@ -311,3 +311,50 @@ fn a_tool_that_takes_a_state_the_server_lacks_is_refused_when_added() {
         "{error}"
     );
 }
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Nothing {}
+
+async fn crashes(_: Nothing) -> String {
+    panic!("this handler has a bug")
+}
+
+#[tokio::test]
+async fn a_handler_that_panics_answers_internal_error_and_the_session_goes_on() {
+    let (a, b) = memory::pair(Default::default());
+    Server::builder("s", "1")
+        .tool(tool("crash", crashes))
+        .tool(tool("fine", |_: Nothing| async { "still here" }))
+        .build()
+        .unwrap()
+        .serve(b);
+    let client = Client::connect(a, ClientOptions::new("c", "1"))
+        .await
+        .unwrap();
+    let error = client
+        .call_tool(
+            junction_protocol::tools::CallToolParams::new("crash"),
+            Default::default(),
+        )
+        .await
+        .unwrap_err();
+    match error {
+        crate::RequestError::Remote { error, .. } => {
+            assert_eq!(error.code.0, -32603);
+            assert!(
+                error.message.contains("`tools/call` failed unexpectedly"),
+                "{}",
+                error.message
+            );
+        }
+        other => panic!("expected the server's -32603, got {other}"),
+    }
+    let fine = client
+        .call_tool(
+            junction_protocol::tools::CallToolParams::new("fine"),
+            Default::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(fine.content[0].as_text(), Some("still here"));
+}

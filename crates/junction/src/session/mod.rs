@@ -246,6 +246,7 @@ async fn start_request(request: Request, service: &Arc<dyn Service>, peer: &Peer
         return;
     };
     let in_order = service.in_order(&method);
+    let method_name = method.clone();
     let service = service.clone();
     let peer = peer.clone();
     let handle = async move {
@@ -258,7 +259,17 @@ async fn start_request(request: Request, service: &Arc<dyn Service>, peer: &Peer
         let outcome = tokio::select! {
             biased;
             _ = cancel.cancelled() => None,
-            outcome = service.request(incoming) => Some(outcome),
+            outcome = Unwinding(service.request(incoming)) => Some(outcome.unwrap_or_else(|panic| {
+                let reason = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_owned())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                tracing::error!(session = %peer.name(), method = %method_name, "the handler panicked: {reason}");
+                Err(ErrorObject::internal(format!(
+                    "Internal error: the server's handler of `{method_name}` failed unexpectedly"
+                )))
+            })),
         };
         context.finish();
         peer.end_incoming(&id);
@@ -312,6 +323,26 @@ async fn on_notification(n: Notification, service: &Arc<dyn Service>, peer: &Pee
         }
         "notifications/progress" if peer.route_progress(n.params.as_deref()) => {}
         _ => service.notification(n, peer).await,
+    }
+}
+
+/// A handler's future whose panic is caught and returned: the request then gets -32603
+/// instead of no answer (and, for an in-order request, instead of taking the session down).
+struct Unwinding<F>(F);
+
+impl<F: Future + Unpin> Future for Unwinding<F> {
+    type Output = Result<F::Output, Box<dyn std::any::Any + Send>>;
+
+    fn poll(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        let inner = &mut self.0;
+        // The future is dropped right after a panic, never polled again.
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| Pin::new(inner).poll(cx))) {
+            Ok(poll) => poll.map(Ok),
+            Err(panic) => std::task::Poll::Ready(Err(panic)),
+        }
     }
 }
 
