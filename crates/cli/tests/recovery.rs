@@ -28,12 +28,14 @@ fn calling(calls: usize) -> Value {
 
 /// `junction chat --yes --no-save` against `server` (called `flaky`), with `input` piped.
 fn chat(server: &Hostile, script: Value, input: &str) -> Run {
+    chat_with(server, json!({"flaky": server.entry()}), script, input)
+}
+
+/// `junction chat --yes --no-save` with `servers` as the config's `mcpServers`, the model
+/// playing `script`, and `input` piped; its files live in `server`'s directory.
+fn chat_with(server: &Hostile, servers: Value, script: Value, input: &str) -> Run {
     let config = server.path("config.json");
-    std::fs::write(
-        &config,
-        json!({"mcpServers": {"flaky": server.entry()}}).to_string(),
-    )
-    .unwrap();
+    std::fs::write(&config, json!({ "mcpServers": servers }).to_string()).unwrap();
     let model = server.path("model.json");
     std::fs::write(&model, script.to_string()).unwrap();
     let model = format!("scripted:{}", model.display());
@@ -166,29 +168,11 @@ fn a_server_that_failed_to_start_is_started_with_restart() {
         tried.display(),
         script.display()
     );
-    let config = server.path("config.json");
-    std::fs::write(
-        &config,
-        json!({"mcpServers": {"late": {"command": "sh", "args": ["-c", command]}}}).to_string(),
-    )
-    .unwrap();
-    let model = server.path("model.json");
-    std::fs::write(
-        &model,
-        json!([{"toolCalls": [{"name": "late__work", "arguments": {}}]}, {"text": "worked"}])
-            .to_string(),
-    )
-    .unwrap();
-    let run = Run::of(
-        Command::new(JUNCTION)
-            .args(["chat", "--yes", "--no-save", "--config"])
-            .arg(&config)
-            .arg("--model")
-            .arg(format!("scripted:{}", model.display()))
-            .env("XDG_CONFIG_HOME", &server.dir)
-            .env("XDG_STATE_HOME", &server.dir)
-            .env("NO_COLOR", "1"),
-        Some("/restart late\nwork\n/servers\n/quit\n"),
+    let run = chat_with(
+        &server,
+        json!({"late": {"command": "sh", "args": ["-c", command]}}),
+        json!([{"toolCalls": [{"name": "late__work", "arguments": {}}]}, {"text": "worked"}]),
+        "/restart late\nwork\n/servers\n/quit\n",
     );
     assert_eq!(
         run.code, 0,
@@ -221,24 +205,11 @@ fn a_restart_that_fails_leaves_the_server_stopped_saying_why() {
         tried.display(),
         server.path("server.sh").display()
     );
-    let config = server.path("config.json");
-    std::fs::write(
-        &config,
-        json!({"mcpServers": {"flaky": {"command": "sh", "args": ["-c", command]}}}).to_string(),
-    )
-    .unwrap();
-    let model = server.path("model.json");
-    std::fs::write(&model, calling(1).to_string()).unwrap();
-    let run = Run::of(
-        Command::new(JUNCTION)
-            .args(["chat", "--yes", "--no-save", "--config"])
-            .arg(&config)
-            .arg("--model")
-            .arg(format!("scripted:{}", model.display()))
-            .env("XDG_CONFIG_HOME", &server.dir)
-            .env("XDG_STATE_HOME", &server.dir)
-            .env("NO_COLOR", "1"),
-        Some("crash it\n/restart flaky\n/servers\n/quit\n"),
+    let run = chat_with(
+        &server,
+        json!({"flaky": {"command": "sh", "args": ["-c", command]}}),
+        calling(1),
+        "crash it\n/restart flaky\n/servers\n/quit\n",
     );
     assert_eq!(
         run.code, 0,
