@@ -141,15 +141,21 @@ pub(super) fn supported_versions(error: &ErrorObject) -> Option<Vec<String>> {
 /// How many times a request whose answer stream broke is sent again.
 const REISSUES: usize = 1;
 
-/// Sends a request; when its answer's stream ends before the response (2026-07-28 has no
-/// resumption), sends it again with a new id, as the revision says, [`REISSUES`] times.
+/// Sends a request and sends it again with a new id, as the revision says, when its answer
+/// could not be had but a second try may get it: the answer's stream ended before the
+/// response (2026-07-28 has no resumption; [`REISSUES`] times), or the server refused
+/// `version` with `-32022` while listing that same version as supported (once: such a
+/// contradiction comes from an instance of another revision behind the same address, as
+/// during a rolling upgrade, and the next instance may serve it).
 async fn reissuing(
     peer: &Peer,
     method: &str,
     raw: Box<RawValue>,
     options: &RequestOptions,
+    version: &str,
 ) -> Result<Box<RawValue>, RequestError> {
     let mut reissued = 0;
+    let mut refused = false;
     loop {
         match peer
             .request_raw(method, Some(raw.clone()), options.clone())
@@ -162,9 +168,25 @@ async fn reissuing(
                 reissued += 1;
                 tracing::info!(%method, %error, "sending the request again with a new id");
             }
+            Err(RequestError::Remote { error, .. })
+                if !refused && refuses_a_listed_version(&error, version) =>
+            {
+                refused = true;
+                tracing::info!(
+                    %method,
+                    %version,
+                    "the server refused a protocol version it lists as supported; sending the request again"
+                );
+            }
             outcome => return outcome,
         }
     }
+}
+
+/// Whether `error` is a `-32022` that lists `version`, the version it refused, as supported.
+fn refuses_a_listed_version(error: &ErrorObject, version: &str) -> bool {
+    error.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION
+        && supported_versions(error).is_some_and(|listed| listed.iter().any(|v| v == version))
 }
 
 impl Stateless {
@@ -182,7 +204,7 @@ impl Stateless {
                 method: R::METHOD.to_owned(),
                 source,
             })?;
-            let result = reissuing(peer, R::METHOD, raw, &options)
+            let result = reissuing(peer, R::METHOD, raw, &options, &self.meta.protocol_version)
                 .await
                 .map_err(|e| explain(e, &self.meta.protocol_version))?;
             let decode = |source| RequestError::Decode {
@@ -233,9 +255,14 @@ impl Stateless {
             method: Discover::METHOD.to_owned(),
             source,
         })?;
-        let result = peer
-            .request_raw(Discover::METHOD, Some(raw), RequestOptions::default())
-            .await?;
+        let result = reissuing(
+            peer,
+            Discover::METHOD,
+            raw,
+            &RequestOptions::default(),
+            &self.meta.protocol_version,
+        )
+        .await?;
         serde_json::from_str(result.get()).map_err(|source| RequestError::Decode {
             method: Discover::METHOD.to_owned(),
             source,
@@ -333,7 +360,7 @@ impl Stateless {
             cancel: None,
             ..options.clone()
         };
-        reissuing(peer, method, raw, &options)
+        reissuing(peer, method, raw, &options, &self.meta.protocol_version)
             .await
             .map_err(|e| explain(e, &self.meta.protocol_version))
     }

@@ -386,6 +386,36 @@ async fn an_exact_stateless_version_fails_against_a_handshake_only_server() {
     assert!(err.to_string().contains("2025-11-25"), "{err}");
 }
 
+#[tokio::test]
+async fn a_refusal_of_a_version_the_server_lists_is_retried_once_with_a_new_id() {
+    let refusal = |id: &Value| json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32022, "message": "unsupported", "data": {"supported": ["2026-07-28"], "requested": "2026-07-28"}}});
+    let (conn, mut raw) = memory::raw();
+    let connect = tokio::spawn(Client::connect(conn, options()));
+    let first = raw.recv().await.unwrap();
+    send(&raw, refusal(&first["id"])).await;
+    let again = raw.recv().await.unwrap();
+    assert_eq!(again["method"], "server/discover");
+    assert_ne!(again["id"], first["id"]);
+    assert_eq!(again["params"], first["params"]);
+    answer(&raw, &again["id"], json!({"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}, "resultType": "complete"})).await;
+    let client = connect.await.unwrap().unwrap();
+    assert_eq!(client.protocol_version(), ProtocolVersion::V2026_07_28);
+
+    // A server that keeps refusing is not asked a third time.
+    let call = tokio::spawn(async move { client.list_tools().await });
+    for _ in 0..2 {
+        let sent = raw.recv().await.unwrap();
+        assert_eq!(sent["method"], "tools/list");
+        send(&raw, refusal(&sent["id"])).await;
+    }
+    let err = call.await.unwrap().unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("does not accept protocol version 2026-07-28"),
+        "{err}"
+    );
+}
+
 /// Connects in auto mode, answers `server/discover` with `answer` (a whole JSON-RPC frame
 /// but for the id) and returns the revision the following `initialize` offers.
 async fn auto_fallback_offers(answer: Value) -> Value {
