@@ -29,6 +29,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use super::cache::ResultCache;
 use super::service::Handlers;
 use crate::error::RequestError;
 use crate::session::{Peer, RequestContext, RequestOptions};
@@ -50,6 +51,7 @@ pub(super) struct Stateless {
     pub(super) max_rounds: usize,
     pub(super) handlers: Arc<Handlers>,
     pub(super) acks: tokio::sync::Mutex<mpsc::UnboundedReceiver<SubscriptionsAcknowledgedParams>>,
+    pub(super) cache: Arc<ResultCache>,
 }
 
 impl std::fmt::Debug for Stateless {
@@ -199,6 +201,17 @@ impl Stateless {
         options: RequestOptions,
     ) -> Result<R::Result, RequestError> {
         let mut params = with_meta(R::METHOD, params, &self.meta)?;
+        let decode = |source| RequestError::Decode {
+            method: R::METHOD.to_owned(),
+            source,
+        };
+        // Only the first round's answer is cacheable: later rounds depend on the inputs.
+        let mut cache_key = R::INFO
+            .cacheable
+            .then(|| ResultCache::key(R::METHOD, &params));
+        if let Some(cached) = cache_key.as_ref().and_then(|key| self.cache.get(key)) {
+            return serde_json::from_str(cached.get()).map_err(decode);
+        }
         for _round in 0..=self.max_rounds {
             let raw = jsonrpc::to_raw(&params).map_err(|source| RequestError::Encode {
                 method: R::METHOD.to_owned(),
@@ -206,11 +219,13 @@ impl Stateless {
             })?;
             let result = reissuing(peer, R::METHOD, raw, &options, &self.meta.protocol_version)
                 .await
-                .map_err(|e| explain(e, &self.meta.protocol_version))?;
-            let decode = |source| RequestError::Decode {
-                method: R::METHOD.to_owned(),
-                source,
-            };
+                .map_err(|e| {
+                    if cache_key.is_some() {
+                        // A page that fails (a cursor the server forgot) spoils the others.
+                        self.cache.forget_method(R::METHOD);
+                    }
+                    explain(e, &self.meta.protocol_version)
+                })?;
             #[derive(serde::Deserialize)]
             struct Kind {
                 #[serde(rename = "resultType")]
@@ -218,8 +233,14 @@ impl Stateless {
             }
             let kind: Kind = serde_json::from_str(result.get()).map_err(decode)?;
             match ResultType::of(kind.result_type.as_deref()) {
-                ResultType::Complete => return serde_json::from_str(result.get()).map_err(decode),
+                ResultType::Complete => {
+                    if let Some(key) = cache_key.take() {
+                        self.cache.put(key, &params, &result);
+                    }
+                    return serde_json::from_str(result.get()).map_err(decode);
+                }
                 ResultType::InputRequired => {
+                    cache_key = None;
                     let asked: InputRequiredResult =
                         serde_json::from_str(result.get()).map_err(decode)?;
                     self.fulfil::<R>(peer, &asked, &options, &mut params)
