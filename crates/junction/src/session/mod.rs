@@ -57,12 +57,12 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use junction_protocol::jsonrpc::{Message, Notification, Request, Response};
-use junction_protocol::{ErrorObject, RequestId};
+use junction_protocol::jsonrpc::{DecodeError, Message, Notification, Request, Response};
+use junction_protocol::{ErrorCode, ErrorObject, RequestId};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::transport::{Connection, FrameError, Inbound, TransportEvent};
+use crate::transport::{Connection, FrameError, Inbound, TransportError, TransportEvent};
 
 /// A boxed, sendable future (what [`Service`] methods return).
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -186,14 +186,15 @@ async fn run(
         };
         let Some(item) = item else { break };
         match item {
-            Inbound::Frame(bytes) => match Message::decode(&bytes) {
-                Ok(Message::Request(request)) => start_request(request, &service, &peer).await,
-                Ok(Message::Notification(n)) => on_notification(n, &service, &peer).await,
-                Ok(Message::Response(response)) => peer.complete(response),
-                Err(e) => {
-                    tracing::debug!(session = %peer.name(), error = %e, "refusing a malformed message");
-                    peer.send_response(Response::err(e.id, e.error), None);
+            Inbound::Frame(bytes) => dispatch(Message::decode(&bytes), &service, &peer).await,
+            Inbound::Strict(bytes) => match Message::decode(&bytes) {
+                Err(e) if e.error.code == ErrorCode::PARSE_ERROR => {
+                    let error = TransportError::not_json(&bytes);
+                    tracing::debug!(session = %peer.name(), %error, "the connection is unusable");
+                    peer.broke(error);
+                    break;
                 }
+                decoded => dispatch(decoded, &service, &peer).await,
             },
             Inbound::Refused(FrameError::TooLarge {
                 size,
@@ -232,6 +233,19 @@ async fn run(
         }
     }
     peer.finish();
+}
+
+/// Hands a decoded message on; answers a malformed one with its error and goes on.
+async fn dispatch(decoded: Result<Message, DecodeError>, service: &Arc<dyn Service>, peer: &Peer) {
+    match decoded {
+        Ok(Message::Request(request)) => start_request(request, service, peer).await,
+        Ok(Message::Notification(n)) => on_notification(n, service, peer).await,
+        Ok(Message::Response(response)) => peer.complete(response),
+        Err(e) => {
+            tracing::debug!(session = %peer.name(), error = %e, "refusing a malformed message");
+            peer.send_response(Response::err(e.id, e.error), None);
+        }
+    }
 }
 
 /// Runs a request's handler: in its own task, or, when the service asks for it (see

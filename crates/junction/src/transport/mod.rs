@@ -64,6 +64,11 @@ pub struct Outbound {
 pub enum Inbound {
     /// One frame: the bytes of one message, without its delimiter.
     Frame(Vec<u8>),
+    /// One frame from a peer that must write nothing but JSON-RPC (a stdio server, read by
+    /// its client): one that is not JSON at all breaks the connection naming it, as
+    /// [`Inbound::Broken`] does, instead of being answered with -32700 while the requests
+    /// waiting on that peer run into their timeouts.
+    Strict(Vec<u8>),
     /// A frame the transport refused before decoding it.
     Refused(FrameError),
     /// The transport could not carry this request of ours: it fails with

@@ -149,10 +149,10 @@ fn frame(line: Vec<u8>, stray: Stray) -> Inbound {
         line.iter().find(|b| !b.is_ascii_whitespace()),
         Some(b'{' | b'[')
     );
-    if json || stray == Stray::Decode {
-        Inbound::Frame(line)
-    } else {
-        Inbound::Broken(TransportError::not_json(&line))
+    match (json, stray) {
+        (_, Stray::Decode) => Inbound::Frame(line),
+        (true, Stray::Break) => Inbound::Strict(line),
+        (false, Stray::Break) => Inbound::Broken(TransportError::not_json(&line)),
     }
 }
 
@@ -246,7 +246,7 @@ mod tests {
         )
         .await;
         assert_eq!(got.len(), 2, "{got:?}");
-        assert!(matches!(&got[0], Inbound::Frame(f) if f == b"{\"a\":1}"));
+        assert!(matches!(&got[0], Inbound::Strict(f) if f == b"{\"a\":1}"));
         assert!(
             matches!(&got[1], Inbound::Broken(TransportError::NotJson { line }) if line == "Server listening"),
             "{got:?}"

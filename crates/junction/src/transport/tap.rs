@@ -43,7 +43,9 @@ where
     tokio::spawn(async move {
         let mut log = Some(log);
         while let Some(item) = incoming.recv().await {
-            if let (Some(writer), Inbound::Frame(frame)) = (log.as_mut(), &item) {
+            if let (Some(writer), Inbound::Frame(frame) | Inbound::Strict(frame)) =
+                (log.as_mut(), &item)
+            {
                 if let Err(e) = write_line(writer, frame).await {
                     tracing::warn!("the wire log stopped: {e}");
                     log = None;
