@@ -3,9 +3,8 @@
 //! scenario of `--requirements 2025-11-25` passes; at `--requirements 2026-07-28` every scored
 //! authorization scenario passes (`iss` validation and normalisation, issuer and resource
 //! mismatch, offline access, authorization server migration, step-up included), so do the
-//! client credentials and enterprise-managed authorization extensions, and the
-//! only scored failures are those listed in
-//! tests-interop/conformance-next-client-expected-failures.yml.
+//! client credentials and enterprise-managed authorization extensions, and no other scored
+//! scenario fails (tests-interop/conformance-next-client-expected-failures.yml lists none).
 
 mod common;
 

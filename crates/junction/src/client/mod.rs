@@ -57,7 +57,11 @@
 //! [`Client::subscribe`] / [`Client::unsubscribe`] re-open the listen stream with the new set
 //! of `resourceSubscriptions`. A server's `-32021` and `-32022` become
 //! [`RequestError::NotSupported`] naming the capability or the versions it supports.
+//! Lists and reads the server marks with a positive `ttlMs` are answered from a cache while
+//! they are fresh (see the `cache` module: bounded by [`ClientOptions::cache_bytes`], made
+//! stale by the matching `list_changed` or `resources/updated` notification).
 
+mod cache;
 mod form_defaults;
 mod handlers;
 mod output_schema;
@@ -189,6 +193,8 @@ pub struct ClientOptions {
     /// The most bytes (as JSON) one `list_*` call gathers over all its pages
     /// ([`MAX_LIST_BYTES`]).
     pub max_list_bytes: usize,
+    /// The most bytes of cacheable 2026-07-28 answers kept ([`ClientOptions::cache_bytes`]).
+    pub cache_bytes: usize,
     sampling: Option<Sampling>,
     elicitation: Option<Elicitation>,
     roots: Option<Roots>,
@@ -209,6 +215,7 @@ impl ClientOptions {
             },
             max_list_items: MAX_LIST_ITEMS,
             max_list_bytes: MAX_LIST_BYTES,
+            cache_bytes: cache::DEFAULT_BYTES,
             sampling: None,
             elicitation: None,
             roots: None,
@@ -263,6 +270,14 @@ impl ClientOptions {
     /// over HTTP.)
     pub fn max_list_bytes(mut self, bytes: usize) -> Self {
         self.max_list_bytes = bytes;
+        self
+    }
+
+    /// The most bytes of answers kept for reuse while the server says they are fresh
+    /// (2026-07-28 lists and `resources/read` with a positive `ttlMs`; 4 MiB by default,
+    /// the oldest dropped first); 0 turns the cache off, so that every call asks the server.
+    pub fn cache_bytes(mut self, bytes: usize) -> Self {
+        self.cache_bytes = bytes;
         self
     }
 
@@ -494,11 +509,13 @@ impl Client {
             meta: None,
             extra: Default::default(),
         }));
+        let cache = Arc::new(cache::ResultCache::new(options.cache_bytes));
         let service = ClientService {
             handlers: handlers.clone(),
             init: init.clone(),
             notifications: tx,
             acks: ack_tx,
+            cache: cache.clone(),
         };
         let peer = Session::start(connection, service, options.session.clone());
         let mut client = Client {
@@ -537,6 +554,7 @@ impl Client {
                 max_rounds: options.max_input_rounds,
                 handlers,
                 acks: tokio::sync::Mutex::new(ack_rx),
+                cache,
             };
             match client.discover(&stateless, auto).await {
                 Ok(None) => {

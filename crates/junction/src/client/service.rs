@@ -22,6 +22,7 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use super::cache::ResultCache;
 use super::handlers::{Elicitation, HandlerError, Roots, Sampling};
 use crate::session::{BoxFuture, IncomingRequest, Peer, RequestContext, Service};
 use crate::sync::lock;
@@ -38,6 +39,8 @@ pub(super) struct ClientService {
     /// Where `notifications/subscriptions/acknowledged` goes: to the `listen` call waiting
     /// for it, not to the stream of notifications.
     pub(super) acks: mpsc::UnboundedSender<SubscriptionsAcknowledgedParams>,
+    /// The answers a notification can make stale, shared with the stateless requests.
+    pub(super) cache: Arc<ResultCache>,
 }
 
 /// The host's handlers for the server's requests, shared by the session (handshake family)
@@ -126,6 +129,7 @@ impl Service for ClientService {
 
     fn transport_event(&self, event: TransportEvent) {
         if let TransportEvent::Reinitialized(result) = event {
+            self.cache.clear();
             self.replace_init(*result);
         }
     }
@@ -142,6 +146,7 @@ impl Service for ClientService {
             }
             return Box::pin(async {});
         }
+        self.cache.invalidate(&n.method, n.params.as_deref());
         let typed = ServerNotification::from_parts(&n.method, n.params.as_deref()).unwrap_or_else(
             |e| {
                 // Kept rather than dropped, so that the host still sees what arrived.

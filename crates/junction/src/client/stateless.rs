@@ -29,6 +29,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use super::cache::ResultCache;
 use super::service::Handlers;
 use crate::error::RequestError;
 use crate::session::{Peer, RequestContext, RequestOptions};
@@ -50,6 +51,7 @@ pub(super) struct Stateless {
     pub(super) max_rounds: usize,
     pub(super) handlers: Arc<Handlers>,
     pub(super) acks: tokio::sync::Mutex<mpsc::UnboundedReceiver<SubscriptionsAcknowledgedParams>>,
+    pub(super) cache: Arc<ResultCache>,
 }
 
 impl std::fmt::Debug for Stateless {
@@ -141,15 +143,21 @@ pub(super) fn supported_versions(error: &ErrorObject) -> Option<Vec<String>> {
 /// How many times a request whose answer stream broke is sent again.
 const REISSUES: usize = 1;
 
-/// Sends a request; when its answer's stream ends before the response (2026-07-28 has no
-/// resumption), sends it again with a new id, as the revision says, [`REISSUES`] times.
+/// Sends a request and sends it again with a new id, as the revision says, when its answer
+/// could not be had but a second try may get it: the answer's stream ended before the
+/// response (2026-07-28 has no resumption; [`REISSUES`] times), or the server refused
+/// `version` with `-32022` while listing that same version as supported (once: such a
+/// contradiction comes from an instance of another revision behind the same address, as
+/// during a rolling upgrade, and the next instance may serve it).
 async fn reissuing(
     peer: &Peer,
     method: &str,
     raw: Box<RawValue>,
     options: &RequestOptions,
+    version: &str,
 ) -> Result<Box<RawValue>, RequestError> {
     let mut reissued = 0;
+    let mut refused = false;
     loop {
         match peer
             .request_raw(method, Some(raw.clone()), options.clone())
@@ -162,9 +170,25 @@ async fn reissuing(
                 reissued += 1;
                 tracing::info!(%method, %error, "sending the request again with a new id");
             }
+            Err(RequestError::Remote { error, .. })
+                if !refused && refuses_a_listed_version(&error, version) =>
+            {
+                refused = true;
+                tracing::info!(
+                    %method,
+                    %version,
+                    "the server refused a protocol version it lists as supported; sending the request again"
+                );
+            }
             outcome => return outcome,
         }
     }
+}
+
+/// Whether `error` is a `-32022` that lists `version`, the version it refused, as supported.
+fn refuses_a_listed_version(error: &ErrorObject, version: &str) -> bool {
+    error.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION
+        && supported_versions(error).is_some_and(|listed| listed.iter().any(|v| v == version))
 }
 
 impl Stateless {
@@ -177,18 +201,31 @@ impl Stateless {
         options: RequestOptions,
     ) -> Result<R::Result, RequestError> {
         let mut params = with_meta(R::METHOD, params, &self.meta)?;
+        let decode = |source| RequestError::Decode {
+            method: R::METHOD.to_owned(),
+            source,
+        };
+        // Only the first round's answer is cacheable: later rounds depend on the inputs.
+        let mut cache_key = R::INFO
+            .cacheable
+            .then(|| ResultCache::key(R::METHOD, &params));
+        if let Some(cached) = cache_key.as_ref().and_then(|key| self.cache.get(key)) {
+            return serde_json::from_str(cached.get()).map_err(decode);
+        }
         for _round in 0..=self.max_rounds {
             let raw = jsonrpc::to_raw(&params).map_err(|source| RequestError::Encode {
                 method: R::METHOD.to_owned(),
                 source,
             })?;
-            let result = reissuing(peer, R::METHOD, raw, &options)
+            let result = reissuing(peer, R::METHOD, raw, &options, &self.meta.protocol_version)
                 .await
-                .map_err(|e| explain(e, &self.meta.protocol_version))?;
-            let decode = |source| RequestError::Decode {
-                method: R::METHOD.to_owned(),
-                source,
-            };
+                .map_err(|e| {
+                    if cache_key.is_some() {
+                        // A page that fails (a cursor the server forgot) spoils the others.
+                        self.cache.forget_method(R::METHOD);
+                    }
+                    explain(e, &self.meta.protocol_version)
+                })?;
             #[derive(serde::Deserialize)]
             struct Kind {
                 #[serde(rename = "resultType")]
@@ -196,8 +233,14 @@ impl Stateless {
             }
             let kind: Kind = serde_json::from_str(result.get()).map_err(decode)?;
             match ResultType::of(kind.result_type.as_deref()) {
-                ResultType::Complete => return serde_json::from_str(result.get()).map_err(decode),
+                ResultType::Complete => {
+                    if let Some(key) = cache_key.take() {
+                        self.cache.put(key, &params, &result);
+                    }
+                    return serde_json::from_str(result.get()).map_err(decode);
+                }
                 ResultType::InputRequired => {
+                    cache_key = None;
                     let asked: InputRequiredResult =
                         serde_json::from_str(result.get()).map_err(decode)?;
                     self.fulfil::<R>(peer, &asked, &options, &mut params)
@@ -233,9 +276,14 @@ impl Stateless {
             method: Discover::METHOD.to_owned(),
             source,
         })?;
-        let result = peer
-            .request_raw(Discover::METHOD, Some(raw), RequestOptions::default())
-            .await?;
+        let result = reissuing(
+            peer,
+            Discover::METHOD,
+            raw,
+            &RequestOptions::default(),
+            &self.meta.protocol_version,
+        )
+        .await?;
         serde_json::from_str(result.get()).map_err(|source| RequestError::Decode {
             method: Discover::METHOD.to_owned(),
             source,
@@ -333,7 +381,7 @@ impl Stateless {
             cancel: None,
             ..options.clone()
         };
-        reissuing(peer, method, raw, &options)
+        reissuing(peer, method, raw, &options, &self.meta.protocol_version)
             .await
             .map_err(|e| explain(e, &self.meta.protocol_version))
     }

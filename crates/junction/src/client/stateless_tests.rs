@@ -386,6 +386,36 @@ async fn an_exact_stateless_version_fails_against_a_handshake_only_server() {
     assert!(err.to_string().contains("2025-11-25"), "{err}");
 }
 
+#[tokio::test]
+async fn a_refusal_of_a_version_the_server_lists_is_retried_once_with_a_new_id() {
+    let refusal = |id: &Value| json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32022, "message": "unsupported", "data": {"supported": ["2026-07-28"], "requested": "2026-07-28"}}});
+    let (conn, mut raw) = memory::raw();
+    let connect = tokio::spawn(Client::connect(conn, options()));
+    let first = raw.recv().await.unwrap();
+    send(&raw, refusal(&first["id"])).await;
+    let again = raw.recv().await.unwrap();
+    assert_eq!(again["method"], "server/discover");
+    assert_ne!(again["id"], first["id"]);
+    assert_eq!(again["params"], first["params"]);
+    answer(&raw, &again["id"], json!({"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}, "resultType": "complete"})).await;
+    let client = connect.await.unwrap().unwrap();
+    assert_eq!(client.protocol_version(), ProtocolVersion::V2026_07_28);
+
+    // A server that keeps refusing is not asked a third time.
+    let call = tokio::spawn(async move { client.list_tools().await });
+    for _ in 0..2 {
+        let sent = raw.recv().await.unwrap();
+        assert_eq!(sent["method"], "tools/list");
+        send(&raw, refusal(&sent["id"])).await;
+    }
+    let err = call.await.unwrap().unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("does not accept protocol version 2026-07-28"),
+        "{err}"
+    );
+}
+
 /// Connects in auto mode, answers `server/discover` with `answer` (a whole JSON-RPC frame
 /// but for the id) and returns the revision the following `initialize` offers.
 async fn auto_fallback_offers(answer: Value) -> Value {
@@ -422,4 +452,67 @@ async fn auto_falls_back_when_discover_is_answered_with_something_else() {
     // A lax server answers every method it does not know with an empty result.
     let lax = json!({"result": {}});
     assert_eq!(auto_fallback_offers(lax).await, "2025-11-25");
+}
+
+#[tokio::test]
+async fn a_fresh_list_is_answered_from_the_cache_until_list_changed_makes_it_stale() {
+    let (client, mut raw) = connect_stateless(
+        options(),
+        meta(json!({})),
+        json!({"tools": {"listChanged": true}}),
+    )
+    .await;
+    let client = std::sync::Arc::new(client);
+    let list = |c: &std::sync::Arc<Client>| {
+        let c = c.clone();
+        tokio::spawn(async move { c.list_tools().await.unwrap() })
+    };
+    // Two pages, the second with its own ttl; both kept.
+    let first = list(&client);
+    let page1 = raw.recv().await.unwrap();
+    answer(&raw, &page1["id"], json!({"tools": [{"name": "a", "inputSchema": {"type": "object"}}], "nextCursor": "2", "ttlMs": 60000, "cacheScope": "public", "resultType": "complete"})).await;
+    let page2 = raw.recv().await.unwrap();
+    assert_eq!(page2["params"]["cursor"], "2");
+    answer(&raw, &page2["id"], json!({"tools": [{"name": "b", "inputSchema": {"type": "object"}}], "ttlMs": 60000, "cacheScope": "private", "resultType": "complete"})).await;
+    assert_eq!(first.await.unwrap().len(), 2);
+
+    // Fresh: answered without a request (the next message the server sees is the call).
+    let again = list(&client).await.unwrap();
+    assert_eq!(again.len(), 2);
+    let c = client.clone();
+    let call = tokio::spawn(async move {
+        c.call_tool(CallToolParams::new("a"), RequestOptions::default())
+            .await
+    });
+    let sent = raw.recv().await.unwrap();
+    assert_eq!(sent["method"], "tools/call", "a fresh list was asked again");
+    answer(
+        &raw,
+        &sent["id"],
+        json!({"content": [], "resultType": "complete"}),
+    )
+    .await;
+    call.await.unwrap().unwrap();
+
+    // The notification makes it stale; the next listing asks, and a ttl of 0 is not kept.
+    send(
+        &raw,
+        json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}),
+    )
+    .await;
+    let mut notifications = client.take_notifications().unwrap();
+    notifications.recv().await.unwrap();
+    for _ in 0..2 {
+        let listing = list(&client);
+        let sent = raw.recv().await.unwrap();
+        assert_eq!(sent["method"], "tools/list");
+        assert!(sent["params"].get("cursor").is_none());
+        answer(
+            &raw,
+            &sent["id"],
+            json!({"tools": [], "ttlMs": 0, "cacheScope": "public", "resultType": "complete"}),
+        )
+        .await;
+        assert!(listing.await.unwrap().is_empty());
+    }
 }
