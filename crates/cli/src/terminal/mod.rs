@@ -21,6 +21,7 @@
 pub mod consent;
 pub mod editor;
 pub mod events;
+pub mod formats;
 pub mod interaction;
 pub mod listing;
 pub mod markdown;
