@@ -431,3 +431,51 @@ fn a_server_that_crashes_mid_call_is_restarted_and_called_again() {
     assert_eq!(status.code(), Some(0), "the screen:\n{}", chat.screen());
     assert_eq!(server.received_method("initialize").len(), 2);
 }
+
+#[test]
+fn a_streamed_markdown_answer_is_rendered_and_shown_raw_with_no_markdown() {
+    let server = Hostile::new("pty-markdown");
+    let answer = "# Plan\n**Step one** uses `cargo`; see [the docs](https://x.dev/a).\n```\nlet *x* = 1;\n```\nDone.";
+    let api = FakeModel::start(vec![anthropic_text(answer), anthropic_text(answer)]);
+    let env = [
+        (
+            "XDG_DATA_HOME",
+            server.path("data").to_str().unwrap().to_owned(),
+        ),
+        ("ANTHROPIC_API_KEY", "sk-test-not-a-real-key".to_owned()),
+        ("ANTHROPIC_BASE_URL", api.base.clone()),
+    ];
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let dir = server.path("");
+    let command = |extra: &str| format!("{JUNCTION} chat --model anthropic:claude-test {extra}");
+
+    let mut chat = Pty::start_in(Some(&dir), &command(""), &env);
+    chat.wait_for("Type a message", 1);
+    chat.press("Plan it.\r");
+    chat.wait_for("  Done.", 1);
+    let screen = chat.screen();
+    for shown in [
+        "assistant: Plan\r\n",
+        "  Step one uses cargo; see the docs (https://x.dev/a).\r\n",
+        "      let *x* = 1;\r\n",
+    ] {
+        assert!(
+            screen.contains(shown),
+            "{shown:?} is not on the screen:\n{screen}"
+        );
+    }
+    assert!(
+        !screen.contains("**Step one**") && !screen.contains("```"),
+        "{screen}"
+    );
+    chat.press("/quit\r");
+    assert_eq!(chat.child.wait().unwrap().code(), Some(0));
+
+    let mut raw = Pty::start_in(Some(&dir), &command("--no-markdown"), &env);
+    raw.wait_for("Type a message", 1);
+    raw.press("Plan it.\r");
+    raw.wait_for("  Done.", 1);
+    raw.wait_for("assistant: # Plan\r\n  **Step one** uses `cargo`; see [the docs](https://x.dev/a).\r\n  ```", 1);
+    raw.press("/quit\r");
+    assert_eq!(raw.child.wait().unwrap().code(), Some(0));
+}

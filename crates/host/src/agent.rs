@@ -43,7 +43,8 @@ use tokio_util::sync::CancellationToken;
 use crate::config::{Config, ConfigError};
 use crate::consent::{Consent, ConsentAnswer, ConsentRequest};
 use crate::conversation::{
-    block_text, cap_text, contents_text, result_text, Conversation, Message, ToolCall,
+    block_text, cap_text, contents_text, result_media, result_text, Conversation, Media, Message,
+    ToolCall,
 };
 use crate::events::{Event, EventSink};
 use crate::interaction::Interaction;
@@ -496,12 +497,13 @@ impl Host {
             let results = self
                 .execute_all(&names, &reply.tool_calls, &interrupt)
                 .await;
-            for (call, (text, is_error)) in reply.tool_calls.into_iter().zip(results) {
+            for (call, ((text, is_error), media)) in reply.tool_calls.into_iter().zip(results) {
                 self.conversation.push(Message::ToolResult {
                     call_id: call.id,
                     name: call.name,
                     text,
                     is_error,
+                    media,
                 });
             }
             if interrupt.is_cancelled() {
@@ -561,15 +563,15 @@ impl Host {
     }
 
     /// Settles every call in order (consent questions one at a time), then runs the allowed
-    /// ones concurrently. Returns each call's text for the model and whether it is an
-    /// error, in call order.
+    /// ones concurrently. Returns each call's text for the model, whether it is an error,
+    /// and its images and audio, in call order.
     async fn execute_all(
         &self,
         names: &ToolNames,
         calls: &[ToolCall],
         interrupt: &CancellationToken,
-    ) -> Vec<(String, bool)> {
-        let mut results: Vec<Option<(String, bool)>> = vec![None; calls.len()];
+    ) -> Vec<CallOutcome> {
+        let mut results: Vec<Option<CallOutcome>> = vec![None; calls.len()];
         let mut running = JoinSet::new();
         for (index, call) in calls.iter().enumerate() {
             let settled = if interrupt.is_cancelled() {
@@ -582,12 +584,9 @@ impl Host {
             };
             match settled {
                 Settled::Refused(text) => {
-                    results[index] = Some(finish(
-                        &self.events,
-                        self.max_tool_output,
-                        &call.id,
-                        text,
-                        true,
+                    results[index] = Some((
+                        finish(&self.events, self.max_tool_output, &call.id, text, true),
+                        Vec::new(),
                     ));
                 }
                 Settled::Run(server, params) => {
@@ -601,9 +600,11 @@ impl Host {
                             &server, params, timeout, &interrupt, &events, &call_id,
                         )
                         .await;
+                        let mut media = Vec::new();
                         let (text, is_error) = match called {
                             Ok(result) => {
                                 server.answered();
+                                media = result_media(&result);
                                 (result_text(&result), result.failed())
                             }
                             Err(CallFailure::Interrupted) => (INTERRUPTED.to_owned(), true),
@@ -619,7 +620,7 @@ impl Host {
                             }
                             Err(e) => (format!("The call could not be completed: {e}"), true),
                         };
-                        (index, finish(&events, limit, &call_id, text, is_error))
+                        (index, (finish(&events, limit, &call_id, text, is_error), media))
                     });
                 }
             }
@@ -635,12 +636,16 @@ impl Host {
             .zip(results)
             .map(|(call, result)| {
                 result.unwrap_or_else(|| {
-                    finish(
-                        &self.events,
-                        self.max_tool_output,
-                        &call.id,
-                        "The call could not be completed: it stopped unexpectedly.".to_owned(),
-                        true,
+                    let text = "The call could not be completed: it stopped unexpectedly.";
+                    (
+                        finish(
+                            &self.events,
+                            self.max_tool_output,
+                            &call.id,
+                            text.to_owned(),
+                            true,
+                        ),
+                        Vec::new(),
                     )
                 })
             })
@@ -939,6 +944,9 @@ impl Host {
         self.servers.shutdown().await;
     }
 }
+
+/// One call's text for the model and whether it is an error, then its images and audio.
+type CallOutcome = ((String, bool), Vec<Media>);
 
 /// What a turn has gathered so far.
 #[derive(Debug, Default)]

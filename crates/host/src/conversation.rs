@@ -3,6 +3,7 @@
 //! It lives only in the host. Servers receive tool arguments, resource URIs and prompt
 //! arguments, never these messages.
 
+use base64::Engine;
 use junction_protocol::content::ContentBlock;
 use junction_protocol::resources::ResourceContents;
 use junction_protocol::tools::CallToolResult;
@@ -49,6 +50,10 @@ pub enum Message {
         /// Whether it is an error the model should react to.
         #[serde(rename = "isError")]
         is_error: bool,
+        /// Its images and audio, which the text only names; each provider sends those it
+        /// takes (see [`crate::model`]).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        media: Vec<Media>,
     },
     /// Material the user attached (a resource) or a prompt supplied.
     Context {
@@ -57,6 +62,59 @@ pub enum Message {
         /// The content as text.
         text: String,
     },
+}
+
+/// Whether a [`Media`] is a picture or a sound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum MediaKind {
+    /// An image block, or a resource with an `image/*` type.
+    Image,
+    /// An audio block, or a resource with an `audio/*` type.
+    Audio,
+}
+
+/// An image or a sound a tool returned, as it came (base64).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Media {
+    /// Picture or sound.
+    pub kind: MediaKind,
+    /// The type the server declared.
+    pub mime_type: String,
+    /// The base64 data.
+    pub data: String,
+}
+
+/// The images and sounds of a tool result, in order: its image and audio blocks, and the
+/// embedded resources whose blob has an `image/*` or `audio/*` type.
+pub fn result_media(result: &CallToolResult) -> Vec<Media> {
+    let media = |kind, mime_type: &str, data: &str| Media {
+        kind,
+        mime_type: mime_type.to_owned(),
+        data: data.to_owned(),
+    };
+    result
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Image(m) => Some(media(MediaKind::Image, &m.mime_type, &m.data)),
+            ContentBlock::Audio(m) => Some(media(MediaKind::Audio, &m.mime_type, &m.data)),
+            ContentBlock::Resource(e) => {
+                let blob = e.resource.as_blob()?;
+                let mime_type = e.resource.mime_type()?;
+                let kind = if mime_type.starts_with("image/") {
+                    MediaKind::Image
+                } else if mime_type.starts_with("audio/") {
+                    MediaKind::Audio
+                } else {
+                    return None;
+                };
+                Some(media(kind, mime_type, blob))
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// The messages of one conversation.
@@ -146,17 +204,49 @@ pub fn block_text(block: &ContentBlock) -> String {
     }
 }
 
-/// Resource contents as text: the text itself, or a description of a blob.
+/// Resource contents as text: the text itself, a blob of a text type decoded (when it is
+/// valid base64 of UTF-8), or a description of any other blob.
 pub fn contents_text(contents: &ResourceContents) -> String {
-    match contents.as_text() {
-        Some(text) => text.to_owned(),
-        None => format!(
-            "[binary resource {}: {}, {} bytes of base64]",
-            contents.uri(),
-            contents.mime_type().unwrap_or("unknown type"),
-            contents.as_blob().map(str::len).unwrap_or(0)
-        ),
+    if let Some(text) = contents.as_text() {
+        return text.to_owned();
     }
+    if let Some(text) = contents
+        .as_blob()
+        .filter(|_| contents.mime_type().is_some_and(is_text_type))
+        .and_then(|blob| base64::engine::general_purpose::STANDARD.decode(blob).ok())
+        .and_then(|bytes| String::from_utf8(bytes).ok())
+    {
+        return text;
+    }
+    format!(
+        "[binary resource {}: {}, {} bytes of base64]",
+        contents.uri(),
+        contents.mime_type().unwrap_or("unknown type"),
+        contents.as_blob().map(str::len).unwrap_or(0)
+    )
+}
+
+/// Whether a MIME type names text: `text/*`, JSON, XML, YAML, TOML, JavaScript, SQL.
+fn is_text_type(mime_type: &str) -> bool {
+    let essence = mime_type
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    essence.starts_with("text/")
+        || essence.ends_with("+json")
+        || essence.ends_with("+xml")
+        || matches!(
+            essence.as_str(),
+            "application/json"
+                | "application/xml"
+                | "application/yaml"
+                | "application/x-yaml"
+                | "application/toml"
+                | "application/javascript"
+                | "application/sql"
+        )
 }
 
 #[cfg(test)]
@@ -173,6 +263,59 @@ mod tests {
         assert_eq!(
             result_text(&result),
             "one\n[image: image/png, 4 bytes of base64]\ntwo"
+        );
+    }
+
+    #[test]
+    fn text_blobs_are_decoded_and_media_blobs_kept_as_media() {
+        let resource = ContentBlock::embedded;
+        let result = CallToolResult::content(vec![
+            resource(ResourceContents::blob(
+                "file:///a.txt",
+                "text/plain; charset=utf-8",
+                "aGVsbG8gZnJvbSBhIGJsb2I=",
+            )),
+            // Not UTF-8: described, not decoded.
+            resource(ResourceContents::blob(
+                "file:///b.txt",
+                "text/plain",
+                "//4AYmFk",
+            )),
+            resource(ResourceContents::blob(
+                "file:///c.bin",
+                "application/octet-stream",
+                "AAAA",
+            )),
+            resource(ResourceContents::blob(
+                "file:///d.png",
+                "image/png",
+                "iVBORw==",
+            )),
+            ContentBlock::audio("UklGRg==", "audio/wav"),
+        ]);
+        assert_eq!(
+            result_text(&result),
+            "hello from a blob\n\
+             [binary resource file:///b.txt: text/plain, 8 bytes of base64]\n\
+             [binary resource file:///c.bin: application/octet-stream, 4 bytes of base64]\n\
+             [binary resource file:///d.png: image/png, 8 bytes of base64]\n\
+             [audio: audio/wav, 8 bytes of base64]"
+        );
+        let media = result_media(&result);
+        assert_eq!(
+            media,
+            vec![
+                Media {
+                    kind: MediaKind::Image,
+                    mime_type: "image/png".into(),
+                    data: "iVBORw==".into()
+                },
+                Media {
+                    kind: MediaKind::Audio,
+                    mime_type: "audio/wav".into(),
+                    data: "UklGRg==".into()
+                },
+            ]
         );
     }
 

@@ -26,10 +26,14 @@ use junction_host::model::{
 use junction_host::policy::{Action, Policy, Rule};
 use junction_host::servers::{ServerSettings, Servers, StartOptions};
 use junction_host::{Host, HostError};
+use junction_protocol::content::ContentBlock;
+use junction_protocol::content::Role;
+use junction_protocol::resources::ResourceContents;
 use junction_protocol::sampling::{
-    CreateMessageParams, SamplingMessage, StopReason, ToolChoice, ToolChoiceMode,
+    CreateMessageParams, SamplingMessage, SamplingMessageContentBlock, StopReason, ToolChoice,
+    ToolChoiceMode,
 };
-use junction_protocol::tools::Tool;
+use junction_protocol::tools::{CallToolResult, Tool};
 use serde_json::{json, Value};
 
 const KEY: &str = "sk-test-not-a-real-key";
@@ -90,8 +94,8 @@ impl FakeApi {
             answers: Mutex::new(answers.into()),
         });
         let shared = state.clone();
-        let app =
-            axum::Router::new().fallback(move |uri: Uri, headers: HeaderMap, body: String| {
+        let app = axum::Router::new()
+            .fallback(move |uri: Uri, headers: HeaderMap, body: String| {
                 let state = shared.clone();
                 async move {
                     let body = serde_json::from_str(&body).unwrap_or(Value::String(body));
@@ -115,7 +119,9 @@ impl FakeApi {
                     }
                     response
                 }
-            });
+            })
+            // As large as the providers' own request limits, so media are measured here.
+            .layer(axum::extract::DefaultBodyLimit::max(64 * 1024 * 1024));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         tokio::spawn(async move { axum::serve(listener, app).await });
@@ -198,13 +204,18 @@ fn weather() -> Server {
 /// A host with `model` over the weather server, every call allowed, sampling approved, and
 /// no system prompt (the weather server gives no instructions).
 async fn host(model: Arc<dyn Model>) -> (Host, Peer) {
+    host_over("weather", &weather(), model).await
+}
+
+/// A host with `model` over `server` (named `name`), as [`host`] sets it up.
+async fn host_over(name: &str, server: &Server, model: Arc<dyn Model>) -> (Host, Peer) {
     let user = Arc::new(ScriptedInteraction::new().sampling([Approval::Allow]));
     let options = StartOptions::default().mediation(Mediation::new(model.clone(), user));
-    let (connection, peer) = tapped(&weather(), Frames::default());
+    let (connection, peer) = tapped(server, Frames::default());
     let mut servers = Servers::new();
     servers
         .add_connection(
-            "weather",
+            name,
             connection,
             ServerSettings::default(),
             &options,
@@ -968,5 +979,203 @@ async fn openai_stream_errors_and_cut_streams_are_errors() {
     assert!(
         err.to_string().contains("before a `finish_reason`"),
         "{err}"
+    );
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Nothing {}
+
+/// A 1x1 PNG.
+const PNG: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+/// A WAV header with no samples.
+const WAV: &str = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA=";
+/// The start of a TIFF, which neither provider decodes.
+const TIFF: &str = "SUkqAAgAAAA=";
+
+/// A server whose tools return images, audio and embedded resources.
+fn camera() -> Server {
+    Server::builder("camera", "1.0.0")
+        .tool(tool("snapshot", |_: Nothing| async {
+            CallToolResult::content(vec![
+                ContentBlock::text("A red dot"),
+                ContentBlock::image(PNG, "image/png"),
+                ContentBlock::image(TIFF, "image/tiff"),
+                ContentBlock::audio(WAV, "audio/wav"),
+                ContentBlock::embedded(ResourceContents::blob(
+                    "file:///notes.txt",
+                    "text/plain",
+                    "aGVsbG8gZnJvbSBhIGJsb2I=",
+                )),
+                ContentBlock::embedded(ResourceContents::blob("file:///dot.png", "image/png", PNG)),
+            ])
+        }))
+        .build()
+        .unwrap()
+}
+
+/// What the snapshot result's text says, before any provider's notes.
+const SNAPSHOT_TEXT: &str =
+    "A red dot\n[image: image/png, 96 bytes of base64]\n[image: image/tiff, 12 bytes of base64]\n\
+     [audio: audio/wav, 60 bytes of base64]\nhello from a blob\n\
+     [binary resource file:///dot.png: image/png, 96 bytes of base64]";
+
+#[tokio::test]
+async fn anthropic_gets_tool_result_images_as_image_blocks_and_the_rest_named() {
+    let api = FakeApi::start(vec![
+        ok(anthropic_message(
+            json!([
+                {"type": "tool_use", "id": "toolu_1", "name": "camera__snapshot", "input": {}}
+            ]),
+            "tool_use",
+        )),
+        ok(anthropic_message(
+            json!([{"type": "text", "text": "A red dot."}]),
+            "end_turn",
+        )),
+    ])
+    .await;
+    let (mut host, _peer) = host_over("camera", &camera(), anthropic(&api)).await;
+    host.send("What do you see?").await.unwrap();
+    let received = api.received();
+    assert_eq!(received.len(), 2);
+    let messages = received[1].body["messages"].as_array().unwrap().clone();
+    assert_eq!(messages.len(), 3);
+    let image = json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}});
+    assert_eq!(
+        messages[2],
+        json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_1", "content": [
+                {"type": "text", "text": format!("{}\n\
+                    [the image/tiff image above (12 bytes of base64) was not sent to the model: anthropic takes images as JPEG, PNG, GIF and WebP only]\n\
+                    [the audio/wav audio above (60 bytes of base64) was not sent to the model: anthropic takes no audio]", SNAPSHOT_TEXT)},
+                image,
+                image
+            ]}
+        ]})
+    );
+}
+
+#[tokio::test]
+async fn openai_gets_tool_result_images_and_audio_in_a_user_message_after_the_tool_messages() {
+    let api = FakeApi::start(vec![
+        ok(openai_completion(
+            json!({"role": "assistant", "content": null, "tool_calls": [
+                {"id": "call_1", "type": "function", "function": {"name": "camera__snapshot", "arguments": "{}"}},
+                {"id": "call_2", "type": "function", "function": {"name": "camera__snapshot", "arguments": "{}"}}
+            ]}),
+            "tool_calls",
+        )),
+        ok(openai_completion(
+            json!({"role": "assistant", "content": "A red dot."}),
+            "stop",
+        )),
+    ])
+    .await;
+    let (mut host, _peer) = host_over("camera", &camera(), openai(&api)).await;
+    host.send("What do you see?").await.unwrap();
+    let received = api.received();
+    assert_eq!(received.len(), 2);
+    let messages = received[1].body["messages"].as_array().unwrap().clone();
+    assert_eq!(messages.len(), 5, "{messages:?}");
+    let text = format!(
+        "{}\n[the image/tiff image above (12 bytes of base64) was not sent to the model: openai takes images as PNG, JPEG, GIF and WebP only]",
+        SNAPSHOT_TEXT
+    );
+    assert_eq!(
+        messages[2],
+        json!({"role": "tool", "tool_call_id": "call_1", "content": text})
+    );
+    assert_eq!(
+        messages[3],
+        json!({"role": "tool", "tool_call_id": "call_2", "content": text})
+    );
+    let image =
+        json!({"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{PNG}")}});
+    let audio = json!({"type": "input_audio", "input_audio": {"data": WAV, "format": "wav"}});
+    let media = |call: &str| {
+        vec![
+            json!({"type": "text", "text": format!("The images and audio of the result of call {call} (camera__snapshot):")}),
+            image.clone(),
+            audio.clone(),
+            image.clone(),
+        ]
+    };
+    assert_eq!(
+        messages[4],
+        json!({"role": "user", "content": ([media("call_1"), media("call_2")].concat())})
+    );
+}
+
+#[tokio::test]
+async fn sampling_requests_carry_their_images_checked_as_tool_results_are() {
+    let image = SamplingMessageContentBlock::Image(junction_protocol::content::MediaContent::new(
+        PNG,
+        "image/png",
+    ));
+    let tiff = SamplingMessageContentBlock::Image(junction_protocol::content::MediaContent::new(
+        TIFF,
+        "image/png",
+    ));
+    let audio = SamplingMessageContentBlock::Audio(junction_protocol::content::MediaContent::new(
+        WAV,
+        "audio/wav",
+    ));
+    // A PNG signature then zeros: 6 MiB of base64, over Anthropic's 5 MiB, under OpenAI's
+    // 20 MiB (sampling does not pass the transport's 4 MiB frame limit to get here).
+    let poster_data = format!("iVBORw0KGgoA{}", "A".repeat(6 * 1024 * 1024 - 12));
+    let poster = SamplingMessageContentBlock::Image(junction_protocol::content::MediaContent::new(
+        poster_data.clone(),
+        "image/png",
+    ));
+    let params = CreateMessageParams::new(
+        vec![SamplingMessage::new(
+            Role::User,
+            vec![
+                SamplingMessageContentBlock::text("Describe"),
+                image,
+                tiff,
+                audio,
+                poster,
+            ],
+        )],
+        10,
+    );
+    let api = FakeApi::start(vec![
+        ok(anthropic_message(
+            json!([{"type": "text", "text": "A dot."}]),
+            "end_turn",
+        )),
+        ok(openai_completion(
+            json!({"role": "assistant", "content": "A dot."}),
+            "stop",
+        )),
+    ])
+    .await;
+    anthropic(&api).sample(&params).await.unwrap();
+    openai(&api).sample(&params).await.unwrap();
+    let received = api.received();
+    let tiff_note = |provider: &str, formats: &str| {
+        format!("[image: image/png, 12 bytes of base64]\n[the image/png image above (12 bytes of base64) was not sent to the model: {provider} takes images as {formats} only]")
+    };
+    assert_eq!(
+        received[0].body["messages"],
+        json!([{"role": "user", "content": [
+            {"type": "text", "text": "Describe"},
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}},
+            {"type": "text", "text": tiff_note("anthropic", "JPEG, PNG, GIF and WebP")},
+            {"type": "text", "text": "[audio: audio/wav, 60 bytes of base64]\n[the audio/wav audio above (60 bytes of base64) was not sent to the model: anthropic takes no audio]"},
+            {"type": "text", "text": "[image: image/png, 6291456 bytes of base64]\n[the image/png image above (6291456 bytes of base64) was not sent to the model: anthropic takes images of at most 5 MiB of base64]"}
+        ]}])
+    );
+    assert_eq!(
+        received[1].body["messages"],
+        json!([{"role": "user", "content": [
+            {"type": "text", "text": "Describe"},
+            {"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{PNG}")}},
+            {"type": "text", "text": tiff_note("openai", "PNG, JPEG, GIF and WebP")},
+            {"type": "input_audio", "input_audio": {"data": WAV, "format": "wav"}},
+            {"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{poster_data}")}}
+        ]}])
     );
 }

@@ -50,6 +50,10 @@ use crate::terminal::{listing, Style, Terminal};
 pub struct ChatArgs {
     #[command(flatten)]
     host: HostOptions,
+    /// Show the model's answers as they are, without rendering their Markdown (it is
+    /// rendered only when stdout is a terminal).
+    #[arg(long)]
+    no_markdown: bool,
 }
 
 const HELP: &[&str] = &[
@@ -153,7 +157,7 @@ pub async fn run(args: ChatArgs) -> ExitCode {
     let terminal = Terminal::stdio(Style::detect());
     let interactive = std::io::stdin().is_terminal();
     let answers = args.host.answers(interactive);
-    let output = Output::default();
+    let output = Output::default().markdown(!args.no_markdown && std::io::stdout().is_terminal());
     let started = tokio::select! {
         started = args.host.start(&terminal, answers, output.clone()) => started,
         // Servers still starting are killed with the future that starts them.

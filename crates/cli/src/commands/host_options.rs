@@ -435,9 +435,16 @@ pub fn keep_log(event: &Event) {
 pub struct Output {
     printer: Arc<Mutex<Option<Box<dyn rustyline::ExternalPrinter + Send>>>>,
     reading: Arc<std::sync::atomic::AtomicBool>,
+    markdown: bool,
 }
 
 impl Output {
+    /// Renders the model's answers as Markdown (`on`), or shows them as they are.
+    pub fn markdown(mut self, on: bool) -> Self {
+        self.markdown = on;
+        self
+    }
+
     /// Prints above the editor's line from now on, while it reads.
     pub fn above(&self, printer: Box<dyn rustyline::ExternalPrinter + Send>) {
         *self.printer.lock().unwrap_or_else(PoisonError::into_inner) = Some(printer);
@@ -467,7 +474,12 @@ impl Output {
 
 pub fn stdout_sink(style: Style, output: Output) -> EventSink {
     use std::io::IsTerminal;
-    let renderer = Mutex::new(Renderer::new(style));
+    let renderer = Renderer::new(style);
+    let renderer = Mutex::new(if output.markdown {
+        renderer.with_markdown()
+    } else {
+        renderer
+    });
     let spinner = std::io::stdout().is_terminal().then(Spinner::start);
     EventSink::callback(move |event| {
         keep_log(&event);

@@ -18,6 +18,7 @@ use junction_protocol::elicitation::{ElicitAction, ElicitParams};
 use junction_protocol::sampling::{CreateMessageResult, SamplingMessageContentBlock};
 use serde_json::Value;
 
+use super::markdown::Markdown;
 use super::shorten;
 use super::style::{Paint, Style};
 
@@ -33,6 +34,10 @@ pub struct Renderer {
     calls: HashMap<String, String>,
     /// Whether streamed text is on the current line, not yet ended.
     streaming: bool,
+    /// The model's Markdown renderer, when answers are rendered.
+    markdown: Option<Markdown>,
+    /// Whether the streamed answer has shown a line yet (the first follows `assistant:`).
+    answer_started: bool,
 }
 
 /// `value` as one line of JSON (strings without their quotes), safe to show, at most
@@ -77,7 +82,46 @@ impl Renderer {
             style,
             calls: HashMap::new(),
             streaming: false,
+            markdown: None,
+            answer_started: false,
         }
+    }
+
+    /// Renders the model's answers as Markdown (see [`Markdown`]): a streamed answer is
+    /// shown line by line, each line once it is finished.
+    pub fn with_markdown(mut self) -> Self {
+        self.markdown = Some(Markdown::new(self.style));
+        self
+    }
+
+    /// Rendered lines of an answer, each ended; the first follows `assistant:`, the
+    /// others are indented under it.
+    fn answer_lines(&mut self, lines: Vec<String>) -> String {
+        let mut out = String::new();
+        for line in lines {
+            if std::mem::replace(&mut self.answer_started, true) {
+                out.push_str("  ");
+            }
+            out.push_str(&line);
+            out.push('\n');
+        }
+        out
+    }
+
+    /// What ends a streamed answer: with Markdown, its unfinished last line; otherwise
+    /// the end of the line.
+    fn end_answer(&mut self) -> String {
+        self.streaming = false;
+        let Some(markdown) = self.markdown.as_mut() else {
+            return "\n".to_owned();
+        };
+        let rest = markdown.finish();
+        let nothing_shown = !self.answer_started && rest.is_empty();
+        let mut out = self.answer_lines(rest);
+        if nothing_shown {
+            out.push('\n');
+        }
+        out
     }
 
     /// The exact text to write for one event: whole lines, each ending in a newline,
@@ -91,22 +135,25 @@ impl Renderer {
                     out.push_str(&self.paint(Paint::Bold, "assistant:"));
                     out.push(' ');
                     self.streaming = true;
+                    self.answer_started = false;
+                }
+                if let Some(markdown) = self.markdown.as_mut() {
+                    let lines = markdown.push(&display::text(text));
+                    out.push_str(&self.answer_lines(lines));
+                    return out;
                 }
                 let text = display::text(text).replace('\n', "\n  ");
                 out.push_str(&self.paint(Paint::Cyan, &text));
                 return out;
             }
             // The text was shown as it came: the line only needs ending.
-            Event::Text { .. } if self.streaming => {
-                self.streaming = false;
-                return "\n".to_owned();
-            }
+            Event::Text { .. } if self.streaming => return self.end_answer(),
             _ => {}
         }
         let lines = self.render(event);
         let ends_line = !lines.is_empty() || matches!(event, Event::ModelFailed { .. });
-        if ends_line && std::mem::take(&mut self.streaming) {
-            out.push('\n');
+        if ends_line && self.streaming {
+            out.push_str(&self.end_answer());
         }
         for line in lines {
             out.push_str(&line);
@@ -129,6 +176,19 @@ impl Renderer {
             | Event::TextDelta { .. }
             | Event::ModelAnswered { .. }
             | Event::ModelFailed { .. } => Vec::new(),
+            Event::Text { text } if self.markdown.is_some() => {
+                let text = display::text(text);
+                let mut lines = Vec::new();
+                if let Some(markdown) = self.markdown.as_mut() {
+                    lines = markdown.push(&text);
+                    lines.extend(markdown.finish());
+                }
+                let mut lines = lines.into_iter();
+                let first = lines.next().unwrap_or_default();
+                let mut out = vec![format!("{} {first}", self.paint(Paint::Bold, "assistant:"))];
+                out.extend(lines.map(|l| format!("  {l}")));
+                out
+            }
             Event::Text { text } => {
                 let text = display::text(text);
                 let mut lines = text.lines();
@@ -588,6 +648,52 @@ mod tests {
             text: "half".into(),
         }) + &r.output(&Event::Interrupted);
         assert!(cut.starts_with("assistant: half\ninterrupted:"), "{cut}");
+    }
+
+    #[test]
+    fn streamed_markdown_is_rendered_per_finished_line_with_escapes_kept_escaped() {
+        let mut r = Renderer::new(Style::coloured()).with_markdown();
+        let mut pieces = Vec::new();
+        for event in [
+            Event::TextDelta {
+                text: "# Ti".into(),
+            },
+            Event::TextDelta {
+                text: "tle\n- **a** \u{1b}[2J".into(),
+            },
+            Event::TextDelta { text: "b".into() },
+            Event::Text {
+                text: "# Title\n- **a** \u{1b}[2Jb".into(),
+            },
+        ] {
+            pieces.push(r.output(&event));
+        }
+        assert_eq!(
+            pieces[0], "\x1b[1massistant:\x1b[0m ",
+            "nothing before the newline"
+        );
+        assert_eq!(pieces[1], "\x1b[1;36mTitle\x1b[0m\n");
+        assert_eq!(pieces[2], "");
+        // The model's escape sequence arrives escaped; the only ones sent are the renderer's.
+        assert_eq!(
+            pieces[3],
+            "  • \x1b[36;1ma\x1b[0m\x1b[36m \\x1b[2Jb\x1b[0m\n"
+        );
+
+        let mut r = Renderer::new(Style::plain()).with_markdown();
+        let cut = r.output(&Event::TextDelta {
+            text: "see [x](https://x.dev)".into(),
+        }) + &r.output(&Event::Interrupted);
+        assert!(
+            cut.starts_with("assistant: see x (https://x.dev)\ninterrupted:"),
+            "{cut}"
+        );
+        assert_eq!(
+            r.render(&Event::Text {
+                text: "*one*\ntwo".into()
+            }),
+            ["assistant: one", "  two"]
+        );
     }
 
     #[test]

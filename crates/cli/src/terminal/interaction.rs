@@ -5,7 +5,10 @@
 //!   model's answer is shown again before it goes back to the server.
 //! - Elicitation, form mode: each field is asked with its title, description, type,
 //!   default and choices; a bad value is explained and asked again; the person may accept,
-//!   decline or cancel.
+//!   decline or cancel. Choices are shown by their titles (`oneOf` / `anyOf` with `const`
+//!   and `title`, or `enumNames`) and may be typed as title, value or number, in any case;
+//!   the value is sent. `email`, `uri`, `date` and `date-time` strings are checked
+//!   ([`super::formats`]), as are lengths, ranges and the number of choices.
 //! - Elicitation, URL mode: the URL and its site are shown and never opened; the person
 //!   says whether they will open it.
 //!
@@ -20,7 +23,8 @@ use junction_host::interaction::{
 };
 use junction_protocol::content::Role;
 use junction_protocol::elicitation::{
-    ElicitParams, ElicitValue, FormParams, NumberType, PrimitiveSchemaDefinition, UrlParams,
+    ElicitParams, ElicitValue, EnumOption, FormParams, NumberType, PrimitiveSchemaDefinition,
+    UrlParams,
 };
 use junction_protocol::sampling::CreateMessageResult;
 use serde_json::Number;
@@ -28,6 +32,7 @@ use serde_json::Number;
 use junction_host::display;
 
 use super::events::{blocks_text, sampling_text};
+use super::formats;
 use super::style::Paint;
 use super::{Answers, Io, Terminal};
 
@@ -268,10 +273,58 @@ fn fill_form(io: &mut Io, server: &str, form: &FormParams) -> Option<Elicitation
     Some(ElicitationAnswer::Accept(content))
 }
 
-/// The kind of a field, its choices and its default, in words.
+/// A select field's choices: each value with the title shown for it (the value itself
+/// when the schema gives none), in order.
+fn choices(field: &PrimitiveSchemaDefinition) -> Vec<(&str, &str)> {
+    use PrimitiveSchemaDefinition as P;
+    fn options(o: &[EnumOption]) -> Vec<(&str, &str)> {
+        o.iter()
+            .map(|o| (o.value.as_str(), o.title.as_str()))
+            .collect()
+    }
+    match field {
+        P::TitledSingleSelect(b) => options(&b.one_of),
+        P::TitledMultiSelect(b) => options(&b.items.any_of),
+        P::LegacyTitledEnum(b) => {
+            let names = b.enum_names.as_deref().unwrap_or_default();
+            b.values
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (v.as_str(), names.get(i).map_or(v.as_str(), String::as_str)))
+                .collect()
+        }
+        _ => field
+            .allowed_values()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|v| (v, v))
+            .collect(),
+    }
+}
+
+/// The title shown for `value` of a select field.
+fn title_of<'a>(field: &'a PrimitiveSchemaDefinition, value: &'a str) -> &'a str {
+    choices(field)
+        .into_iter()
+        .find(|(v, _)| *v == value)
+        .map_or(value, |(_, title)| title)
+}
+
+/// The kind of a field, its choices (by title) and its default (as it may be typed), in
+/// words.
 fn describe(field: &PrimitiveSchemaDefinition) -> (String, Option<String>) {
     use PrimitiveSchemaDefinition as P;
-    let choices = field.allowed_values().map(|v| v.join(" | "));
+    let shown: Vec<&str> = choices(field).into_iter().map(|(_, title)| title).collect();
+    let choices = (!shown.is_empty()).then(|| shown.join(" | "));
+    let titled = |d: &Option<String>| d.as_deref().map(|d| title_of(field, d).to_owned());
+    let titles = |d: &Option<Vec<String>>| {
+        d.as_ref().map(|d| {
+            d.iter()
+                .map(|v| title_of(field, v))
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+    };
     match field {
         P::String(s) => {
             let kind = match &s.format {
@@ -288,11 +341,11 @@ fn describe(field: &PrimitiveSchemaDefinition) -> (String, Option<String>) {
             n.default.as_ref().map(Number::to_string),
         ),
         P::Boolean(b) => ("yes/no".to_owned(), b.default.map(|d| d.to_string())),
-        P::UntitledSingleSelect(s) => (one_of(choices), s.default.clone()),
-        P::TitledSingleSelect(s) => (one_of(choices), s.default.clone()),
-        P::LegacyTitledEnum(s) => (one_of(choices), s.default.clone()),
-        P::UntitledMultiSelect(m) => (any_of(choices), m.default.as_ref().map(|d| d.join(","))),
-        P::TitledMultiSelect(m) => (any_of(choices), m.default.as_ref().map(|d| d.join(","))),
+        P::UntitledSingleSelect(s) => (one_of(choices), titled(&s.default)),
+        P::TitledSingleSelect(s) => (one_of(choices), titled(&s.default)),
+        P::LegacyTitledEnum(s) => (one_of(choices), titled(&s.default)),
+        P::UntitledMultiSelect(m) => (any_of(choices), titles(&m.default)),
+        P::TitledMultiSelect(m) => (any_of(choices), titles(&m.default)),
     }
 }
 
@@ -362,7 +415,18 @@ fn ask_field(
         } else {
             typed.to_owned()
         };
-        match parse_value(field, &text).and_then(|v| field.check(&v).map(|()| v)) {
+        let checked = parse_value(field, &text)
+            .and_then(|v| field.check(&v).map(|()| v))
+            .and_then(|v| match (field, &v) {
+                (PrimitiveSchemaDefinition::String(s), ElicitValue::String(text)) => {
+                    match &s.format {
+                        Some(format) => formats::check(format, text).map(|()| v),
+                        None => Ok(v),
+                    }
+                }
+                _ => Ok(v),
+            });
+        match checked {
             Ok(value) => return Some(Some(value)),
             Err(why) => io.say(&format!(
                 "  {} {}; try again",
@@ -374,17 +438,37 @@ fn ask_field(
 }
 
 /// Reads typed text as a value of the field's kind. A choice may be typed as its value or
-/// its position in the list (from 1).
+/// its title, in any case, or as its position in the list (from 1); the value is sent.
 fn parse_value(field: &PrimitiveSchemaDefinition, text: &str) -> Result<ElicitValue, String> {
     use PrimitiveSchemaDefinition as P;
-    let choice = |word: &str| -> String {
-        let allowed = field.allowed_values().unwrap_or_default();
-        match word.parse::<usize>() {
-            Ok(i) if i >= 1 && i <= allowed.len() && !allowed.contains(&word) => {
-                allowed[i - 1].to_owned()
-            }
-            _ => word.to_owned(),
-        }
+    let options = choices(field);
+    let shown: Vec<&str> = options.iter().map(|(_, title)| *title).collect();
+    let find = |word: &str| -> Option<String> {
+        let exact = options.iter().find(|(v, _)| *v == word);
+        let folded = || {
+            options.iter().find(|(v, t)| {
+                v.to_lowercase() == word.to_lowercase() || t.to_lowercase() == word.to_lowercase()
+            })
+        };
+        let position = || {
+            word.parse::<usize>()
+                .ok()
+                .filter(|i| (1..=options.len()).contains(i))
+                .map(|i| &options[i - 1])
+        };
+        exact
+            .or_else(folded)
+            .or_else(position)
+            .map(|(v, _)| (*v).to_owned())
+    };
+    let choice = |word: &str| -> Result<String, String> {
+        find(word).ok_or_else(|| {
+            format!(
+                "{} is not a choice; choose from: {}",
+                display::line(&format!("{word:?}")),
+                shown.join(", ")
+            )
+        })
     };
     match field {
         P::String(_) => Ok(ElicitValue::String(text.to_owned())),
@@ -398,15 +482,17 @@ fn parse_value(field: &PrimitiveSchemaDefinition, text: &str) -> Result<ElicitVa
             _ => Err("must be yes or no".to_owned()),
         },
         P::UntitledSingleSelect(_) | P::TitledSingleSelect(_) | P::LegacyTitledEnum(_) => {
-            Ok(ElicitValue::String(choice(text)))
+            find(text)
+                .map(ElicitValue::String)
+                .ok_or_else(|| format!("must be one of: {}", shown.join(", ")))
         }
-        P::UntitledMultiSelect(_) | P::TitledMultiSelect(_) => Ok(ElicitValue::StringArray(
-            text.split(',')
-                .map(str::trim)
-                .filter(|w| !w.is_empty())
-                .map(choice)
-                .collect(),
-        )),
+        P::UntitledMultiSelect(_) | P::TitledMultiSelect(_) => text
+            .split(',')
+            .map(str::trim)
+            .filter(|w| !w.is_empty())
+            .map(choice)
+            .collect::<Result<Vec<_>, _>>()
+            .map(ElicitValue::StringArray),
     }
 }
 

@@ -5,6 +5,7 @@
 //! - [`events`]: each host [`junction_host::events::Event`] as readable lines.
 //! - [`consent`] and [`interaction`]: the host's `Consent` and `Interaction` answered from an
 //!   input stream, or without asking in a non-interactive run.
+//! - [`markdown`]: the model's Markdown, rendered line by line as it streams.
 //! - [`listing`]: the tools, slash commands, resources and servers a host offers.
 //! - [`editor`]: the chat's line editor, with completion.
 //! - [`spinner`]: the spinner shown while the model thinks.
@@ -20,8 +21,10 @@
 pub mod consent;
 pub mod editor;
 pub mod events;
+pub mod formats;
 pub mod interaction;
 pub mod listing;
+pub mod markdown;
 pub mod spinner;
 pub mod style;
 

@@ -18,6 +18,10 @@ pub enum Paint {
     Yellow,
     /// The model's words.
     Cyan,
+    /// Emphasis in the model's Markdown.
+    Italic,
+    /// Link text in the model's Markdown.
+    Underline,
 }
 
 impl Paint {
@@ -29,6 +33,8 @@ impl Paint {
             Paint::Green => "32",
             Paint::Yellow => "33",
             Paint::Cyan => "36",
+            Paint::Italic => "3",
+            Paint::Underline => "4",
         }
     }
 }
@@ -63,6 +69,16 @@ impl Style {
     #[cfg(test)]
     pub fn coloured() -> Self {
         Style { colour: true }
+    }
+
+    /// `text` in every one of `paints` at once, or as it is without colour.
+    pub fn paint_all(self, paints: &[Paint], text: &str) -> String {
+        if self.colour && !paints.is_empty() {
+            let codes: Vec<&str> = paints.iter().map(|p| p.code()).collect();
+            format!("\x1b[{}m{text}\x1b[0m", codes.join(";"))
+        } else {
+            text.to_owned()
+        }
     }
 
     /// `text` in `paint`, or as it is without colour.

@@ -9,10 +9,14 @@
 //! The conversation becomes alternating `user` / `assistant` messages of content blocks:
 //! the user's text and attached context are `text` blocks, the model's calls `tool_use`
 //! blocks, and each tool result a `tool_result` block (with `is_error`) at the start of the
-//! next user message, as the API requires. Tools go as `{name, description, input_schema}`.
+//! next user message, as the API requires. A result's images go inside its `tool_result` as
+//! `image` blocks (base64 source) when the API takes them (PNG, JPEG, GIF, WebP, at most
+//! 5 MiB of base64, see [`super::media`]); audio, which it does not take, and images it would
+//! refuse are named in the result's text instead. Tools go as
+//! `{name, description, input_schema}`.
 
 use junction::session::BoxFuture;
-use junction_protocol::content::{ContentBlock, Role};
+use junction_protocol::content::{ContentBlock, MediaContent, Role};
 use junction_protocol::sampling::{
     CreateMessageParams, CreateMessageResult, SamplingMessageContentBlock, StopReason,
     ToolChoiceMode,
@@ -21,11 +25,12 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{json, Value};
 
 use super::http::{check_base, join, secret_header, HttpSettings, Transport};
+use super::media::{self, Fit, Format, Limits};
 use super::sse::SseEvent;
 use super::{
     context_text, sampling, Model, ModelError, ModelReply, ModelRequest, ModelTool, Usage,
 };
-use crate::conversation::{block_text, Conversation, Message, ToolCall};
+use crate::conversation::{block_text, Conversation, MediaKind, Message, ToolCall};
 
 /// Where the API is unless `ANTHROPIC_BASE_URL` says otherwise.
 pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
@@ -38,6 +43,16 @@ const BASE_URL_VARIABLE: &str = "ANTHROPIC_BASE_URL";
 const PROVIDER: &str = "anthropic";
 /// `max_tokens` for the agent's turns unless set (the API requires one).
 const DEFAULT_MAX_TOKENS: u64 = 4096;
+/// What the API takes in images: the four formats it documents, at most 5 MiB of base64
+/// each, and (the whole request being capped at 32 MB) 24 MiB of media per request. No audio.
+const LIMITS: Limits = Limits {
+    provider: PROVIDER,
+    images: &[Format::Jpeg, Format::Png, Format::Gif, Format::Webp],
+    max_image: 5 * 1024 * 1024,
+    audio: &[],
+    max_audio: 0,
+    budget: 24 * 1024 * 1024,
+};
 
 /// A Claude model behind the Messages API.
 ///
@@ -269,7 +284,8 @@ fn text_block(text: &str) -> Value {
 
 fn conversation_messages(conversation: &Conversation) -> Value {
     let mut messages = Messages::default();
-    for message in conversation.messages() {
+    let plan = media::plan(conversation, &LIMITS);
+    for (index, message) in conversation.messages().iter().enumerate() {
         match message {
             Message::User { text } => messages.push("user", text_block(text)),
             Message::Context { source, text } => {
@@ -291,10 +307,27 @@ fn conversation_messages(conversation: &Conversation) -> Value {
                 call_id,
                 text,
                 is_error,
+                media,
                 ..
             } => {
+                let fits = &plan[index];
+                let text = media::with_notes(text, media, fits);
+                let images: Vec<Value> = media::sent(media, fits)
+                    .map(|(m, format)| image_block(format.mime_type(), &m.data))
+                    .collect();
+                let content = if images.is_empty() {
+                    json!(text)
+                } else {
+                    // The API refuses empty text blocks.
+                    let mut blocks: Vec<Value> = (!text.is_empty())
+                        .then(|| text_block(&text))
+                        .into_iter()
+                        .collect();
+                    blocks.extend(images);
+                    Value::Array(blocks)
+                };
                 let mut block =
-                    json!({"type": "tool_result", "tool_use_id": call_id, "content": text});
+                    json!({"type": "tool_result", "tool_use_id": call_id, "content": content});
                 if *is_error {
                     block["is_error"] = json!(true);
                 }
@@ -305,14 +338,29 @@ fn conversation_messages(conversation: &Conversation) -> Value {
     messages.into_json()
 }
 
-fn media_block(media: &junction_protocol::content::MediaContent) -> Value {
-    json!({"type": "image", "source": {"type": "base64", "media_type": media.mime_type, "data": media.data}})
+fn image_block(media_type: &str, data: &str) -> Value {
+    json!({"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}})
 }
 
-/// The server's own messages, block for block (audio, which the API cannot take, as a
-/// description).
+/// A server's image or sound as a block: an image the API takes, or a text naming it and
+/// saying why it was left out (audio, which the API cannot take, always is).
+fn sampled_media(kind: MediaKind, media: &MediaContent, budget: &mut usize) -> Value {
+    match media::check(kind, &media.mime_type, &media.data, &LIMITS, budget) {
+        Fit::Send(format) => image_block(format.mime_type(), &media.data),
+        Fit::Note(note) => {
+            let what = match kind {
+                MediaKind::Image => ContentBlock::Image(media.clone()),
+                MediaKind::Audio => ContentBlock::Audio(media.clone()),
+            };
+            text_block(&format!("{}\n{note}", block_text(&what)))
+        }
+    }
+}
+
+/// The server's own messages, block for block, images checked as in the conversation.
 fn sampling_messages(params: &CreateMessageParams) -> Value {
     let mut messages = Messages::default();
+    let mut budget = LIMITS.budget;
     for message in &params.messages {
         let role = match message.role {
             Role::User => "user",
@@ -321,9 +369,11 @@ fn sampling_messages(params: &CreateMessageParams) -> Value {
         for block in message.content.blocks() {
             let block = match block {
                 SamplingMessageContentBlock::Text(t) => text_block(&t.text),
-                SamplingMessageContentBlock::Image(i) => media_block(i),
+                SamplingMessageContentBlock::Image(i) => {
+                    sampled_media(MediaKind::Image, i, &mut budget)
+                }
                 SamplingMessageContentBlock::Audio(a) => {
-                    text_block(&block_text(&ContentBlock::Audio(a.clone())))
+                    sampled_media(MediaKind::Audio, a, &mut budget)
                 }
                 SamplingMessageContentBlock::ToolUse(u) => {
                     json!({"type": "tool_use", "id": u.id, "name": u.name, "input": u.input})
@@ -333,7 +383,12 @@ fn sampling_messages(params: &CreateMessageParams) -> Value {
                         .content
                         .iter()
                         .map(|c| match c {
-                            ContentBlock::Image(i) => media_block(i),
+                            ContentBlock::Image(i) => {
+                                sampled_media(MediaKind::Image, i, &mut budget)
+                            }
+                            ContentBlock::Audio(a) => {
+                                sampled_media(MediaKind::Audio, a, &mut budget)
+                            }
                             other => text_block(&block_text(other)),
                         })
                         .collect();
@@ -595,6 +650,7 @@ mod tests {
             name: "lib__get".into(),
             text: "no".into(),
             is_error: true,
+            media: Vec::new(),
         });
         assert_eq!(
             conversation_messages(&c),

@@ -11,6 +11,7 @@
 
 mod anthropic;
 mod http;
+mod media;
 mod openai;
 pub mod sampling;
 mod scripted;

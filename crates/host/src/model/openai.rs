@@ -13,6 +13,10 @@
 //! `llama-server`, vLLM) at their `/v1` base URL; a key is optional for those. The
 //! conversation becomes `user` messages (text and attached context), `assistant` messages
 //! with `tool_calls` (arguments as a JSON string), and one `tool` message per result.
+//! `tool` messages carry text only, so the images and audio of a step's results follow its
+//! `tool` messages as one `user` message: `image_url` parts with a `data:` URL (PNG, JPEG,
+//! GIF, WebP) and `input_audio` parts (WAV, MP3), each introduced by the call it came from;
+//! what the API would refuse is named in the result's text instead (see [`super::media`]).
 //! Tools go as `{type: function, function: {name, description, parameters}}`.
 
 use junction::session::BoxFuture;
@@ -25,11 +29,12 @@ use reqwest::header::{HeaderMap, AUTHORIZATION};
 use serde_json::{json, Value};
 
 use super::http::{check_base, join, secret_header, HttpSettings, Transport};
+use super::media::{self, Fit, Format, Limits};
 use super::sse::SseEvent;
 use super::{
     context_text, sampling, Model, ModelError, ModelReply, ModelRequest, ModelTool, Usage,
 };
-use crate::conversation::{block_text, Conversation, Message, ToolCall};
+use crate::conversation::{block_text, Conversation, MediaKind, Message, ToolCall};
 
 /// Where the API is unless `OPENAI_BASE_URL` says otherwise.
 pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
@@ -40,6 +45,17 @@ const BASE_URL_VARIABLE: &str = "OPENAI_BASE_URL";
 const PROVIDER: &str = "openai";
 /// What a tool result the tool marked as an error starts with: the API has no error flag.
 const ERROR_PREFIX: &str = "Error: ";
+/// What the API takes in images and audio: the image formats it documents, `input_audio`
+/// as WAV or MP3, 20 MiB of base64 each, and (a request being capped at 50 MB) 40 MiB of
+/// media per request.
+const LIMITS: Limits = Limits {
+    provider: PROVIDER,
+    images: &[Format::Png, Format::Jpeg, Format::Gif, Format::Webp],
+    max_image: 20 * 1024 * 1024,
+    audio: &[Format::Wav, Format::Mp3],
+    max_audio: 20 * 1024 * 1024,
+    budget: 40 * 1024 * 1024,
+};
 
 /// A model behind an OpenAI-compatible Chat Completions API.
 ///
@@ -285,36 +301,91 @@ fn tool_message(call_id: &str, text: &str, is_error: bool) -> Value {
 }
 
 fn conversation_messages(conversation: &Conversation) -> Value {
-    let messages = conversation
-        .messages()
-        .iter()
-        .map(|message| match message {
-            Message::User { text } => json!({"role": "user", "content": text}),
+    let plan = media::plan(conversation, &LIMITS);
+    let mut messages = Vec::new();
+    // The media of the `tool` messages just written, sent once they are all out (nothing
+    // may come between an assistant's calls and their results).
+    let mut pending: Vec<Value> = Vec::new();
+    for (index, message) in conversation.messages().iter().enumerate() {
+        if !matches!(message, Message::ToolResult { .. }) {
+            flush_media(&mut messages, &mut pending);
+        }
+        match message {
+            Message::User { text } => messages.push(json!({"role": "user", "content": text})),
             Message::Context { source, text } => {
-                json!({"role": "user", "content": context_text(source, text)})
+                messages.push(json!({"role": "user", "content": context_text(source, text)}))
             }
-            Message::Assistant { text, tool_calls } => {
-                assistant(text.as_deref(), tool_calls.iter().map(tool_call).collect())
-            }
+            Message::Assistant { text, tool_calls } => messages.push(assistant(
+                text.as_deref(),
+                tool_calls.iter().map(tool_call).collect(),
+            )),
             Message::ToolResult {
                 call_id,
+                name,
                 text,
                 is_error,
-                ..
-            } => tool_message(call_id, text, *is_error),
-        })
-        .collect();
+                media,
+            } => {
+                let fits = &plan[index];
+                messages.push(tool_message(
+                    call_id,
+                    &media::with_notes(text, media, fits),
+                    *is_error,
+                ));
+                let mut parts = media::sent(media, fits)
+                    .map(|(m, format)| media_part(format, &m.data))
+                    .peekable();
+                if parts.peek().is_some() {
+                    pending.push(json!({"type": "text", "text": format!("The images and audio of the result of call {call_id} ({name}):")}));
+                    pending.extend(parts);
+                }
+            }
+        }
+    }
+    flush_media(&mut messages, &mut pending);
     Value::Array(messages)
 }
 
-fn image_part(media: &MediaContent) -> Value {
-    json!({"type": "image_url", "image_url": {"url": format!("data:{};base64,{}", media.mime_type, media.data)}})
+/// The media gathered from `tool` messages, as the `user` message that follows them.
+fn flush_media(messages: &mut Vec<Value>, pending: &mut Vec<Value>) {
+    if !pending.is_empty() {
+        messages.push(json!({"role": "user", "content": std::mem::take(pending)}));
+    }
+}
+
+/// An image as an `image_url` part with a `data:` URL, a sound as an `input_audio` part.
+fn media_part(format: Format, data: &str) -> Value {
+    match format {
+        Format::Wav | Format::Mp3 => {
+            json!({"type": "input_audio", "input_audio": {"data": data, "format": format.audio_format()}})
+        }
+        _ => {
+            json!({"type": "image_url", "image_url": {"url": format!("data:{};base64,{data}", format.mime_type())}})
+        }
+    }
+}
+
+/// A server's image or sound as a content part: one the API takes, or a text naming it and
+/// saying why it was left out.
+fn sampled_media(kind: MediaKind, media: &MediaContent, budget: &mut usize) -> Value {
+    match media::check(kind, &media.mime_type, &media.data, &LIMITS, budget) {
+        Fit::Send(format) => media_part(format, &media.data),
+        Fit::Note(note) => {
+            let what = match kind {
+                MediaKind::Image => ContentBlock::Image(media.clone()),
+                MediaKind::Audio => ContentBlock::Audio(media.clone()),
+            };
+            json!({"type": "text", "text": format!("{}\n{note}", block_text(&what))})
+        }
+    }
 }
 
 /// The server's system prompt and messages: tool results as `tool` messages (which must
-/// follow the assistant's calls), text and images as the user's or assistant's content.
+/// follow the assistant's calls) with their images and audio in the user message after
+/// them, text, images and audio as the user's content (the assistant's as text).
 fn sampling_messages(params: &CreateMessageParams) -> Value {
     let mut messages = Vec::new();
+    let mut budget = LIMITS.budget;
     if let Some(system) = params.system_prompt.as_ref().filter(|s| !s.is_empty()) {
         messages.push(json!({"role": "system", "content": system}));
     }
@@ -326,10 +397,12 @@ fn sampling_messages(params: &CreateMessageParams) -> Value {
                 SamplingMessageContentBlock::Text(t) => {
                     parts.push(json!({"type": "text", "text": t.text}))
                 }
-                SamplingMessageContentBlock::Image(i) => parts.push(image_part(i)),
-                SamplingMessageContentBlock::Audio(a) => parts.push(
-                    json!({"type": "text", "text": block_text(&ContentBlock::Audio(a.clone()))}),
-                ),
+                SamplingMessageContentBlock::Image(i) => {
+                    parts.push(sampled_media(MediaKind::Image, i, &mut budget))
+                }
+                SamplingMessageContentBlock::Audio(a) => {
+                    parts.push(sampled_media(MediaKind::Audio, a, &mut budget))
+                }
                 SamplingMessageContentBlock::ToolUse(u) => calls.push(tool_call(&ToolCall {
                     id: u.id.clone(),
                     name: u.name.clone(),
@@ -342,6 +415,14 @@ fn sampling_messages(params: &CreateMessageParams) -> Value {
                         .map(block_text)
                         .collect::<Vec<_>>()
                         .join("\n");
+                    for block in &r.content {
+                        let (kind, m) = match block {
+                            ContentBlock::Image(m) => (MediaKind::Image, m),
+                            ContentBlock::Audio(m) => (MediaKind::Audio, m),
+                            _ => continue,
+                        };
+                        parts.push(sampled_media(kind, m, &mut budget));
+                    }
                     messages.push(tool_message(
                         &r.tool_use_id,
                         &text,

@@ -13,10 +13,11 @@ use junction_protocol::sampling::{
     CreateMessageParams, CreateMessageResult, SamplingContent, SamplingMessageContentBlock,
     StopReason, ToolUseContent,
 };
+use junction_protocol::tools::CallToolResult;
 use serde_json::Value;
 
 use super::{ModelReply, ModelTool};
-use crate::conversation::{block_text, Conversation, Message, ToolCall};
+use crate::conversation::{block_text, result_media, Conversation, Message, ToolCall};
 use crate::naming::clean_description;
 
 /// Where the system prompt is said to come from in the standalone conversation.
@@ -58,6 +59,7 @@ pub fn standalone(params: &CreateMessageParams) -> (Conversation, Vec<ModelTool>
                         name: called.get(&r.tool_use_id).cloned().unwrap_or_default(),
                         text,
                         is_error: r.is_error.unwrap_or(false),
+                        media: result_media(&CallToolResult::content(r.content.clone())),
                     });
                 }
                 SamplingMessageContentBlock::Text(t) => texts.push(t.text.clone()),
@@ -191,6 +193,7 @@ mod tests {
                     name: "weather".into(),
                     text: "rain".into(),
                     is_error: false,
+                    media: Vec::new(),
                 },
             ]
         );
