@@ -541,3 +541,42 @@ fn the_conformance_suite_passes_through_nginx_over_three_instances() {
         with("WARNING").len()
     );
 }
+
+/// With `--sse-always` the `initialize` result is an event stream, opened before the result
+/// exists: the session's record must still reach Redis before the client reads the result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_opened_with_sse_always_is_served_by_every_instance() {
+    let cluster = Cluster::start("library", 3, &["--sse-always".to_owned()]);
+    for round in 0..5 {
+        let mut mcp = Mcp::new();
+        let init = mcp.initialize(&cluster.instances[0].url(), json!({})).await;
+        assert_eq!(
+            init["result"]["protocolVersion"],
+            cluster::VERSION,
+            "{init}"
+        );
+        for (n, instance) in cluster.instances.iter().enumerate() {
+            let id = n as u64 + 1;
+            let listed = mcp.send(&instance.url(), id, "tools/list", json!({})).await;
+            assert_eq!(
+                listed.status(),
+                200,
+                "session {round}: instance {n} serves a session opened on instance 0"
+            );
+            let listed = read_reply(listed).await;
+            assert!(listed["result"]["tools"].is_array(), "{listed}");
+        }
+        let url = cluster.nginx.url();
+        for id in 10..16 {
+            let found = mcp
+                .request(
+                    &url,
+                    id,
+                    "tools/call",
+                    json!({"name": "search", "arguments": {"query": "river"}}),
+                )
+                .await;
+            assert_eq!(found["id"], json!(id), "{found}");
+        }
+    }
+}

@@ -229,9 +229,14 @@ async fn post_inner(
         }
         session
     };
+    if let Some(params) = &initialize_params {
+        session.share_when_initialized(params.clone());
+    }
     let mut response = answer(&session, id, is_initialize, frame, shared.config.mode).await?;
     if let Some(params) = initialize_params {
-        if session.negotiated().is_some() {
+        // Answered as JSON: saved here, before the answer. An event stream's result was
+        // saved by the session before it left.
+        if session.negotiated().is_some() && is_json(&response) {
             cluster::created(shared, &session, params).await;
         }
     }
@@ -241,6 +246,13 @@ async fn post_inner(
         }
     }
     Ok(response)
+}
+
+fn is_json(response: &Response) -> bool {
+    response
+        .headers()
+        .get(CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"))
 }
 
 /// Hands a request to `session` and turns its reply into the HTTP answer.

@@ -391,6 +391,7 @@ impl HttpServer {
                     store: store.clone(),
                     instance,
                     publish: tx,
+                    record_ttl: config.idle_timeout,
                 };
                 (Some(link), Some(rx))
             }

@@ -96,6 +96,11 @@ enum Write {
         stream: u64,
         request: String,
     },
+    Record {
+        session: String,
+        record: SessionRecord,
+        ttl: Duration,
+    },
 }
 
 fn failed(e: redis::RedisError) -> StoreError {
@@ -179,6 +184,31 @@ impl Inner {
     }
 }
 
+/// Adds to `pipe` the commands that save `record` under `key`, expiring after `ttl`.
+fn record_commands(pipe: &mut redis::Pipeline, key: &str, record: &SessionRecord, ttl: Duration) {
+    let mut fields = vec![("init", record.initialize.clone())];
+    if let Some(subject) = &record.subject {
+        fields.push(("subject", subject.clone()));
+    }
+    if let Some(level) = &record.log_level {
+        fields.push(("level", level.clone()));
+    }
+    if record.initialized {
+        fields.push(("ready", "1".to_owned()));
+    }
+    pipe.hset_multiple(key, &fields)
+        .ignore()
+        .expire(key, ttl_secs(ttl))
+        .ignore();
+    if !record.subscriptions.is_empty() {
+        let subs = format!("{key}:subs");
+        pipe.sadd(&subs, &record.subscriptions)
+            .ignore()
+            .expire(&subs, ttl_secs(ttl))
+            .ignore();
+    }
+}
+
 /// Writes queued events in order, as pipelines of whatever has piled up, and counts in
 /// `done` how many it has made. It ends with the store; `done` then drops, which releases
 /// whatever waits for it.
@@ -226,6 +256,11 @@ async fn write_events(
                         .expire(&key, ttl)
                         .ignore();
                 }
+                Write::Record {
+                    session,
+                    record,
+                    ttl,
+                } => record_commands(&mut pipe, &inner.session_key(&session), &record, ttl),
             }
         }
         let mut connection = inner.connection.clone();
@@ -244,30 +279,9 @@ impl SessionStore for RedisSessionStore {
         ttl: Duration,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
-            let key = self.inner.session_key(id);
-            let mut fields = vec![("init", record.initialize.clone())];
-            if let Some(subject) = &record.subject {
-                fields.push(("subject", subject.clone()));
-            }
-            if let Some(level) = &record.log_level {
-                fields.push(("level", level.clone()));
-            }
-            if record.initialized {
-                fields.push(("ready", "1".to_owned()));
-            }
             let mut pipe = redis::pipe();
-            pipe.atomic()
-                .hset_multiple(&key, &fields)
-                .ignore()
-                .expire(&key, ttl_secs(ttl))
-                .ignore();
-            if !record.subscriptions.is_empty() {
-                let subs = format!("{key}:subs");
-                pipe.sadd(&subs, &record.subscriptions)
-                    .ignore()
-                    .expire(&subs, ttl_secs(ttl))
-                    .ignore();
-            }
+            pipe.atomic();
+            record_commands(&mut pipe, &self.inner.session_key(id), record, ttl);
             let mut connection = self.inner.connection.clone();
             pipe.query_async::<()>(&mut connection)
                 .await
@@ -421,6 +435,14 @@ impl SessionStore for RedisSessionStore {
             session: session.to_owned(),
             stream,
             request,
+        });
+    }
+
+    fn create_queued(&self, id: &str, record: SessionRecord, ttl: Duration) {
+        self.inner.queue(Write::Record {
+            session: id.to_owned(),
+            record,
+            ttl,
         });
     }
 

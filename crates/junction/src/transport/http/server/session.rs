@@ -58,6 +58,8 @@ pub(super) struct ClusterLink {
     pub instance: u32,
     /// Messages to publish, in order (a task of the server sends them).
     pub publish: mpsc::UnboundedSender<Routed>,
+    /// How long a session's record lives without a request (the idle timeout).
+    pub record_ttl: Duration,
 }
 
 /// What a session needs from the server's configuration.
@@ -262,6 +264,9 @@ struct State {
     backlog: VecDeque<Bytes>,
     backlog_bytes: usize,
     initialize: Option<RequestId>,
+    /// The client's `initialize` parameters, to save in the shared store once `initialize`
+    /// succeeds with an event stream (a JSON answer is saved by the endpoint).
+    share: Option<String>,
     version: Option<ProtocolVersion>,
     closed: bool,
     /// The server's requests to the client still waiting for their response.
@@ -323,6 +328,7 @@ impl HttpSession {
                 backlog: VecDeque::new(),
                 backlog_bytes: 0,
                 initialize: None,
+                share: None,
                 version: None,
                 closed: false,
                 outgoing: std::collections::HashSet::new(),
@@ -357,6 +363,12 @@ impl HttpSession {
     /// Keeps the `Mcp-Param-*` headers of the one request this session serves.
     pub(super) fn set_param_headers(&self, headers: Vec<(String, String)>) {
         *lock(&self.param_headers) = headers;
+    }
+
+    /// Keeps the client's `initialize` parameters, to share the session's record if its
+    /// result goes out on an event stream (see [`SessionStore::create_queued`]).
+    pub(super) fn share_when_initialized(&self, initialize: String) {
+        lock(&self.state).share = Some(initialize);
     }
 
     /// Records activity, for idle expiry.
@@ -734,8 +746,10 @@ impl HttpSession {
         if let Message::Request(r) = &message {
             state.outgoing.insert(r.id.clone());
         }
+        let mut answers_initialize = false;
         if let Message::Response(r) = &message {
             if r.id.is_some() && r.id == state.initialize {
+                answers_initialize = true;
                 state.version = negotiated_version(r);
                 // A failed initialize leaves nothing to continue: end the session with it.
                 state.one_shot |= r.outcome.is_err();
@@ -756,6 +770,24 @@ impl HttpSession {
                 ..
             })
         );
+        let share = answers_initialize.then(|| state.share.take()).flatten();
+        if let (false, Some(_), Some(initialize)) = (undecided, state.version, share) {
+            // The initialize result on an event stream: its record is saved before it
+            // leaves (the body waits for the store's writes), so the client's next request
+            // finds the session on any instance.
+            if let Some(cluster) = &self.cluster {
+                let record = super::session_store::SessionRecord {
+                    initialize,
+                    subject: self.subject.clone(),
+                    log_level: None,
+                    subscriptions: Vec::new(),
+                    initialized: false,
+                };
+                cluster
+                    .store
+                    .create_queued(&self.id, record, cluster.record_ttl);
+            }
+        }
         if is_response && undecided {
             if let Some(Stream {
                 sink: Sink::Undecided(reply),

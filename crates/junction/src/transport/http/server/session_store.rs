@@ -144,6 +144,10 @@ pub trait SessionStore: Send + Sync + 'static {
     fn append(&self, session: &str, id: EventId, data: Bytes);
     /// Queues the note that `stream` of `session` answers `request`.
     fn stream_opened(&self, session: &str, stream: u64, request: &RequestId);
+    /// Queues the saving of a new session's record, as [`SessionStore::create`] does, in
+    /// order with the event writes: an `initialize` answered with an event stream sends its
+    /// result only once [`SessionStore::pending_writes`] says the record is saved.
+    fn create_queued(&self, id: &str, record: SessionRecord, ttl: Duration);
     /// `None` when every write queued so far ([`SessionStore::append`],
     /// [`SessionStore::stream_opened`]) has been made; otherwise a future that ends when they
     /// have been, or have failed (a store that cannot write must not stop the streams).
