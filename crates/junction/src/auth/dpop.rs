@@ -125,8 +125,7 @@ impl DpopKey {
 
     /// The JWK SHA-256 thumbprint (RFC 7638), what a bound token's `cnf.jkt` names.
     pub fn thumbprint(&self) -> String {
-        // serde_json writes object members sorted, as RFC 7638 requires.
-        URL_SAFE_NO_PAD.encode(Sha256::digest(self.jwk().to_string().as_bytes()))
+        thumbprint(&self.jwk()).unwrap_or_default()
     }
 
     /// A fresh proof for a `method` request to `url`; with `access_token` it carries `ath`,
@@ -181,6 +180,133 @@ impl<'de> Deserialize<'de> for DpopKey {
             .map_err(serde::de::Error::custom)?;
         DpopKey::from_pkcs8(&der).map_err(serde::de::Error::custom)
     }
+}
+
+/// The RFC 7638 thumbprint of a public JWK: SHA-256 of its required members, in
+/// lexicographic order without whitespace; `None` for a key type DPoP does not use.
+pub fn thumbprint(jwk: &serde_json::Value) -> Option<String> {
+    let member = |name: &str| jwk.get(name).and_then(serde_json::Value::as_str);
+    let quoted = |name: &str| member(name).map(|v| serde_json::Value::from(v).to_string());
+    let text = match member("kty")? {
+        "EC" => format!(
+            r#"{{"crv":{},"kty":"EC","x":{},"y":{}}}"#,
+            quoted("crv")?,
+            quoted("x")?,
+            quoted("y")?
+        ),
+        "RSA" => format!(
+            r#"{{"e":{},"kty":"RSA","n":{}}}"#,
+            quoted("e")?,
+            quoted("n")?
+        ),
+        "OKP" => format!(
+            r#"{{"crv":{},"kty":"OKP","x":{}}}"#,
+            quoted("crv")?,
+            quoted("x")?
+        ),
+        _ => return None,
+    };
+    Some(URL_SAFE_NO_PAD.encode(Sha256::digest(text.as_bytes())))
+}
+
+/// What a proof that verified says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VerifiedProof {
+    /// Its unique id, to refuse it the second time.
+    pub jti: String,
+    /// When it was made.
+    pub iat: u64,
+    /// The thumbprint of the key that signed it.
+    pub thumbprint: String,
+}
+
+/// How far a proof's `iat` may be from the clock, in seconds.
+pub const PROOF_WINDOW: u64 = 300;
+
+/// Checks a proof as a resource server does (RFC 9449 §4.3, §7): a `dpop+jwt` signed with
+/// an asymmetric algorithm by the public key in its `jwk` header, for a `method` request to
+/// `htu` (compared without query and fragment), made within [`PROOF_WINDOW`] of `now`,
+/// with the `ath` of `access_token`. Replays and the token's `cnf.jkt` are the caller's to
+/// check. The error says what is wrong, for the `error_description`.
+pub fn verify_proof(
+    proof: &str,
+    method: &str,
+    htu_expected: &str,
+    access_token: &str,
+    now: u64,
+) -> Result<VerifiedProof, String> {
+    use jsonwebtoken::Algorithm;
+    let header_json: serde_json::Value = proof
+        .split('.')
+        .next()
+        .and_then(|h| URL_SAFE_NO_PAD.decode(h).ok())
+        .and_then(|h| serde_json::from_slice(&h).ok())
+        .ok_or("the DPoP proof is not a JWT")?;
+    if header_json.get("typ").and_then(serde_json::Value::as_str) != Some("dpop+jwt") {
+        return Err("the DPoP proof's typ is not dpop+jwt".to_owned());
+    }
+    let jwk_json = header_json
+        .get("jwk")
+        .ok_or("the DPoP proof carries no jwk")?;
+    if jwk_json.get("d").is_some() {
+        return Err("the DPoP proof's jwk contains a private key".to_owned());
+    }
+    let header =
+        jsonwebtoken::decode_header(proof).map_err(|_| "the DPoP proof's header is not valid")?;
+    if matches!(
+        header.alg,
+        Algorithm::HS256 | Algorithm::HS384 | Algorithm::HS512
+    ) {
+        return Err("the DPoP proof is not signed with an asymmetric algorithm".to_owned());
+    }
+    let jwk = header
+        .jwk
+        .as_ref()
+        .ok_or("the DPoP proof's jwk is not a usable public key")?;
+    let key = jsonwebtoken::DecodingKey::from_jwk(jwk)
+        .map_err(|_| "the DPoP proof's jwk is not a usable public key")?;
+    let mut validation = jsonwebtoken::Validation::new(header.alg);
+    validation.required_spec_claims.clear();
+    validation.validate_exp = false;
+    validation.validate_aud = false;
+    let claims = jsonwebtoken::decode::<serde_json::Map<String, serde_json::Value>>(
+        proof,
+        &key,
+        &validation,
+    )
+    .map_err(|_| "the DPoP proof's signature does not verify")?
+    .claims;
+    let text = |name: &str| claims.get(name).and_then(serde_json::Value::as_str);
+    let jti = text("jti")
+        .filter(|j| !j.is_empty())
+        .ok_or("the DPoP proof has no jti")?;
+    if text("htm") != Some(method) {
+        return Err(format!(
+            "the DPoP proof is not for a {method} request (htm)"
+        ));
+    }
+    let same_target = match (text("htu").map(Url::parse), Url::parse(htu_expected)) {
+        (Some(Ok(claimed)), Ok(expected)) => htu(&claimed) == htu(&expected),
+        _ => false,
+    };
+    if !same_target {
+        return Err("the DPoP proof is for another URL (htu)".to_owned());
+    }
+    let iat = claims
+        .get("iat")
+        .and_then(serde_json::Value::as_u64)
+        .ok_or("the DPoP proof has no iat")?;
+    if iat.abs_diff(now) > PROOF_WINDOW {
+        return Err("the DPoP proof is too old or from the future (iat)".to_owned());
+    }
+    if text("ath") != Some(ath(access_token).as_str()) {
+        return Err("the DPoP proof is not for this access token (ath)".to_owned());
+    }
+    Ok(VerifiedProof {
+        jti: jti.to_owned(),
+        iat,
+        thumbprint: thumbprint(jwk_json).ok_or("the DPoP proof's jwk has an unknown key type")?,
+    })
 }
 
 /// The `htu` of a request: its URL without query and fragment (RFC 9449 §4.2).
