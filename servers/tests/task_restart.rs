@@ -25,6 +25,7 @@ fn person(subject: &str) -> Identity {
         scopes: BTreeSet::new(),
         issuer: Some("https://issuer.test".to_owned()),
         expires_at: None,
+        key_thumbprint: None,
     }
 }
 

@@ -3,8 +3,10 @@
 //! scenario of `--requirements 2025-11-25` passes; at `--requirements 2026-07-28` every scored
 //! authorization scenario passes (`iss` validation and normalisation, issuer and resource
 //! mismatch, offline access, authorization server migration, step-up included), so do the
-//! client credentials and enterprise-managed authorization extensions, and no other scored
-//! scenario fails (tests-interop/conformance-next-client-expected-failures.yml lists none).
+//! extension scenarios the suite runs with them (client credentials JWT and basic,
+//! enterprise-managed authorization, DPoP with and without nonces, workload identity
+//! federation), and no other scored scenario fails
+//! (tests-interop/conformance-next-client-expected-failures.yml lists none).
 
 mod common;
 
@@ -14,12 +16,6 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use common::{checks_by_scenario, peer, run, JUNCTION};
 use serde_json::Value;
-
-/// The extension scenarios the suite runs without scoring that Junction does not implement
-/// (DPoP, workload identity). The other extensions run with them, client credentials (JWT
-/// and basic) and enterprise-managed authorization (cross-app access), are held to pass
-/// here like the scored scenarios.
-const UNIMPLEMENTED_AUTH: [&str; 3] = ["auth/dpop", "auth/dpop-nonce", "auth/wif-jwt-bearer"];
 
 /// Runs the requirement set; returns the checks by scenario after asserting the run passed.
 fn requirements(revision: &str, expected_auth: usize) -> BTreeMap<String, Vec<Value>> {
@@ -58,7 +54,7 @@ fn requirements(revision: &str, expected_auth: usize) -> BTreeMap<String, Vec<Va
     let mut failures = Vec::new();
     let mut auth = 0;
     for (scenario, checks) in &scenarios {
-        if !scenario.starts_with("auth/") || UNIMPLEMENTED_AUTH.contains(&scenario.as_str()) {
+        if !scenario.starts_with("auth/") {
             continue;
         }
         auth += 1;
@@ -88,10 +84,10 @@ fn requirements(revision: &str, expected_auth: usize) -> BTreeMap<String, Vec<Va
 
 #[test]
 fn every_scored_scenario_of_2025_11_25_passes() {
-    requirements("2025-11-25", 17);
+    requirements("2025-11-25", 20);
 }
 
 #[test]
 fn every_scored_authorization_scenario_of_2026_07_28_passes() {
-    requirements("2026-07-28", 28);
+    requirements("2026-07-28", 31);
 }

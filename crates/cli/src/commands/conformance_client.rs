@@ -14,7 +14,9 @@
 //! accepts one, else Dynamic Client Registration), PKCE, and the authorization server's
 //! redirect followed without a browser ([`FollowRedirects`]). A context with an enterprise
 //! IdP's ID token (`idp_id_token`, `idp_issuer`, `idp_client_id`, `idp_token_endpoint`)
-//! configures cross-app access ([`CrossAppAccess`]). Tokens live in memory only.
+//! configures cross-app access ([`CrossAppAccess`]); one with a workload JWT (`valid_jwt`)
+//! configures workload identity federation ([`WorkloadIdentity`]). DPoP is used where the
+//! authorization server offers it. Tokens live in memory only.
 //!
 //! When the runner names a revision (`MCP_CONFORMANCE_PROTOCOL_VERSION`, 0.2 suites), exactly
 //! that one is spoken; otherwise the client negotiates ([`ClientOptions::auto`]: 2026-07-28
@@ -32,7 +34,7 @@ use std::sync::Arc;
 
 use junction::auth::{
     ClientKey, CrossAppAccess, FollowRedirects, MemoryTokenStore, OAuthClient, OAuthConfig,
-    PreRegistered, RegisteredClient,
+    PreRegistered, RegisteredClient, WorkloadIdentity, WorkloadToken,
 };
 use junction::client::{fill_defaults, Client, ClientOptions, Elicitation};
 use junction::transport::http::client::HttpClient;
@@ -87,6 +89,7 @@ pub async fn run(args: ConformanceClientArgs) -> ExitCode {
         }
     };
     oauth.cross_app = cross_app(&context);
+    oauth.workload = workload(&context);
     let calls = tool_calls(&context);
     match exercise(&args.url, oauth, &calls).await {
         Ok(()) => ExitCode::SUCCESS,
@@ -150,6 +153,19 @@ fn cross_app(context: &Map<String, Value>) -> Option<CrossAppAccess> {
             client_secret: text("idp_client_secret"),
             ..RegisteredClient::default()
         },
+    })
+}
+
+/// Workload identity when the context carries the workload's platform JWT (`valid_jwt`),
+/// as a pod or CI job would have it in a file or variable.
+fn workload(context: &Map<String, Value>) -> Option<WorkloadIdentity> {
+    let token = context.get("valid_jwt").and_then(Value::as_str)?;
+    Some(WorkloadIdentity {
+        client_id: context
+            .get("client_id")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        token: WorkloadToken::Value(token.to_owned()),
     })
 }
 

@@ -1,8 +1,10 @@
-//! Reading a `WWW-Authenticate: Bearer ...` challenge (RFC 6750 §3, RFC 9728 §5.1).
+//! Reading a `WWW-Authenticate: Bearer ...` (or `DPoP ...`) challenge (RFC 6750 §3,
+//! RFC 9728 §5.1, RFC 9449 §7.1).
 //!
 //! A `401` or `403` from a protected MCP server names what the client needs: the
 //! `resource_metadata` URL to discover the authorization server from, the `scope` the
-//! request requires, and for a `403` the `error` (`insufficient_scope` starts a step-up).
+//! request requires, and for a `403` the `error` (`insufficient_scope` starts a step-up;
+//! `use_dpop_nonce` asks for a proof with the server's nonce).
 //!
 //! ```
 //! use junction::auth::Challenge;
@@ -27,8 +29,8 @@ pub struct Challenge {
 }
 
 impl Challenge {
-    /// Reads the first `Bearer` challenge of a header value; other schemes are skipped,
-    /// and a value with no Bearer challenge gives an empty [`Challenge`].
+    /// Reads the first `Bearer` or `DPoP` challenge of a header value; other schemes are
+    /// skipped, and a value with neither gives an empty [`Challenge`].
     pub fn parse(header: &str) -> Challenge {
         let mut out = Challenge::default();
         let mut in_bearer = false;
@@ -61,7 +63,8 @@ impl Challenge {
                         // The Bearer challenge ended; the first one is the one we read.
                         break;
                     }
-                    in_bearer = token.eq_ignore_ascii_case("bearer");
+                    in_bearer =
+                        token.eq_ignore_ascii_case("bearer") || token.eq_ignore_ascii_case("dpop");
                 }
                 rest = after.trim_start_matches(',').trim_start();
                 if token.is_empty() && after.is_empty() {
@@ -136,6 +139,11 @@ mod tests {
         assert_eq!(c.scope.as_deref(), Some("yes"));
         let c = Challenge::parse(r#"Bearer scope="first", DPoP scope="second""#);
         assert_eq!(c.scope.as_deref(), Some("first"));
+        let c = Challenge::parse(
+            r#"Basic realm="x", DPoP error="use_dpop_nonce", resource_metadata="http://x/prm""#,
+        );
+        assert_eq!(c.error.as_deref(), Some("use_dpop_nonce"));
+        assert_eq!(c.resource_metadata.as_deref(), Some("http://x/prm"));
         assert_eq!(Challenge::parse("Basic realm=\"x\""), Challenge::default());
         assert_eq!(Challenge::parse(""), Challenge::default());
         assert_eq!(Challenge::parse("Bearer"), Challenge::default());

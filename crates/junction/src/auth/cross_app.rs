@@ -82,6 +82,7 @@ impl CrossAppAccess {
                     token_endpoint_auth_methods_supported: None,
                     client_id_metadata_document_supported: None,
                     authorization_response_iss_parameter_supported: None,
+                    dpop_signing_alg_values_supported: None,
                 })
             }
             None => authorization_server(fetcher, &self.idp_issuer).await,
@@ -125,7 +126,7 @@ pub async fn exchange(
     if let Some(scope) = scope {
         form.push(("scope", scope.to_owned()));
     }
-    let body = token::post(fetcher, &idp, &access.idp_client, form).await?;
+    let body = token::post(fetcher, &idp, &access.idp_client, form, None).await?;
     let answer: ExchangeResponse = serde_json::from_slice(&body).map_err(|e| AuthError::Token {
         error: "invalid_response".to_owned(),
         description: Some(format!("the IdP's token exchange answer is not valid: {e}")),
@@ -146,13 +147,14 @@ pub async fn exchange(
 
 /// Step 2: the access token for the ID-JAG `assertion`, from the authorization server, as
 /// `client`.
-pub async fn jwt_bearer(
+pub(crate) async fn jwt_bearer(
     fetcher: &Fetcher,
     server: &AuthorizationServerMetadata,
     client: &RegisteredClient,
     assertion: String,
     resource: &str,
     scope: Option<&str>,
+    dpop: Option<token::Binding<'_>>,
 ) -> Result<Tokens, AuthError> {
     let mut form = vec![
         ("grant_type", JWT_BEARER_GRANT.to_owned()),
@@ -162,7 +164,7 @@ pub async fn jwt_bearer(
     if let Some(scope) = scope {
         form.push(("scope", scope.to_owned()));
     }
-    token::request(fetcher, server, client, form, scope).await
+    token::request(fetcher, server, client, form, scope, dpop).await
 }
 
 #[cfg(test)]

@@ -27,8 +27,15 @@
 //!    bearer grant, step 6 is the enterprise IdP's instead of the user's: the ID token is
 //!    exchanged there for an ID-JAG, which the pre-registered client presents for the
 //!    token ([`cross_app`](super::cross_app), SEP-990).
+//!    With [`OAuthConfig::workload`] and an authorization server that lists the JWT bearer
+//!    grant, the workload's platform JWT is the grant ([`workload`](super::workload),
+//!    SEP-1933); no user, no browser.
 //! 7. The code is exchanged (PKCE verifier, `resource`), and the tokens stored under the
 //!    resource, tagged with the issuer.
+//!
+//! An authorization server that lists `ES256` for DPoP gets a proof with every token
+//! request, and the tokens it binds go out with a proof on every request
+//! ([`dpop`](super::dpop), RFC 9449); its nonces are followed.
 //!
 //! [`OAuthClient::access_token`] gives the token to send, refreshed when it expires within a
 //! minute. Tokens granted by an issuer the resource no longer names are dropped.
@@ -40,6 +47,7 @@ use reqwest::{StatusCode, Url};
 
 use super::challenge::Challenge;
 use super::cross_app::{self, CrossAppAccess};
+use super::dpop::{self, DpopKey, Nonces};
 use super::metadata::{
     authorization_server, is_secure, origin_of, protected_resource_urls, secure_url,
     AuthorizationServerMetadata, Fetcher, Probe, ProtectedResourceMetadata,
@@ -49,6 +57,7 @@ use super::registration::{metadata_document_client, register, PreRegistered};
 use super::store::{ResourceTokens, TokenStore};
 use super::token::{self, callback_parameters, RegisteredClient, Tokens};
 use super::user_agent::UserAgent;
+use super::workload::WorkloadIdentity;
 use super::AuthError;
 use crate::sync::lock;
 
@@ -71,6 +80,9 @@ pub struct OAuthConfig {
     /// Cross-app access through the enterprise IdP, used (with the pre-registered client)
     /// at an authorization server that accepts the JWT bearer grant.
     pub cross_app: Option<CrossAppAccess>,
+    /// The workload's platform JWT, presented as a JWT bearer grant at an authorization
+    /// server that accepts it (workload identity federation).
+    pub workload: Option<WorkloadIdentity>,
 }
 
 impl OAuthConfig {
@@ -82,6 +94,7 @@ impl OAuthConfig {
             client_metadata_url: None,
             scopes: None,
             cross_app: None,
+            workload: None,
         }
     }
 }
@@ -107,6 +120,27 @@ struct State {
     client: Option<RegisteredClient>,
     /// Scopes asked for so far, joined with a step-up challenge's.
     requested: BTreeSet<String>,
+    /// The DPoP key in use, and its issuer.
+    dpop_key: Option<(String, DpopKey)>,
+}
+
+/// What goes on a request to the resource ([`OAuthClient::credentials_for`]).
+#[derive(Clone, PartialEq, Eq)]
+pub struct Presented {
+    /// The access token (to tell, on a challenge, which token was refused).
+    pub token: String,
+    /// The `Authorization` value: `Bearer <token>` or `DPoP <token>`.
+    pub authorization: String,
+    /// The `DPoP` header's proof, for a DPoP-bound token.
+    pub proof: Option<String>,
+}
+
+impl std::fmt::Debug for Presented {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Presented")
+            .field("dpop", &self.proof.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 /// What [`OAuthClient::status`] reports.
@@ -135,6 +169,8 @@ pub struct OAuthClient {
     renewing: tokio::sync::Mutex<()>,
     /// The authorizations that send the user to the authorization server.
     interactive: tokio::sync::watch::Sender<Interactive>,
+    /// The DPoP nonces the servers gave.
+    nonces: Nonces,
 }
 
 /// Authorizations waiting for the user, and how many have ended.
@@ -190,6 +226,7 @@ impl OAuthClient {
             state: Mutex::new(State::default()),
             renewing: tokio::sync::Mutex::new(()),
             interactive: tokio::sync::watch::Sender::new(Interactive::default()),
+            nonces: Nonces::default(),
         }))
     }
 
@@ -238,9 +275,45 @@ impl OAuthClient {
         }
     }
 
+    /// What to put on a `method` request to `url` of the resource: `Authorization:
+    /// Bearer`, or for a DPoP-bound token `Authorization: DPoP` and a fresh proof (with the
+    /// resource's latest nonce); `None` before authorization.
+    pub async fn credentials_for(&self, method: &str, url: &Url) -> Option<Presented> {
+        let token = self.access_token().await?;
+        let current = self.current()?;
+        if current.tokens.access_token != token || !current.tokens.dpop {
+            return Some(Presented {
+                authorization: format!("Bearer {token}"),
+                proof: None,
+                token,
+            });
+        }
+        let proof = self
+            .dpop_key(&current.issuer)
+            .and_then(|key| key.proof(method, url, Some(&token), self.nonces.get(url).as_deref()));
+        match proof {
+            Ok(proof) => Some(Presented {
+                authorization: format!("DPoP {token}"),
+                proof: Some(proof),
+                token,
+            }),
+            Err(e) => {
+                tracing::warn!(error = %e, "no DPoP proof could be made; the token is not sent");
+                None
+            }
+        }
+    }
+
+    /// Keeps the `DPoP-Nonce` a response from `url` carries (RFC 9449 §9: a server may
+    /// give a new one with any answer).
+    pub fn observe(&self, url: &Url, headers: &reqwest::header::HeaderMap) {
+        self.nonces.observe(url, headers);
+    }
+
     /// Handles a `401` or `403` answered to a request sent with `sent` (the token, if any):
     /// after `Ok`, send the request again. A `403` other than `insufficient_scope` is
-    /// refused.
+    /// refused. A `401` asking for a DPoP nonce is answered by sending again with the one
+    /// [`observe`](Self::observe) kept.
     pub async fn challenged(
         &self,
         status: StatusCode,
@@ -248,6 +321,13 @@ impl OAuthClient {
         sent: Option<&str>,
     ) -> Result<(), AuthError> {
         let challenge = www_authenticate.map(Challenge::parse).unwrap_or_default();
+        if status == StatusCode::UNAUTHORIZED
+            && challenge.error.as_deref() == Some(dpop::USE_NONCE)
+            && self.nonces.get(&self.endpoint).is_some()
+            && self.current().is_some_and(|c| c.tokens.dpop)
+        {
+            return Ok(());
+        }
         if status == StatusCode::FORBIDDEN
             && challenge.error.as_deref() != Some("insufficient_scope")
         {
@@ -357,12 +437,18 @@ impl OAuthClient {
         let client = self.known_client(&found)?.ok_or(AuthError::NoClient {
             issuer: found.issuer.clone(),
         })?;
+        let key = if current.tokens.dpop || dpop::supported(&found.server) {
+            Some(self.dpop_key(&found.issuer)?)
+        } else {
+            None
+        };
         let fresh = token::refresh(
             &self.fetcher,
             &found.server,
             &client,
             &current.tokens,
             &found.resource,
+            self.binding(key.as_ref()),
         )
         .await?;
         self.keep_tokens(&found.issuer, fresh)
@@ -494,8 +580,49 @@ impl OAuthClient {
         Ok(self.store.load()?.clients.get(&found.issuer).cloned())
     }
 
+    /// The DPoP key of `issuer`: the one in use, else the stored one, else a new one
+    /// (stored, so that tokens bound to it stay usable in the next run).
+    fn dpop_key(&self, issuer: &str) -> Result<DpopKey, AuthError> {
+        if let Some((known, key)) = &lock(&self.state).dpop_key {
+            if known == issuer {
+                return Ok(key.clone());
+            }
+        }
+        let key = match self.store.load()?.dpop_keys.get(issuer) {
+            Some(key) => key.clone(),
+            None => {
+                let key = DpopKey::generate()?;
+                let stored = key.clone();
+                self.store.update(&mut |c| {
+                    c.dpop_keys.insert(issuer.to_owned(), stored.clone());
+                })?;
+                key
+            }
+        };
+        lock(&self.state).dpop_key = Some((issuer.to_owned(), key.clone()));
+        Ok(key)
+    }
+
+    /// The key to bind the tokens of `found` to, when its authorization server binds them.
+    fn dpop_for(&self, found: &Discovered) -> Result<Option<DpopKey>, AuthError> {
+        if dpop::supported(&found.server) {
+            self.dpop_key(&found.issuer).map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+
+    fn binding<'a>(&'a self, key: Option<&'a DpopKey>) -> Option<token::Binding<'a>> {
+        key.map(|key| token::Binding {
+            key,
+            nonces: &self.nonces,
+        })
+    }
+
     async fn authorize(&self, challenge: &Challenge, step_up: bool) -> Result<Tokens, AuthError> {
         let found = self.discovered(challenge).await?;
+        let key = self.dpop_for(&found)?;
+        let dpop = self.binding(key.as_ref());
         if let Some(access) = self
             .config
             .cross_app
@@ -526,6 +653,35 @@ impl OAuthClient {
                 grant,
                 &found.resource,
                 scope.as_deref(),
+                dpop,
+            )
+            .await?;
+            return self.keep_tokens(&found.issuer, tokens);
+        }
+        if let Some(workload) = self
+            .config
+            .workload
+            .as_ref()
+            .filter(|_| cross_app::accepts_jwt_bearer(&found.server))
+        {
+            let assertion = workload.token.read()?;
+            let client = match self.known_client(&found)? {
+                Some(client) if self.config.pre_registered.is_some() => client,
+                _ => RegisteredClient {
+                    client_id: workload.client_id.clone().unwrap_or_default(),
+                    token_endpoint_auth_method: Some("none".to_owned()),
+                    ..RegisteredClient::default()
+                },
+            };
+            let scope = self.select_scope(challenge, &found, step_up);
+            let tokens = cross_app::jwt_bearer(
+                &self.fetcher,
+                &found.server,
+                &client,
+                assertion,
+                &found.resource,
+                scope.as_deref(),
+                dpop,
             )
             .await?;
             return self.keep_tokens(&found.issuer, tokens);
@@ -538,6 +694,7 @@ impl OAuthClient {
                 &client,
                 &found.resource,
                 scope.as_deref(),
+                dpop,
             )
             .await?;
             return self.keep_tokens(&found.issuer, tokens);
@@ -620,6 +777,7 @@ impl OAuthClient {
             &client,
             form,
             scope.as_deref(),
+            dpop,
         )
         .await?;
         self.keep_tokens(&found.issuer, tokens)

@@ -94,6 +94,7 @@ mod tests {
                     refresh_token: None,
                     expires_at: Some(1),
                     scope: None,
+                    dpop: false,
                 },
             },
         );

@@ -99,6 +99,10 @@ pub struct AuthorizationServerMetadata {
     /// Whether authorization responses carry `iss` (RFC 9207).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub authorization_response_iss_parameter_supported: Option<bool>,
+    /// The algorithms it accepts in DPoP proofs (RFC 9449 §5.1); listed, it binds tokens
+    /// to the client's key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dpop_signing_alg_values_supported: Option<Vec<String>>,
 }
 
 impl AuthorizationServerMetadata {
@@ -119,6 +123,7 @@ impl AuthorizationServerMetadata {
             token_endpoint_auth_methods_supported: None,
             client_id_metadata_document_supported: None,
             authorization_response_iss_parameter_supported: None,
+            dpop_signing_alg_values_supported: None,
         }
     }
 

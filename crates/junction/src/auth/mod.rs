@@ -3,7 +3,8 @@
 //!
 //! An [`OAuthClient`] belongs to one MCP endpoint. Given to
 //! [`HttpClient::oauth`](crate::transport::http::client::HttpClient::oauth), it puts
-//! `Authorization: Bearer` on every request to the endpoint's origin (and nowhere else), and
+//! `Authorization: Bearer` (or, for a DPoP-bound token, `Authorization: DPoP` and a proof)
+//! on every request to the endpoint's origin (and nowhere else), and
 //! answers a `401` or a `403 insufficient_scope` by discovering the authorization server,
 //! registering, sending the user to authorize, and trying the request again (at most three
 //! authorizations per request). The pieces, each usable alone:
@@ -16,6 +17,8 @@
 //! - [`pkce`]: PKCE `S256` and `state`.
 //! - [`token`]: the token endpoint and its client authentication.
 //! - [`cross_app`]: cross-app access through the enterprise IdP (SEP-990).
+//! - [`dpop`]: tokens bound to the client's key (DPoP, RFC 9449).
+//! - [`workload`]: workload identity federation, a platform's JWT for a token (SEP-1933).
 //! - [`store`]: where tokens and clients are kept ([`FileTokenStore`], mode `0600`).
 //! - [`user_agent`]: how the user authorizes ([`LoopbackBrowser`], [`FollowRedirects`]).
 //! - [`flow`]: the [`OAuthClient`] that ties them together.
@@ -44,6 +47,7 @@
 
 pub mod challenge;
 pub mod cross_app;
+pub mod dpop;
 pub mod flow;
 #[cfg(feature = "keyring")]
 pub mod keyring_store;
@@ -54,10 +58,11 @@ pub mod resource;
 pub mod store;
 pub mod token;
 pub mod user_agent;
+pub mod workload;
 
 pub use challenge::Challenge;
 pub use cross_app::CrossAppAccess;
-pub use flow::{canonical_resource, OAuthClient, OAuthConfig, TokenStatus};
+pub use flow::{canonical_resource, OAuthClient, OAuthConfig, Presented, TokenStatus};
 #[cfg(feature = "keyring")]
 pub use keyring_store::KeyringTokenStore;
 pub use metadata::{AuthorizationServerMetadata, ProtectedResourceMetadata};
@@ -68,6 +73,7 @@ pub use reqwest::Url;
 pub use store::{Credentials, FileTokenStore, MemoryTokenStore, StoreError, TokenStore};
 pub use token::{ClientKey, RegisteredClient, Tokens};
 pub use user_agent::{FollowRedirects, LoopbackBrowser, PendingRedirect, UserAgent};
+pub use workload::{WorkloadIdentity, WorkloadToken};
 
 /// Why authorization failed. Messages name what to fix; none carries a token or secret.
 #[derive(Debug, thiserror::Error)]
@@ -211,6 +217,17 @@ pub enum AuthError {
     /// The credential store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// A DPoP proof could not be made, or a server's DPoP answer is not usable.
+    #[error("DPoP: {0}")]
+    Dpop(String),
+    /// The workload identity token could not be read.
+    #[error("workload identity token from {origin}: {reason}")]
+    Workload {
+        /// Where it was looked for (a file, an environment variable).
+        origin: String,
+        /// What went wrong.
+        reason: String,
+    },
     /// The OS gave no random bytes.
     #[error("no random bytes available: {0}")]
     Random(String),

@@ -18,6 +18,7 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
+use super::dpop::DpopKey;
 use super::token::{RegisteredClient, Tokens};
 use crate::sync::lock;
 
@@ -71,6 +72,10 @@ pub struct Credentials {
     /// Tokens by resource URL.
     #[serde(default)]
     pub tokens: BTreeMap<String, ResourceTokens>,
+    /// The DPoP key the client proves possession with, by issuer: the tokens that issuer
+    /// bound to it are useless without it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub dpop_keys: BTreeMap<String, DpopKey>,
 }
 
 /// A place to keep credentials. Implementations must keep them from other users.
@@ -224,9 +229,12 @@ mod tests {
                     refresh_token: Some("rt".into()),
                     expires_at: Some(5),
                     scope: None,
+                    dpop: false,
                 },
             },
         );
+        c.dpop_keys
+            .insert("https://as.example".into(), DpopKey::generate().unwrap());
         c
     }
 

@@ -13,6 +13,7 @@ use reqwest::header::{ACCEPT, AUTHORIZATION};
 use reqwest::Url;
 use serde::{Deserialize, Serialize};
 
+use super::dpop::{self, DpopKey, Nonces};
 use super::metadata::{http_error, read_capped, secure_url, AuthorizationServerMetadata, Fetcher};
 use super::AuthError;
 
@@ -30,6 +31,10 @@ pub struct Tokens {
     /// The scopes granted (or, when the server did not say, requested).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
+    /// Bound to the client's DPoP key (`token_type: DPoP`): sent as `Authorization: DPoP`
+    /// with a proof, never as a bearer token.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dpop: bool,
 }
 
 impl fmt::Debug for Tokens {
@@ -42,6 +47,7 @@ impl fmt::Debug for Tokens {
             )
             .field("expires_at", &self.expires_at)
             .field("scope", &self.scope)
+            .field("dpop", &self.dpop)
             .finish()
     }
 }
@@ -182,52 +188,115 @@ struct ErrorResponse {
     error_description: Option<String>,
 }
 
+/// The DPoP key a token request proves possession of, and where the servers' nonces are
+/// kept.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Binding<'a> {
+    pub key: &'a DpopKey,
+    pub nonces: &'a Nonces,
+}
+
 /// POSTs a grant to the token endpoint and reads the tokens. `requested_scope` is kept
-/// when the answer names none.
+/// when the answer names none. With `dpop`, the request carries a proof and the answer may
+/// be a DPoP-bound token.
 pub(crate) async fn request(
     fetcher: &Fetcher,
     server: &AuthorizationServerMetadata,
     client: &RegisteredClient,
     form: Vec<(&'static str, String)>,
     requested_scope: Option<&str>,
+    dpop: Option<Binding<'_>>,
 ) -> Result<Tokens, AuthError> {
-    let body = post(fetcher, server, client, form).await?;
+    let body = post(fetcher, server, client, form, dpop).await?;
     let answer: TokenResponse = serde_json::from_slice(&body).map_err(|e| AuthError::Token {
         error: "invalid_response".to_owned(),
         description: Some(format!("the token response is not valid: {e}")),
     })?;
-    if let Some(kind) = &answer.token_type {
-        if !kind.eq_ignore_ascii_case("bearer") {
+    let bound = match answer.token_type.as_deref() {
+        None => false,
+        Some(kind) if kind.eq_ignore_ascii_case("bearer") => false,
+        Some(kind) if kind.eq_ignore_ascii_case("dpop") && dpop.is_some() => true,
+        Some(kind) => {
             return Err(AuthError::Token {
                 error: "unsupported_token_type".to_owned(),
                 description: Some(format!(
-                    "the server issued a {kind:?} token, not a Bearer token"
+                    "the server issued a {kind:?} token, not a Bearer{} token",
+                    if dpop.is_some() { " or DPoP" } else { "" }
                 )),
             });
         }
-    }
+    };
     Ok(Tokens {
         access_token: answer.access_token,
         refresh_token: answer.refresh_token,
         expires_at: answer.expires_in.map(|s| now_seconds().saturating_add(s)),
         scope: answer.scope.or_else(|| requested_scope.map(str::to_owned)),
+        dpop: bound,
     })
 }
 
 /// POSTs `form` to the token endpoint of `server`, authenticated as `client`, and returns
-/// the body of a successful answer; an error answer becomes [`AuthError::Token`].
+/// the body of a successful answer; an error answer becomes [`AuthError::Token`]. With
+/// `dpop`, a proof goes along, and a `use_dpop_nonce` answer naming a new nonce is followed
+/// by one more try with it (RFC 9449 §8).
 pub(crate) async fn post(
     fetcher: &Fetcher,
     server: &AuthorizationServerMetadata,
     client: &RegisteredClient,
-    mut form: Vec<(&'static str, String)>,
+    form: Vec<(&'static str, String)>,
+    dpop: Option<Binding<'_>>,
 ) -> Result<Vec<u8>, AuthError> {
     let url = secure_url("token endpoint", &server.token_endpoint)?;
+    let mut nonce_retried = false;
+    loop {
+        let response = send(fetcher, server, client, form.clone(), &url, dpop).await?;
+        let status = response.status();
+        let fresh_nonce = dpop.is_some_and(|d| d.nonces.observe(&url, response.headers()));
+        let body = read_capped(&url, response).await?;
+        if status.is_success() {
+            return Ok(body);
+        }
+        let error = serde_json::from_slice::<ErrorResponse>(&body).ok();
+        if fresh_nonce
+            && !nonce_retried
+            && error.as_ref().is_some_and(|e| e.error == dpop::USE_NONCE)
+        {
+            nonce_retried = true;
+            continue;
+        }
+        return Err(match error {
+            Some(e) => AuthError::Token {
+                error: e.error,
+                description: e.error_description,
+            },
+            None => AuthError::Token {
+                error: format!("HTTP {status}"),
+                description: None,
+            },
+        });
+    }
+}
+
+/// One token request: the client authenticated as `server` allows, and the proof.
+async fn send(
+    fetcher: &Fetcher,
+    server: &AuthorizationServerMetadata,
+    client: &RegisteredClient,
+    mut form: Vec<(&'static str, String)>,
+    url: &Url,
+    dpop: Option<Binding<'_>>,
+) -> Result<reqwest::Response, AuthError> {
     let method = ClientAuthMethod::choose(client, server);
     let mut builder = fetcher
         .http()
         .post(url.clone())
         .header(ACCEPT, "application/json");
+    if let Some(dpop) = dpop {
+        let proof = dpop
+            .key
+            .proof("POST", url, None, dpop.nonces.get(url).as_deref())?;
+        builder = builder.header(dpop::DPOP_HEADER, proof);
+    }
     match method {
         ClientAuthMethod::Basic => {
             let secret = client.client_secret.as_deref().unwrap_or_default();
@@ -249,28 +318,15 @@ pub(crate) async fn post(
             ));
             form.push(("client_assertion", assertion));
         }
+        // A workload with no client id: the JWT bearer grant needs no client (RFC 7523 §3.1).
+        ClientAuthMethod::None if client.client_id.is_empty() => {}
         ClientAuthMethod::None => form.push(("client_id", client.client_id.clone())),
     }
-    let response = builder
+    builder
         .form(&form)
         .send()
         .await
-        .map_err(|e| http_error(&url, &e))?;
-    let status = response.status();
-    let body = read_capped(&url, response).await?;
-    if !status.is_success() {
-        return Err(match serde_json::from_slice::<ErrorResponse>(&body) {
-            Ok(e) => AuthError::Token {
-                error: e.error,
-                description: e.error_description,
-            },
-            Err(_) => AuthError::Token {
-                error: format!("HTTP {status}"),
-                description: None,
-            },
-        });
-    }
-    Ok(body)
+        .map_err(|e| http_error(url, &e))
 }
 
 /// A `private_key_jwt` assertion: issued by and about the client, for the authorization
@@ -316,6 +372,7 @@ pub(crate) async fn client_credentials(
     client: &RegisteredClient,
     resource: &str,
     scope: Option<&str>,
+    dpop: Option<Binding<'_>>,
 ) -> Result<Tokens, AuthError> {
     let mut form = vec![
         ("grant_type", "client_credentials".to_owned()),
@@ -324,7 +381,7 @@ pub(crate) async fn client_credentials(
     if let Some(scope) = scope {
         form.push(("scope", scope.to_owned()));
     }
-    request(fetcher, server, client, form, scope).await
+    request(fetcher, server, client, form, scope, dpop).await
 }
 
 /// Exchanges a refresh token; the old refresh token is kept when no new one comes back.
@@ -334,6 +391,7 @@ pub(crate) async fn refresh(
     client: &RegisteredClient,
     tokens: &Tokens,
     resource: &str,
+    dpop: Option<Binding<'_>>,
 ) -> Result<Tokens, AuthError> {
     let Some(refresh_token) = &tokens.refresh_token else {
         return Err(AuthError::Token {
@@ -346,7 +404,7 @@ pub(crate) async fn refresh(
         ("refresh_token", refresh_token.clone()),
         ("resource", resource.to_owned()),
     ];
-    let mut fresh = request(fetcher, server, client, form, tokens.scope.as_deref()).await?;
+    let mut fresh = request(fetcher, server, client, form, tokens.scope.as_deref(), dpop).await?;
     if fresh.refresh_token.is_none() {
         fresh.refresh_token = Some(refresh_token.clone());
     }
@@ -447,6 +505,7 @@ mod tests {
             refresh_token: Some("RT-secret".into()),
             expires_at: None,
             scope: None,
+            dpop: false,
         };
         let c = client(true, None);
         let text = format!("{t:?} {c:?}");

@@ -109,6 +109,7 @@ impl IntrospectionVerifier {
             scopes: scopes_of(claims.get("scope")),
             issuer: text("iss"),
             expires_at,
+            key_thumbprint: super::key_thumbprint(&claims),
         })
     }
 }

@@ -134,6 +134,7 @@ impl JwtVerifier {
             scopes: scopes_of(claims.get("scope").or_else(|| claims.get("scp"))),
             issuer: text("iss"),
             expires_at: claims.get("exp").and_then(Value::as_u64),
+            key_thumbprint: super::key_thumbprint(&claims),
         })
     }
 

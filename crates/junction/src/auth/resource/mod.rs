@@ -40,6 +40,9 @@ pub struct Identity {
     pub issuer: Option<String>,
     /// Expiry, seconds since the Unix epoch.
     pub expires_at: Option<u64>,
+    /// The thumbprint of the DPoP key the token is bound to (`cnf.jkt`, RFC 9449 §6): such
+    /// a token is accepted only with a proof signed by that key.
+    pub key_thumbprint: Option<String>,
 }
 
 impl Identity {
@@ -93,6 +96,13 @@ pub(crate) fn scopes_of(scope: Option<&serde_json::Value>) -> BTreeSet<String> {
     }
 }
 
+/// The `cnf.jkt` of a token's claims or introspection answer.
+pub(crate) fn key_thumbprint(
+    claims: &serde_json::Map<String, serde_json::Value>,
+) -> Option<String> {
+    claims.get("cnf")?.get("jkt")?.as_str().map(str::to_owned)
+}
+
 /// Whether an `aud` claim (a string or an array) names `audience`.
 pub(crate) fn audience_matches(aud: Option<&serde_json::Value>, audience: &str) -> bool {
     match aud {
@@ -136,6 +146,7 @@ mod tests {
             scopes: BTreeSet::new(),
             issuer: None,
             expires_at: None,
+            key_thumbprint: None,
         };
         let seen = Identity::scope(who.clone(), async { Identity::current() }).await;
         assert_eq!(seen, Some(who));

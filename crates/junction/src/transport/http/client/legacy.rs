@@ -20,7 +20,7 @@ impl Driver {
             ))
         };
         let mut headers = self.headers.clone();
-        self.authorize(&self.url, &mut headers).await;
+        self.authorize("GET", &self.url, &mut headers).await;
         let mut response = self
             .http
             .get(self.url.clone())
@@ -111,7 +111,7 @@ impl Driver {
 
     pub(super) async fn post_legacy(&self, endpoint: &Url, message: &Message) {
         let mut headers = self.headers.clone();
-        self.authorize(endpoint, &mut headers).await;
+        self.authorize("POST", endpoint, &mut headers).await;
         let result = self
             .http
             .post(endpoint.clone())

@@ -386,25 +386,32 @@ impl Driver {
         headers
     }
 
-    /// Adds the bearer token for a request to `url`, when there is one and `url` is on the
-    /// endpoint's origin (a token never goes anywhere else); returns the token added.
-    async fn authorize(&self, url: &Url, headers: &mut HeaderMap) -> Option<String> {
+    /// Adds the access token (and for a DPoP-bound one its proof) for a `method` request
+    /// to `url`, when there is one and `url` is on the endpoint's origin (a token never goes
+    /// anywhere else); returns the token added.
+    async fn authorize(&self, method: &str, url: &Url, headers: &mut HeaderMap) -> Option<String> {
         let oauth = self.oauth.as_ref()?;
         if url.origin() != self.url.origin() {
             return None;
         }
-        let token = oauth.access_token().await?;
-        match HeaderValue::from_str(&format!("Bearer {token}")) {
-            Ok(mut value) => {
-                value.set_sensitive(true);
-                headers.insert(reqwest::header::AUTHORIZATION, value);
-                Some(token)
-            }
-            Err(_) => {
-                tracing::warn!("the access token is not a valid header value; not sent");
-                None
-            }
+        let presented = oauth.credentials_for(method, url).await?;
+        let (Ok(mut value), Ok(proof)) = (
+            HeaderValue::from_str(&presented.authorization),
+            presented
+                .proof
+                .as_deref()
+                .map(HeaderValue::from_str)
+                .transpose(),
+        ) else {
+            tracing::warn!("the access token is not a valid header value; not sent");
+            return None;
+        };
+        value.set_sensitive(true);
+        headers.insert(reqwest::header::AUTHORIZATION, value);
+        if let Some(proof) = proof {
+            headers.insert(crate::auth::dpop::DPOP_HEADER, proof);
         }
+        Some(presented.token)
     }
 
     /// Hands a frame to the session, learning the negotiated revision on the way.

@@ -23,7 +23,7 @@ impl Driver {
         let mut challenges = 0;
         loop {
             let mut headers = headers.clone();
-            let sent = self.authorize(url, &mut headers).await;
+            let sent = self.authorize("POST", url, &mut headers).await;
             let response = self
                 .http
                 .post(url.clone())
@@ -38,6 +38,7 @@ impl Driver {
             let Some(oauth) = &self.oauth else {
                 return Ok(response);
             };
+            oauth.observe(url, response.headers());
             if !matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN)
                 || challenges == MAX_AUTHORIZATIONS
             {

@@ -113,7 +113,7 @@ impl Driver {
             return;
         };
         let mut headers = self.common_headers();
-        self.authorize(&self.url, &mut headers).await;
+        self.authorize("DELETE", &self.url, &mut headers).await;
         let result = self
             .http
             .delete(self.url.clone())

@@ -175,7 +175,7 @@ impl Driver {
         last_event_id: Option<&str>,
     ) -> Result<reqwest::Response, reqwest::Error> {
         let mut headers = self.common_headers();
-        self.authorize(&self.url, &mut headers).await;
+        self.authorize("GET", &self.url, &mut headers).await;
         let mut request = self
             .http
             .get(self.url.clone())

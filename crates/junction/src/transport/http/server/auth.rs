@@ -12,6 +12,12 @@
 //! - a session id created by another subject: `403` (a session belongs to whoever opened it);
 //! - the verifier unable to check (its authorization server down): `503`.
 //!
+//! A token bound to a DPoP key (`cnf.jkt`, RFC 9449) is accepted only as `Authorization:
+//! DPoP <token>` with one proof in the `DPoP` header, signed by that key, for this request
+//! (`htm`, `htu`), recent (`iat`), for this token (`ath`) and never seen before (`jti`);
+//! otherwise `401` with `WWW-Authenticate: DPoP error="invalid_dpop_proof"` (or
+//! `invalid_token` for a bound token sent as a bearer token).
+//!
 //! The protected resource metadata (RFC 9728) is served, without authorization, at
 //! `/.well-known/oauth-protected-resource<path of the resource>`. While a request is served
 //! its caller is [`Identity::current`]; a server session records the identity that opened it
@@ -54,9 +60,9 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use reqwest::Url;
 
-use crate::auth::canonical_resource;
 use crate::auth::metadata::{origin_of, ProtectedResourceMetadata, PROTECTED_RESOURCE_WELL_KNOWN};
 use crate::auth::resource::{Identity, TokenVerifier, VerifyError};
+use crate::auth::{canonical_resource, dpop};
 use crate::sync::lock;
 use crate::transport::http::SESSION_ID_HEADER;
 use crate::transport::DEFAULT_MAX_FRAME;
@@ -80,6 +86,43 @@ struct Inner {
     scopes: ScopeRules,
     max_body: usize,
     owners: Arc<Mutex<Owners>>,
+    /// The `jti` of the DPoP proofs accepted within the proof window.
+    proofs: Arc<Mutex<SeenProofs>>,
+}
+
+/// How many DPoP proof ids are remembered; beyond that the oldest are forgotten first
+/// (proofs older than the window are refused for their `iat` anyway).
+const MAX_PROOFS: usize = 100_000;
+
+/// The DPoP proofs seen, to refuse one presented twice.
+#[derive(Debug, Default)]
+struct SeenProofs {
+    by_jti: HashMap<String, u64>,
+    order: VecDeque<String>,
+}
+
+impl SeenProofs {
+    /// Records `jti` (made at `iat`); false when it was seen already.
+    fn first_time(&mut self, jti: &str, iat: u64, now: u64) -> bool {
+        while let Some(old) = self.order.front() {
+            let expired = self
+                .by_jti
+                .get(old)
+                .is_none_or(|at| at.saturating_add(dpop::PROOF_WINDOW) < now);
+            if !expired && self.order.len() < MAX_PROOFS {
+                break;
+            }
+            if let Some(old) = self.order.pop_front() {
+                self.by_jti.remove(&old);
+            }
+        }
+        if self.by_jti.contains_key(jti) {
+            return false;
+        }
+        self.by_jti.insert(jti.to_owned(), iat);
+        self.order.push_back(jti.to_owned());
+        true
+    }
 }
 
 /// Which scopes which requests need.
@@ -181,6 +224,7 @@ impl BearerAuth {
                 scopes: ScopeRules::default(),
                 max_body: DEFAULT_MAX_FRAME,
                 owners: Arc::new(Mutex::new(Owners::default())),
+                proofs: Arc::new(Mutex::new(SeenProofs::default())),
             }),
         }
     }
@@ -286,12 +330,12 @@ async fn check(
             "access tokens are not accepted in the query string; use the Authorization header",
         );
     }
-    let token = request
+    let presented = request
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(bearer_token);
-    let Some(token) = token else {
+        .and_then(access_token);
+    let Some((scheme, token)) = presented else {
         return refusal(
             &inner,
             StatusCode::UNAUTHORIZED,
@@ -316,6 +360,10 @@ async fn check(
             return json(StatusCode::SERVICE_UNAVAILABLE, &body);
         }
     };
+    if let Err((error, reason)) = check_binding(&inner, scheme, token, &identity, &request) {
+        tracing::debug!(%reason, "DPoP proof refused");
+        return dpop_refusal(&inner, error, &reason);
+    }
     let (request, needed) = match needed_scopes(&inner, request).await {
         Ok(read) => read,
         Err(refused) => return refused,
@@ -386,11 +434,102 @@ impl Owners {
     }
 }
 
-/// The token of an `Authorization: Bearer` value (the scheme is case-insensitive).
-fn bearer_token(value: &str) -> Option<&str> {
+/// How an access token was presented.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scheme {
+    Bearer,
+    Dpop,
+}
+
+/// The scheme and token of an `Authorization: Bearer` or `DPoP` value (the scheme is
+/// case-insensitive).
+fn access_token(value: &str) -> Option<(Scheme, &str)> {
     let (scheme, token) = value.split_once(' ')?;
     let token = token.trim();
-    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+    let scheme = if scheme.eq_ignore_ascii_case("bearer") {
+        Scheme::Bearer
+    } else if scheme.eq_ignore_ascii_case("dpop") {
+        Scheme::Dpop
+    } else {
+        return None;
+    };
+    (!token.is_empty()).then_some((scheme, token))
+}
+
+/// RFC 9449 §7: a bound token only with the DPoP scheme and a good proof by its key; a
+/// DPoP-scheme token only when bound. The error code and reason of a refusal.
+fn check_binding(
+    inner: &Inner,
+    scheme: Scheme,
+    token: &str,
+    identity: &Identity,
+    request: &Request,
+) -> Result<(), (&'static str, String)> {
+    let bound = identity.key_thumbprint.as_deref();
+    let bad_proof = |reason: &str| ("invalid_dpop_proof", reason.to_owned());
+    match (scheme, bound) {
+        (Scheme::Bearer, None) => return Ok(()),
+        (Scheme::Bearer, Some(_)) => {
+            return Err((
+                "invalid_token",
+                "the token is bound to a DPoP key; present it with the DPoP scheme and a proof"
+                    .to_owned(),
+            ))
+        }
+        (Scheme::Dpop, None) => {
+            return Err((
+                "invalid_token",
+                "the token is not bound to a DPoP key; present it as a bearer token".to_owned(),
+            ))
+        }
+        (Scheme::Dpop, Some(_)) => {}
+    }
+    let mut proofs = request.headers().get_all(dpop::DPOP_HEADER).iter();
+    let (Some(proof), None) = (proofs.next(), proofs.next()) else {
+        return Err(bad_proof("exactly one DPoP proof header is required"));
+    };
+    let proof = proof
+        .to_str()
+        .map_err(|_| bad_proof("the DPoP proof is not text"))?;
+    let mut target = Url::parse(&inner.metadata.resource)
+        .map_err(|_| bad_proof("the resource URL is not valid"))?;
+    target.set_path(request.uri().path());
+    let now = crate::auth::token::now_seconds();
+    let verified = dpop::verify_proof(
+        proof,
+        request.method().as_str(),
+        target.as_str(),
+        token,
+        now,
+    )
+    .map_err(|reason| bad_proof(&reason))?;
+    if bound != Some(verified.thumbprint.as_str()) {
+        return Err(bad_proof(
+            "the DPoP proof is signed by another key than the token is bound to",
+        ));
+    }
+    if !lock(&inner.proofs).first_time(&verified.jti, verified.iat, now) {
+        return Err(bad_proof(
+            "the DPoP proof was presented before (replayed jti)",
+        ));
+    }
+    Ok(())
+}
+
+/// A `401` with a DPoP challenge.
+fn dpop_refusal(inner: &Inner, error: &str, description: &str) -> Response {
+    let challenge = format!(
+        "DPoP algs=\"ES256 ES384 RS256 PS256 EdDSA\", error=\"{error}\", error_description=\"{description}\", resource_metadata=\"{}\"",
+        inner.metadata_url
+    );
+    let body = serde_json::json!({"error": error, "error_description": description});
+    let mut response = json(StatusCode::UNAUTHORIZED, &body);
+    if let Ok(value) = HeaderValue::from_str(&challenge) {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, value);
+    }
+    response
 }
 
 fn token_in_query(query: Option<&str>) -> bool {
@@ -468,10 +607,11 @@ mod tests {
 
     #[test]
     fn bearer_values_and_query_tokens_are_recognised() {
-        assert_eq!(bearer_token("Bearer abc"), Some("abc"));
-        assert_eq!(bearer_token("bearer  abc "), Some("abc"));
-        assert_eq!(bearer_token("Basic abc"), None);
-        assert_eq!(bearer_token("Bearer "), None);
+        assert_eq!(access_token("Bearer abc"), Some((Scheme::Bearer, "abc")));
+        assert_eq!(access_token("dpop abc"), Some((Scheme::Dpop, "abc")));
+        assert_eq!(access_token("Basic abc"), None);
+        assert_eq!(access_token("bearer  abc "), Some((Scheme::Bearer, "abc")));
+        assert_eq!(access_token("Bearer "), None);
         assert!(token_in_query(Some("a=1&access_token=x")));
         assert!(!token_in_query(Some("a=1")));
         assert!(!token_in_query(None));
