@@ -243,8 +243,9 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("junction-store-{}", std::process::id()));
         let store = FileTokenStore::new(dir.join("sub/credentials.json"));
         assert_eq!(store.load().unwrap(), Credentials::default());
-        store.save(&sample()).unwrap();
-        assert_eq!(store.load().unwrap(), sample());
+        let saved = sample();
+        store.save(&saved).unwrap();
+        assert_eq!(store.load().unwrap(), saved);
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
