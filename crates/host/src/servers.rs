@@ -769,6 +769,8 @@ mod tests {
             roots: None,
             protocol_version: None,
             source: "t.json".into(),
+            scope: crate::config::Scope::Given,
+            fingerprint: String::new(),
         };
         let configs = [
             entry(
