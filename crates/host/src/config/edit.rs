@@ -474,7 +474,10 @@ mod tests {
         std::fs::write(&path, original).unwrap();
         add_server(&path, "servers", "b", &json!({"command": "b"})).unwrap();
         let added = std::fs::read_to_string(&path).unwrap();
-        assert!(added.contains("// my servers") && added.contains("// keep me"), "{added}");
+        assert!(
+            added.contains("// my servers") && added.contains("// keep me"),
+            "{added}"
+        );
         assert!(added.contains("\"inputs\": []"), "{added}");
         let config = Config::parse(&added, &path, &|_| None).unwrap();
         assert_eq!(config.servers.len(), 2, "{added}");

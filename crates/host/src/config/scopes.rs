@@ -80,7 +80,10 @@ pub fn project_root(dir: &Path) -> PathBuf {
 
 /// The project-scope files of `root`, lowest precedence first (which may not exist).
 pub fn project_files(root: &Path) -> [PathBuf; 2] {
-    [root.join(".vscode").join("mcp.json"), root.join(".mcp.json")]
+    [
+        root.join(".vscode").join("mcp.json"),
+        root.join(".mcp.json"),
+    ]
 }
 
 /// The project file `junction mcp add --scope project` writes: `.mcp.json`.
@@ -201,7 +204,11 @@ mod tests {
             Scope::Project,
         );
         project.restrict_to_project(Path::new("/p/.mcp.json"));
-        assert!(project.policy.rules.iter().all(|r| r.action == Action::Deny));
+        assert!(project
+            .policy
+            .rules
+            .iter()
+            .all(|r| r.action == Action::Deny));
         assert_eq!(project.policy.rules.len(), 1);
         assert_eq!(project.policy.consent_file, None);
         assert_eq!(project.warnings.len(), 2, "{:?}", project.warnings);
