@@ -190,3 +190,158 @@ fn a_flag_overrides_the_default_model_and_a_bad_one_is_an_error() {
         run.stderr
     );
 }
+
+#[test]
+fn junction_mcp_adds_lists_gets_and_removes_servers_keeping_the_files_comments() {
+    let project = Project::new("mcp");
+    let user = project.user_file();
+    std::fs::write(
+        &user,
+        "// my servers\n{\n  \"mcpServers\": {\n    \"old\": {\"command\": \"false\", \"disabled\": true}, // off\n  },\n}\n",
+    )
+    .unwrap();
+    let mcp = |args: &[&str]| project.junction(&[&["mcp"], args].concat(), "");
+
+    let run = mcp(&[
+        "add",
+        "mine",
+        "--env",
+        "GREETING=hi",
+        "--",
+        JUNCTION,
+        "serve",
+        "conformance",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        format!("added server mine to {} (user)\n", user.display())
+    );
+    let text = std::fs::read_to_string(&user).unwrap();
+    assert!(
+        text.starts_with("// my servers\n") && text.contains("// off"),
+        "{text}"
+    );
+
+    let dot_mcp = project.repo().join(".mcp.json");
+    let run = mcp(&[
+        "add",
+        "--scope",
+        "project",
+        "--transport",
+        "http",
+        "remote",
+        "http://127.0.0.1:9/mcp",
+        "--header",
+        "Authorization: Bearer s3cret",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        format!("added server remote to {} (project)\n", dot_mcp.display())
+    );
+
+    // Refused, and the files are as they were.
+    let before = (
+        std::fs::read_to_string(&user).unwrap(),
+        std::fs::read_to_string(&dot_mcp).unwrap(),
+    );
+    for (args, error) in [
+        (
+            &["add", "mine", "--", "x"][..],
+            "a server called `mine` is already defined",
+        ),
+        (
+            &["add", "a__b", "--", "x"][..],
+            "`a__b` cannot name a server",
+        ),
+        (
+            &["add-json", "-s", "project", "bad", r#"{"url": "ftp://x"}"#][..],
+            "is not an http:// or https:// URL",
+        ),
+        (
+            &["add-json", "bad", "{not json"][..],
+            "the entry is not JSON",
+        ),
+        (
+            &["add", "--transport", "http", "h"][..],
+            "an http server takes one URL",
+        ),
+        (
+            &["remove", "nothing"][..],
+            "no file defines a server called `nothing`",
+        ),
+    ] {
+        let run = mcp(args);
+        assert_eq!(run.code, 1, "{args:?}: {}", run.stdout);
+        assert!(run.stderr.contains(error), "{args:?}: {}", run.stderr);
+    }
+    assert_eq!(
+        before,
+        (
+            std::fs::read_to_string(&user).unwrap(),
+            std::fs::read_to_string(&dot_mcp).unwrap()
+        )
+    );
+
+    let run = mcp(&["list"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    let row = |name: &str| {
+        lines
+            .iter()
+            .find(|l| l.starts_with(&format!("{name}  ")))
+            .unwrap_or_else(|| panic!("{name} is not listed:\n{}", run.stdout))
+            .to_string()
+    };
+    assert_eq!(
+        row("old"),
+        format!("old  user  {}  false  disabled", user.display())
+    );
+    let mine = row("mine");
+    assert!(
+        mine.starts_with(&format!(
+            "mine  user  {}  {JUNCTION} serve conformance  connected, ",
+            user.display()
+        )) && mine.ends_with(" tools"),
+        "{mine}"
+    );
+    assert_eq!(
+        row("remote"),
+        format!(
+            "remote  project  {}  http://127.0.0.1:9/mcp  not approved: a chat on a terminal asks before starting it",
+            dot_mcp.display()
+        )
+    );
+
+    let run = mcp(&["get", "remote"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout
+            .starts_with(&format!("remote (project: {})\n", dot_mcp.display())),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("\"Authorization\": \"****\"") && !run.stdout.contains("s3cret"),
+        "{}",
+        run.stdout
+    );
+
+    let run = mcp(&["remove", "remote"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        format!(
+            "removed server remote from {} (project)\n",
+            dot_mcp.display()
+        )
+    );
+    let run = mcp(&["remove", "mine"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let text = std::fs::read_to_string(&user).unwrap();
+    assert!(
+        text.starts_with("// my servers\n") && text.contains("// off") && !text.contains("mine"),
+        "{text}"
+    );
+}
