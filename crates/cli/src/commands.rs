@@ -7,5 +7,6 @@ pub mod conformance_client;
 pub mod consent;
 pub mod demo;
 pub mod host_options;
+pub mod mcp;
 pub mod run;
 pub mod serve;

@@ -6,6 +6,8 @@
 //!   result as JSON.
 //! - `junction chat` talks with a model over the configured servers; `junction run` plays
 //!   one turn without a person and prints the transcript.
+//! - `junction mcp add|add-json|remove|list|get` edits and shows the configured servers
+//!   (the user's `$XDG_CONFIG_HOME/junction/mcp.json`, the project's `.mcp.json`).
 //! - `junction auth login|logout|status [SERVER]` manages the OAuth credentials kept for
 //!   HTTP servers.
 //! - `junction demo` runs the example servers, a scripted conversation and its checks, offline.
@@ -29,7 +31,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
-use commands::{auth, call, chat, conformance_client, consent, demo, run, serve};
+use commands::{auth, call, chat, conformance_client, consent, demo, mcp, run, serve};
 
 /// Junction: a Model Context Protocol stack.
 #[derive(Debug, Parser)]
@@ -53,6 +55,8 @@ enum Command {
     Chat(chat::ChatArgs),
     /// One turn without a person: send MESSAGE, print the transcript.
     Run(run::RunArgs),
+    /// The configured servers: add, add-json, remove, list, get.
+    Mcp(mcp::McpArgs),
     /// The "always allow" answers kept across runs: list, revoke.
     Consent(consent::ConsentArgs),
     /// The OAuth credentials kept for HTTP servers: login, logout, status.
@@ -100,6 +104,7 @@ fn main() -> ExitCode {
         Command::Demo(args) => runtime.block_on(demo::run(args)),
         Command::Auth(args) => runtime.block_on(auth::run(args)),
         Command::Consent(args) => consent::run(args),
+        Command::Mcp(args) => runtime.block_on(mcp::run(args)),
         Command::ConformanceClient(args) => runtime.block_on(conformance_client::run(args)),
         Command::Completions { .. } => ExitCode::SUCCESS,
     }

@@ -391,16 +391,19 @@ fn chat_reads_piped_commands_and_messages_until_quit() {
 }
 
 #[test]
-fn chat_finds_dot_mcp_json_or_says_that_no_servers_are_configured() {
+fn chat_finds_dot_mcp_json_but_starts_its_servers_only_once_approved() {
     let dir = scratch("discovery");
     let script = write(&dir, "script.json", &json!([{"text": "Hi."}]));
     let model = format!("scripted:{script}");
-    let run = junction_in(&dir, &["chat", "--model", &model], "hello\n");
+    let config_home = dir.join("config-home");
+    let config_home = config_home.to_str().unwrap();
+    let env = [("XDG_CONFIG_HOME", config_home)];
+    let run = junction_env(&dir, &["chat", "--model", &model], "hello\n", &env);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_lines(
         &run,
         &[
-            "no servers are configured: pass --config FILE or create ./.mcp.json",
+            "no servers are configured: pass --config FILE, create ./.mcp.json or add one with `junction mcp add`",
             "no tools",
             "assistant: Hi.",
         ],
@@ -410,9 +413,22 @@ fn chat_finds_dot_mcp_json_or_says_that_no_servers_are_configured() {
         ".mcp.json",
         &json!({"mcpServers": {"conformance": conformance()}}),
     );
-    let run = junction_in(&dir, &["chat", "--model", &model], "/quit\n");
+    let run = junction_env(&dir, &["chat", "--model", &model], "/quit\n", &env);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert_lines(&run, &["config: .mcp.json"]);
+    assert_lines(
+        &run,
+        &[
+            "config: .mcp.json (project)",
+            "skipped server conformance of project file .mcp.json: it is not approved (approve it in `junction chat` on a terminal, or pass --config .mcp.json to use the file as it is)",
+        ],
+    );
+    let run = junction_env(
+        &dir,
+        &["chat", "--config", ".mcp.json", "--model", &model],
+        "/quit\n",
+        &env,
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(
         run.stdout
             .lines()

@@ -479,3 +479,77 @@ fn a_streamed_markdown_answer_is_rendered_and_shown_raw_with_no_markdown() {
     raw.press("/quit\r");
     assert_eq!(raw.child.wait().unwrap().code(), Some(0));
 }
+
+#[test]
+fn a_project_server_starts_once_approved_and_an_always_answer_holds_until_the_entry_changes() {
+    let dir = std::env::temp_dir().join(format!("junction-pty-project-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let home = dir.join("home");
+    std::fs::create_dir_all(home.join("junction")).unwrap();
+    std::fs::create_dir_all(dir.join(".git")).unwrap();
+    let entry = json!({"command": JUNCTION, "args": ["serve", "conformance"]});
+    let model = dir.join("model.json");
+    std::fs::write(&model, json!([{"text": "Hi."}]).to_string()).unwrap();
+    std::fs::write(
+        home.join("junction").join("mcp.json"),
+        json!({"mcpServers": {"proj": {"command": "false"}},
+               "junction": {"model": format!("scripted:{}", model.display())}})
+        .to_string(),
+    )
+    .unwrap();
+    let project_file = dir.join(".mcp.json");
+    std::fs::write(
+        &project_file,
+        json!({"mcpServers": {"proj": entry}}).to_string(),
+    )
+    .unwrap();
+    let home_str = home.to_str().unwrap().to_owned();
+    let env = [
+        ("XDG_CONFIG_HOME", home_str.as_str()),
+        ("XDG_DATA_HOME", home_str.as_str()),
+        ("XDG_STATE_HOME", home_str.as_str()),
+    ];
+    let chat_command = format!("{JUNCTION} chat --no-save");
+    let mut chat = Pty::start_in(Some(&dir), &chat_command, &env);
+    chat.wait_for(
+        "project file .mcp.json defines server proj, which runs: ",
+        1,
+    );
+    chat.wait_for("[a]lways (remembered for this entry), [n]o: ", 1);
+    chat.press("a\r");
+    chat.wait_for("server proj: ready", 1);
+    chat.wait_for("is used instead of the one of", 1);
+    chat.wait_for("Type a message", 1);
+    chat.press("/servers\r");
+    chat.wait_for("    from project .mcp.json", 1);
+    chat.press("/quit\r");
+    assert_eq!(chat.child.wait().unwrap().code(), Some(0));
+    assert!(home.join("junction").join("projects.json").is_file());
+
+    // Remembered: the next chat starts it without asking.
+    let mut again = Pty::start_in(Some(&dir), &chat_command, &env);
+    again.wait_for("server proj: ready", 1);
+    again.wait_for("Type a message", 1);
+    again.press("/quit\r");
+    assert_eq!(again.child.wait().unwrap().code(), Some(0));
+    assert!(
+        !again.screen().contains("defines server"),
+        "{}",
+        again.screen()
+    );
+
+    // The entry changed (another command): asked again; "n" leaves it out.
+    std::fs::write(
+        &project_file,
+        json!({"mcpServers": {"proj": {"command": "sh", "args": ["-c", "exit 7"]}}}).to_string(),
+    )
+    .unwrap();
+    let mut changed = Pty::start_in(Some(&dir), &chat_command, &env);
+    changed.wait_for("defines server proj, which runs: sh -c exit 7", 1);
+    changed.press("n\r");
+    changed.wait_for("skipped server proj of project file .mcp.json", 1);
+    changed.wait_for("Type a message", 1);
+    changed.press("/quit\r");
+    assert_eq!(changed.child.wait().unwrap().code(), Some(0));
+    let _ = std::fs::remove_dir_all(&dir);
+}

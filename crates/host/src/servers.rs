@@ -706,6 +706,12 @@ impl Servers {
         Ok(())
     }
 
+    /// The config entry server `name` was started from; `None` for a server connected by
+    /// the program.
+    pub fn config(&self, name: &str) -> Option<&ServerConfig> {
+        self.configs.iter().find(|c| c.name == name)
+    }
+
     /// The server called `name`.
     pub fn get(&self, name: &str) -> Option<&Arc<ConnectedServer>> {
         self.servers.iter().find(|s| s.name == name)
@@ -769,6 +775,8 @@ mod tests {
             roots: None,
             protocol_version: None,
             source: "t.json".into(),
+            scope: crate::config::Scope::Given,
+            fingerprint: String::new(),
         };
         let configs = [
             entry(

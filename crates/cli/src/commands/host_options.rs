@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use anyhow::Context as _;
-use junction_host::config::Config;
+use junction_host::config::approval::{default_approvals_file, Approvals};
+use junction_host::config::{scopes, Config, ConfigError, Scope, ServerConfig, TransportConfig};
 use junction_host::conversation::Conversation;
 use junction_host::events::{Event, EventSink};
 use junction_host::mediation::directory_root;
@@ -163,10 +164,12 @@ impl HostOptions {
         }
     }
 
-    /// The model the options name.
-    pub fn model(&self) -> Result<Arc<dyn Model>, SetupError> {
-        let Some(spec) = &self.model else {
-            return Err(usage(format!("no model: pass --model {MODEL_KINDS}")));
+    /// The model `--model` names, else the config's `junction.model`.
+    pub fn model(&self, config: &Config) -> Result<Arc<dyn Model>, SetupError> {
+        let Some(spec) = self.model.as_ref().or(config.model.as_ref()) else {
+            return Err(usage(format!(
+                "no model: pass --model {MODEL_KINDS}, or set `junction.model` in the config"
+            )));
         };
         let Some((kind, rest)) = spec.split_once(':').filter(|(_, rest)| !rest.is_empty()) else {
             return Err(usage(format!(
@@ -206,7 +209,6 @@ impl HostOptions {
         Ok(model)
     }
 
-    /// The config file to use, if any: `--config`, else `./.mcp.json` when it exists.
     /// The working directory and every `--root`, as roots (none with `--no-roots`).
     fn default_roots(&self) -> Result<Vec<Root>, SetupError> {
         if self.no_roots {
@@ -229,20 +231,12 @@ impl HostOptions {
         Ok(roots)
     }
 
-    pub fn config_path(&self) -> Option<PathBuf> {
-        match &self.config {
-            Some(path) => Some(path.clone()),
-            None => Path::new(DEFAULT_CONFIG)
-                .is_file()
-                .then(|| PathBuf::from(DEFAULT_CONFIG)),
-        }
-    }
-
     /// The conversation to go on with (`--continue`, `--resume`) or a new one, and where it
     /// is saved; read before any server starts, so that a wrong id costs nothing.
     fn conversation(
         &self,
         terminal: &Terminal,
+        model: &str,
     ) -> Result<(Option<Saving>, Conversation), SetupError> {
         let resuming = self.continue_last || self.resume.is_some();
         if self.no_save && !resuming {
@@ -253,7 +247,7 @@ impl HostOptions {
         let directory = std::env::current_dir()
             .map(|d| d.display().to_string())
             .unwrap_or_default();
-        let model = self.model.clone().unwrap_or_default();
+        let model = model.to_owned();
         let saved = if let Some(id) = &self.resume {
             store.load(id).map_err(failed)?
         } else if self.continue_last {
@@ -285,27 +279,47 @@ impl HostOptions {
         Ok((Some(Saving { store, saved }), conversation))
     }
 
-    /// Reads the config (saying which, or that there is none) and applies `--consent-file`.
-    pub fn config(&self, terminal: &Terminal) -> Result<Config, SetupError> {
-        let mut config = match self.config_path() {
+    /// Reads the config (saying which files, or that there are none) and applies the flags:
+    /// `--config FILE` alone, else the user and project files ([`scopes`]), the servers of
+    /// a project file only once approved (asked about when `answers` may ask).
+    pub fn config(&self, terminal: &Terminal, answers: Answers) -> Result<Config, SetupError> {
+        let failed = |e: ConfigError| SetupError::Failed(e.into());
+        let mut config = match &self.config {
             Some(path) => {
                 terminal.say_all(&[format!("config: {}", path.display())]);
-                let config = Config::load(&path).map_err(|e| SetupError::Failed(e.into()))?;
-                let warnings: Vec<String> = config
-                    .warnings
-                    .iter()
-                    .map(|w| format!("warning: {}", display::line(w)))
-                    .collect();
-                terminal.say_all(&warnings);
-                config
+                Config::load(path).map_err(failed)?
             }
             None => {
-                terminal.say_all(&[format!(
-                    "no servers are configured: pass --config FILE or create ./{DEFAULT_CONFIG}"
-                )]);
-                Config::default()
+                let files = discovered();
+                if files.is_empty() {
+                    terminal.say_all(&[format!(
+                        "no servers are configured: pass --config FILE, create ./{DEFAULT_CONFIG} or add one with `junction mcp add`"
+                    )]);
+                }
+                let mut layers = Vec::new();
+                for (scope, path) in files {
+                    terminal.say_all(&[format!("config: {} ({scope})", path.display())]);
+                    let mut layer = Config::load(&path).map_err(failed)?.in_scope(scope);
+                    if scope == Scope::Project {
+                        layer.restrict_to_project(&path);
+                        approve_project(&mut layer, terminal, answers)?;
+                    }
+                    layers.push(layer);
+                }
+                let (config, notes) = scopes::merge(layers);
+                let notes: Vec<String> = notes
+                    .iter()
+                    .map(|n| format!("note: {}", display::line(n)))
+                    .collect();
+                terminal.say_all(&notes);
+                config
             }
         };
+        let warnings: Vec<String> = std::mem::take(&mut config.warnings)
+            .iter()
+            .map(|w| format!("warning: {}", display::line(w)))
+            .collect();
+        terminal.say_all(&warnings);
         if let Some(file) = &self.consent_file {
             config.policy.consent_file = Some(file.clone());
         }
@@ -349,9 +363,11 @@ impl HostOptions {
         answers: Answers,
         events: EventSink,
     ) -> Result<Started, SetupError> {
-        let model = self.model()?;
-        let (saving, conversation) = self.conversation(terminal)?;
-        let config = self.config(terminal)?;
+        let config = self.config(terminal, answers)?;
+        let model = self.model(&config)?;
+        let spec = self.model.as_ref().or(config.model.as_ref());
+        let (saving, conversation) =
+            self.conversation(terminal, spec.map_or("", String::as_str))?;
         match answers {
             Answers::Ask => {}
             Answers::Yes => terminal.say_all(&[
@@ -381,6 +397,102 @@ impl HostOptions {
             saving,
         })
     }
+}
+
+/// The config files found from the working directory, lowest precedence first: the user's,
+/// then the project's (see [`scopes`]).
+pub fn discovered() -> Vec<(Scope, PathBuf)> {
+    let mut files: Vec<(Scope, PathBuf)> = scopes::user_config_file()
+        .map(|f| (Scope::User, f))
+        .into_iter()
+        .collect();
+    if let Ok(cwd) = std::env::current_dir() {
+        let root = scopes::project_root(&cwd);
+        files.extend(
+            scopes::project_files(&root)
+                .into_iter()
+                .map(|f| (Scope::Project, relative_to(&cwd, f))),
+        );
+    }
+    files.retain(|(_, f)| f.is_file());
+    files
+}
+
+/// `path` relative to `dir` when it is inside it, for shorter messages.
+fn relative_to(dir: &Path, path: PathBuf) -> PathBuf {
+    path.strip_prefix(dir).map(Path::to_owned).unwrap_or(path)
+}
+
+/// What a server entry runs or reaches, in one line.
+pub fn target(server: &ServerConfig) -> String {
+    match &server.transport {
+        TransportConfig::Stdio(stdio) => std::iter::once(&stdio.command)
+            .chain(&stdio.args)
+            .map(|a| display::line(a))
+            .collect::<Vec<_>>()
+            .join(" "),
+        TransportConfig::Http(http) => display::line(&http.url),
+    }
+}
+
+/// Keeps the servers of project file `layer` that were approved, or that the person
+/// approves now; the others are left out, saying so. Approvals are remembered only when
+/// asked for ("always"), like consent answers.
+fn approve_project(
+    layer: &mut Config,
+    terminal: &Terminal,
+    answers: Answers,
+) -> Result<(), SetupError> {
+    let file = default_approvals_file();
+    let mut approvals = match &file {
+        Some(file) => Some(Approvals::load(file).map_err(|e| SetupError::Failed(e.into()))?),
+        None => None,
+    };
+    let mut kept = Vec::new();
+    for server in std::mem::take(&mut layer.servers) {
+        let approved =
+            server.disabled || approvals.as_ref().is_some_and(|a| a.is_approved(&server));
+        if approved {
+            kept.push(server);
+            continue;
+        }
+        let name = display::name(&server.name);
+        let source = server.source.display().to_string();
+        let answer = match answers {
+            Answers::Ask => terminal.with(|io| {
+                io.say(&format!(
+                    "project file {source} defines server {name}, which runs: {}",
+                    target(&server)
+                ));
+                io.ask(&format!(
+                    "start {name}? [y]es this time, [a]lways (remembered for this entry), [n]o: "
+                ))
+            }),
+            Answers::Yes | Answers::No => None,
+        };
+        match answer.as_deref().map(str::trim) {
+            Some("y" | "yes") => kept.push(server),
+            Some("a" | "always") => {
+                if let Some(approvals) = approvals.as_mut() {
+                    if let Err(e) = approvals.approve(&server) {
+                        terminal.say_all(&[format!(
+                            "warning: the approval was not kept: {}",
+                            display::line(&e.to_string())
+                        )]);
+                    }
+                }
+                kept.push(server);
+            }
+            _ if answers == Answers::Ask => {
+                terminal.say_all(&[format!("skipped server {name} of project file {source}")]);
+            }
+            _ => terminal.say_all(&[format!(
+                "skipped server {name} of project file {source}: it is not approved (approve it in `junction chat` on a terminal, or pass --config {source} to use the file as it is)"
+            )]),
+        }
+    }
+    layer.servers = kept;
+    Ok(())
 }
 
 fn usage(message: String) -> SetupError {

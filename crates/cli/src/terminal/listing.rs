@@ -114,6 +114,7 @@ pub fn authorization(host: &Host) -> Vec<String> {
         };
         let name = display::name(&server.name);
         lines.push(format!("  {name}: {}", display::line(&state)));
+        lines.extend(origin(host, &server.name));
         lines.push(match server.stopped() {
             Some(stopped) => format!(
                 "    stopped: {} (/restart {name} starts it again)",
@@ -139,6 +140,7 @@ pub fn servers(host: &Host) -> Vec<String> {
                 display::name(&server.name),
                 display::line(&stopped.reason)
             ));
+            lines.extend(origin(host, &server.name));
             lines.extend(
                 stopped
                     .stderr_tail
@@ -159,8 +161,20 @@ pub fn servers(host: &Host) -> Vec<String> {
             server.prompts().len(),
             server.resources().len() + server.templates().len()
         ));
+        lines.extend(origin(host, &server.name));
     }
     lines
+}
+
+/// Where server `name` was configured, as a line: `    from SCOPE FILE`; none for a server
+/// the program connected itself.
+fn origin(host: &Host, name: &str) -> Option<String> {
+    let config = host.servers().config(name)?;
+    Some(format!(
+        "    from {} {}",
+        config.scope,
+        display::line(&config.source.display().to_string())
+    ))
 }
 
 /// The servers that did not start, each with why and the end of its stderr; nothing when

@@ -42,6 +42,7 @@ pub const JUNCTION: &[&str] = &[
     "toolTimeoutMs",
     "systemPrompt",
     "logLevel",
+    "model",
 ];
 
 /// The warning for member `key` (in `place`) when it is not one of `known`, naming the

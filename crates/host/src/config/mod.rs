@@ -24,7 +24,9 @@
 //! holds rules across servers, the file where "always allow" answers are kept,
 //! `"maxToolOutput"`, the most characters one tool result, attached resource or prompt may put
 //! into the conversation, `"toolTimeoutMs"`, `"systemPrompt"` and `"logLevel"` (the least
-//! severe log message servers are asked for):
+//! severe log message servers are asked for) and `"model"` (the model used when no `--model`
+//! is given, written the same way, e.g. `"anthropic:claude-sonnet-4-5"`). Where these files
+//! are found and how they are merged is in [`scopes`]:
 //!
 //! ```json
 //! { "mcpServers": { "library": { "command": "junction", "args": ["serve", "library"], "trusted": true } },
@@ -33,12 +35,16 @@
 //!
 //! A bad file gets a [`ConfigError`] that names the file, the server and the field.
 
+pub mod approval;
+pub mod edit;
 mod env_file;
 mod expand;
 mod jsonc;
 mod keys;
+pub mod scopes;
 
 pub use expand::{expand, expand_checked};
+pub use scopes::Scope;
 
 use junction::client::Negotiation;
 use junction_protocol::logging::LoggingLevel;
@@ -150,6 +156,12 @@ pub struct ServerConfig {
     pub protocol_version: Option<Negotiation>,
     /// The file it came from.
     pub source: PathBuf,
+    /// The kind of file it came from (set by discovery; [`Scope::Given`] for a file read
+    /// on its own).
+    pub scope: Scope,
+    /// The SHA-256 of the entry as written (before variables are expanded, keys sorted), so
+    /// that an approval of a project server holds for this entry only.
+    pub fingerprint: String,
 }
 
 /// Junction's policy section: consent rules and where remembered answers are kept.
@@ -180,6 +192,9 @@ pub struct Config {
     /// The least severe log message servers are asked to send (`junction.logLevel`); `None`
     /// leaves the host's default (`warning`).
     pub log_level: Option<LoggingLevel>,
+    /// The model to talk to when no `--model` is given (`junction.model`, written as
+    /// `--model` takes it: `anthropic:MODEL`, `openai:MODEL`, `scripted:FILE`).
+    pub model: Option<String>,
     /// Mistakes that do not stop the config from being used (an unknown member, with the
     /// member probably meant), one sentence each, for the user to see.
     pub warnings: Vec<String>,
@@ -261,7 +276,7 @@ struct Reader<'a> {
 
 /// Characters a server name may not hold: they separate parts of tool names (`__`),
 /// commands (`/server:prompt`), attachments (`@server:uri`) and globs.
-fn name_problem(name: &str) -> Option<&'static str> {
+pub(crate) fn name_problem(name: &str) -> Option<&'static str> {
     if name.is_empty() {
         Some("a server name may not be empty")
     } else if name.contains("__") {
@@ -470,6 +485,10 @@ impl Reader<'_> {
                 ),
             },
             source: self.path.to_owned(),
+            scope: Scope::Given,
+            fingerprint: crate::policy::definition::hex(&<sha2::Sha256 as sha2::Digest>::digest(
+                crate::policy::definition::canonical_json(&Value::Object(entry.clone())).as_bytes(),
+            )),
         };
         Ok((server, rules))
     }
@@ -687,6 +706,19 @@ impl Reader<'_> {
             Some(Value::String(text)) => config.system_prompt = Some(text.clone()),
             Some(_) => {
                 return Err(self.invalid(None, "junction.systemPrompt", "expected a string"))
+            }
+        }
+        match section.get("model") {
+            None | Some(Value::Null) => {}
+            Some(Value::String(spec)) if spec.contains(':') => {
+                config.model = Some(self.expand(None, "junction.model", spec)?)
+            }
+            Some(_) => {
+                return Err(self.invalid(
+                    None,
+                    "junction.model",
+                    "expected \"PROVIDER:MODEL\", as --model takes it (e.g. \"anthropic:claude-sonnet-4-5\")",
+                ))
             }
         }
         match section.get("logLevel") {

@@ -81,7 +81,7 @@ fn shown(value: &Value) -> String {
 
 /// JSON with object keys sorted at every level, so that equal values hash alike whatever
 /// order the server wrote them in.
-fn canonical_json(value: &Value) -> String {
+pub(crate) fn canonical_json(value: &Value) -> String {
     match value {
         Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();
@@ -100,7 +100,7 @@ fn canonical_json(value: &Value) -> String {
     }
 }
 
-fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 

@@ -403,6 +403,8 @@ mod tests {
             roots: None,
             protocol_version: None,
             source: "t.json".into(),
+            scope: crate::config::Scope::Given,
+            fingerprint: String::new(),
         };
         let (_, failures) =
             Servers::start(&[config], &StartOptions::default(), &EventSink::discard()).await;
