@@ -208,12 +208,21 @@ fn the_host_logs_in_through_oidc_provider_and_calls_a_tool() {
         status.stdout
     );
 
-    // The stored token works with `call --bearer`; a tampered one is refused, and not echoed.
+    // oidc-provider offers DPoP, so the stored token is bound to the client's key: presented
+    // alone as a bearer token (as a thief would) it is refused, naming the binding, and not
+    // echoed; a tampered one is refused for its signature.
+    assert_eq!(record["tokens"]["dpop"], true, "{record}");
     let call = junction_as(
         &home,
         &["call", &url, "--bearer", &token, "--method", "ping"],
     );
-    assert_eq!(call.code, 0, "{}", call.stderr);
+    assert_eq!(call.code, 3, "{}", call.stdout);
+    assert!(
+        call.stderr.contains("HTTP 401") && call.stderr.contains("bound to a DPoP key"),
+        "{}",
+        call.stderr
+    );
+    assert!(!call.stderr.contains(&token));
     // One character inside the signature changed (the last one may only carry padding
     // bits, which a decoder may refuse before the signature is checked).
     let at = token.len() - 10;
