@@ -66,17 +66,6 @@ fn conformance() -> Value {
     json!({"command": JUNCTION, "args": ["serve", "conformance"]})
 }
 
-#[track_caller]
-fn assert_line(run: &Run, line: &str) {
-    assert!(
-        run.stdout.lines().any(|l| l == line),
-        "line {line:?} missing; exit {}\nstdout:\n{}\nstderr:\n{}",
-        run.code,
-        run.stdout,
-        run.stderr
-    );
-}
-
 #[test]
 fn user_and_project_files_are_merged_and_unapproved_project_servers_do_not_start() {
     let project = Project::new("merge");
@@ -111,15 +100,15 @@ fn user_and_project_files_are_merged_and_unapproved_project_servers_do_not_start
     let dot_mcp = project.repo().join(".mcp.json");
     let vscode = project.repo().join(".vscode").join("mcp.json");
     for (scope, path) in [("user", &user), ("project", &vscode), ("project", &dot_mcp)] {
-        assert_line(&run, &format!("config: {} ({scope})", path.display()));
+        run.assert_line(&format!("config: {} ({scope})", path.display()));
     }
     for (name, path) in [("vs", &vscode), ("evil", &dot_mcp), ("shared", &dot_mcp)] {
-        assert_line(&run, &format!(
+        run.assert_line(&format!(
             "skipped server {name} of project file {}: it is not approved (approve it in `junction chat` on a terminal, or pass --config {} to use the file as it is)",
             path.display(), path.display()
         ));
     }
-    assert_line(&run, &format!(
+    run.assert_line(&format!(
         "warning: {}: `allow` rules of a project file are ignored (a repository may not allow calls for you); put them in {}",
         dot_mcp.display(), user.display()
     ));
@@ -153,7 +142,7 @@ fn user_and_project_files_are_merged_and_unapproved_project_servers_do_not_start
         "/servers\n",
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert_line(&run, &format!("    from --config {}", dot_mcp.display()));
+    run.assert_line(&format!("    from --config {}", dot_mcp.display()));
     assert!(
         pwned.exists(),
         "the file given with --config is used as it is"

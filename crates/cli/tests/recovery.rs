@@ -59,17 +59,6 @@ fn flaky(name: &str) -> Hostile {
     server
 }
 
-#[track_caller]
-fn assert_has(run: &Run, line: &str) {
-    assert!(
-        run.stdout.lines().any(|l| l == line),
-        "line {line:?} missing; exit {}\nstdout:\n{}\nstderr:\n{}",
-        run.code,
-        run.stdout,
-        run.stderr
-    );
-}
-
 /// The position of the first line after `after` that starts with `prefix`.
 #[track_caller]
 fn position(run: &Run, prefix: &str, after: usize) -> usize {
@@ -103,14 +92,14 @@ fn a_server_that_dies_mid_call_is_shown_stopped_and_comes_back_with_restart() {
         "← flaky.work error: The server `flaky` stopped while this call was running",
         0,
     );
-    assert_has(&run, "assistant: answer 1");
+    run.assert_line("assistant: answer 1");
     // `/servers` says it stopped, why, and what it wrote last.
     let listed = position(
         &run,
         "  flaky: stopped: its process exited with status 1",
         crashed,
     );
-    assert_has(&run, "    | fatal: the worker ran out of memory");
+    run.assert_line("    | fatal: the worker ran out of memory");
     // So does `/mcp`, with how to start it again.
     let status = position(
         &run,
@@ -126,7 +115,7 @@ fn a_server_that_dies_mid_call_is_shown_stopped_and_comes_back_with_restart() {
     );
     // The next call reaches the new process and succeeds.
     position(&run, "← flaky.work ok: ok", relisted);
-    assert_has(&run, "assistant: answer 2");
+    run.assert_line("assistant: answer 2");
     assert_eq!(server.received_method("initialize").len(), 2);
     assert_eq!(server.received_method("tools/call").len(), 2);
 }
@@ -152,7 +141,7 @@ fn a_stopped_server_is_started_again_on_the_next_call_to_it() {
     );
     let restarted = position(&run, "server flaky: ready (1 tool", crashed.max(stopped));
     position(&run, "← flaky.work ok: ok", restarted);
-    assert_has(&run, "assistant: answer 2");
+    run.assert_line("assistant: answer 2");
     assert_eq!(server.received_method("initialize").len(), 2);
 }
 
@@ -180,10 +169,10 @@ fn a_server_that_failed_to_start_is_started_with_restart() {
         run.stdout, run.stderr
     );
     let failed = position(&run, "server late: failed to start:", 0);
-    assert_has(&run, "  | the database is not up yet");
+    run.assert_line("  | the database is not up yet");
     let restarted = position(&run, "restarted late", failed);
     position(&run, "← late.work ok: ok", restarted);
-    assert_has(&run, "assistant: worked");
+    run.assert_line("assistant: worked");
     position(
         &run,
         "  late: hostile 1.0.0 (protocol 2025-11-25)",

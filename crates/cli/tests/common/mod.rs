@@ -33,6 +33,18 @@ impl Run {
             )
         })
     }
+
+    /// Fails the test, with both streams, unless `line` is a whole line of stdout.
+    #[track_caller]
+    pub fn assert_line(&self, line: &str) {
+        assert!(
+            self.stdout.lines().any(|l| l == line),
+            "line {line:?} missing; exit {}\nstdout:\n{}\nstderr:\n{}",
+            self.code,
+            self.stdout,
+            self.stderr
+        );
+    }
 }
 
 impl Run {
