@@ -22,13 +22,7 @@ use super::{canonical_pattern, glob_match};
 /// `$XDG_CONFIG_HOME/junction/consent.json`, else `$HOME/.config/junction/consent.json`;
 /// `None` when neither variable is set.
 pub fn default_consent_file() -> Option<PathBuf> {
-    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
-    let config = match (var("XDG_CONFIG_HOME"), var("HOME")) {
-        (Some(config), _) => PathBuf::from(config),
-        (None, Some(home)) => PathBuf::from(home).join(".config"),
-        (None, None) => return None,
-    };
-    Some(config.join("junction").join("consent.json"))
+    crate::config::scopes::user_config_dir().map(|dir| dir.join("consent.json"))
 }
 
 /// Why the answers could not be read or saved.
@@ -218,10 +212,7 @@ impl Remembered {
             always_allow: snapshot,
         })
         .map_err(|e| io(std::io::Error::other(e)))?;
-        let mut temporary = path.clone().into_os_string();
-        temporary.push(".tmp");
-        std::fs::write(&temporary, text + "\n").map_err(io)?;
-        std::fs::rename(&temporary, path).map_err(io)
+        crate::config::edit::write_atomically(path, &(text + "\n")).map_err(io)
     }
 }
 
