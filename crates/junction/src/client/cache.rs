@@ -83,18 +83,25 @@ impl ResultCache {
     /// The fresh answer to `key`, if there is one; a stale one is dropped.
     pub(super) fn get(&self, key: &Key) -> Option<Box<RawValue>> {
         let mut state = lock(&self.state);
-        let fresh = state.entries.get(key)?.fresh_until > Instant::now();
-        if fresh {
-            return state.entries.get(key).map(|e| e.answer.clone());
+        if let Some(entry) = state.entries.get(key) {
+            if entry.fresh_until > Instant::now() {
+                return Some(entry.answer.clone());
+            }
+            state.remove(key);
         }
-        state.remove(key);
         None
     }
 
-    /// Keeps `answer` to `key` for the `ttlMs` it carries (not at all when that is 0,
-    /// absent or not a number, or when the answer is larger than the whole cache).
-    pub(super) fn put(&self, key: Key, params: &Map<String, Value>, answer: &RawValue) {
-        let Some(ttl) = ttl(answer) else {
+    /// Keeps `answer` to `key` for its `ttlMs` (not at all when that is 0, absent or not a
+    /// number, or when the answer is larger than the whole cache).
+    pub(super) fn put(
+        &self,
+        key: Key,
+        params: &Map<String, Value>,
+        answer: &RawValue,
+        ttl_ms: Option<&Value>,
+    ) {
+        let Some(ttl) = fresh_for(ttl_ms) else {
             return;
         };
         let size = answer.get().len();
@@ -199,15 +206,10 @@ impl State {
     }
 }
 
-/// The `ttlMs` of an answer when it is a positive number of milliseconds.
-fn ttl(answer: &RawValue) -> Option<Duration> {
-    #[derive(serde::Deserialize)]
-    struct Hint {
-        #[serde(rename = "ttlMs")]
-        ttl_ms: Option<Value>,
-    }
-    let hint: Hint = serde_json::from_str(answer.get()).ok()?;
-    let ms = hint.ttl_ms?.as_u64().filter(|&ms| ms > 0)?;
+/// How long an answer with this `ttlMs` stays fresh, when it is a positive number of
+/// milliseconds.
+fn fresh_for(ttl_ms: Option<&Value>) -> Option<Duration> {
+    let ms = ttl_ms?.as_u64().filter(|&ms| ms > 0)?;
     Some(Duration::from_millis(ms))
 }
 
@@ -233,12 +235,23 @@ mod tests {
         {
             let p = params(json!({"cursor": i.to_string()}));
             let key = ResultCache::key(ListTools::METHOD, &p);
-            cache.put(key.clone(), &p, &raw(json!({"tools": [], "ttlMs": ttl})));
+            cache.put(
+                key.clone(),
+                &p,
+                &raw(json!({"tools": [], "ttlMs": ttl})),
+                Some(&ttl),
+            );
             assert!(cache.get(&key).is_none(), "ttlMs {ttl} was kept");
         }
         let p = params(json!({}));
         let key = ResultCache::key(ListTools::METHOD, &p);
-        cache.put(key.clone(), &p, &raw(json!({"tools": [], "ttlMs": 60000})));
+        let ttl = json!(60000);
+        cache.put(
+            key.clone(),
+            &p,
+            &raw(json!({"tools": [], "ttlMs": ttl})),
+            Some(&ttl),
+        );
         assert!(cache.get(&key).is_some());
     }
 
@@ -262,10 +275,12 @@ mod tests {
             .map(|uri| {
                 let p = params(json!({"uri": uri}));
                 let key = ResultCache::key(ReadResource::METHOD, &p);
+                let ttl = json!(60000);
                 cache.put(
                     key.clone(),
                     &p,
-                    &raw(json!({"contents": [], "ttlMs": 60000})),
+                    &raw(json!({"contents": [], "ttlMs": ttl})),
+                    Some(&ttl),
                 );
                 key
             })
@@ -278,6 +293,7 @@ mod tests {
 
     #[test]
     fn the_oldest_answers_go_when_the_bytes_run_out() {
+        let ttl = json!(60000);
         let answer = raw(json!({"tools": [], "ttlMs": 60000, "pad": "x".repeat(100)}));
         let size = answer.get().len();
         let cache = ResultCache::new(size * 2);
@@ -285,7 +301,7 @@ mod tests {
             .map(|i| {
                 let p = params(json!({"cursor": i.to_string()}));
                 let key = ResultCache::key(ListTools::METHOD, &p);
-                cache.put(key.clone(), &p, &answer);
+                cache.put(key.clone(), &p, &answer, Some(&ttl));
                 key
             })
             .collect();
@@ -295,7 +311,12 @@ mod tests {
         assert_eq!(lock(&cache.state).bytes, size * 2);
         let big = raw(json!({"tools": [], "ttlMs": 60000, "pad": "x".repeat(size * 2)}));
         let p = params(json!({}));
-        cache.put(ResultCache::key(ListTools::METHOD, &p), &p, &big);
+        cache.put(
+            ResultCache::key(ListTools::METHOD, &p),
+            &p,
+            &big,
+            Some(&ttl),
+        );
         assert!(cache
             .get(&ResultCache::key(ListTools::METHOD, &p))
             .is_none());

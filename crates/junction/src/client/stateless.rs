@@ -230,12 +230,15 @@ impl Stateless {
             struct Kind {
                 #[serde(rename = "resultType")]
                 result_type: Option<String>,
+                /// Read in the same pass, for the cache.
+                #[serde(rename = "ttlMs")]
+                ttl_ms: Option<Value>,
             }
             let kind: Kind = serde_json::from_str(result.get()).map_err(decode)?;
             match ResultType::of(kind.result_type.as_deref()) {
                 ResultType::Complete => {
                     if let Some(key) = cache_key.take() {
-                        self.cache.put(key, &params, &result);
+                        self.cache.put(key, &params, &result, kind.ttl_ms.as_ref());
                     }
                     return serde_json::from_str(result.get()).map_err(decode);
                 }
