@@ -234,6 +234,6 @@ async fn template_variables_complete_and_filled_templates_attach_text_and_blobs(
         .await
         .unwrap();
     assert!(matches!(host.conversation().messages().last(),
-        Some(Message::Context { text, .. }) if text.starts_with("[binary resource demo://resource/dynamic/blob/4: text/plain,")));
+        Some(Message::Context { text, .. }) if text.starts_with("Resource 4: This is a base64 blob created at")));
     host.shutdown().await;
 }
