@@ -12,8 +12,8 @@
 //!   diagnostic tools (a missing capability, logging, a streamed elicitation), hooks that
 //!   change the tool and prompt lists, and a tool with `x-mcp-header` parameters.
 //!
-//! Over HTTP, build one server per session with [`server_with_control`] so that
-//! `test_reconnection` can close its own stream; [`server`] serves any other transport.
+//! [`server`] serves every transport; over Streamable HTTP, `test_reconnection` closes its
+//! own stream through its context's HTTP controls.
 //!
 //! ```
 //! use junction::client::{Client, ClientOptions};

@@ -47,7 +47,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run one of Junction's servers over stdio, or over HTTP with --http.
-    Serve(serve::ServeArgs),
+    Serve(Box<serve::ServeArgs>),
     /// Reach an MCP server (a command over stdio, or a URL over HTTP), run one method and
     /// print its result as JSON.
     Call(Box<call::CallArgs>),
@@ -97,7 +97,7 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
-        Command::Serve(args) => runtime.block_on(serve::run(args)),
+        Command::Serve(args) => runtime.block_on(serve::run(*args)),
         Command::Call(args) => runtime.block_on(call::run(*args)),
         Command::Chat(args) => runtime.block_on(chat::run(args)),
         Command::Run(args) => runtime.block_on(run::run(args)),

@@ -116,11 +116,15 @@ fn protected_library(flags: &[&str]) -> (HttpServe, String) {
 #[test]
 fn the_host_logs_in_through_oidc_provider_and_calls_a_tool() {
     let provider = Provider::start("jwt");
+    // The server takes only DPoP-bound tokens, with proofs carrying its nonce: the host's
+    // token from oidc-provider is bound, and its requests follow the server's nonce.
     let (_serve, url) = protected_library(&[
         "--auth-issuer",
         &provider.issuer,
         "--auth-scope",
         "mcp:read",
+        "--auth-dpop",
+        "--auth-dpop-nonce",
     ]);
     let home = Scratch::new("host");
     let config = home.0.join("mcp.json");

@@ -367,20 +367,7 @@ fn resources_and_the_template_are_listed_and_read_exactly() {
 fn prompts_are_listed_and_rendered_exactly() {
     assert_eq!(
         ok(&["--method", "prompts/list"]),
-        json!({"prompts": [
-            {"name": "test_simple_prompt", "title": "Simple Test Prompt",
-             "description": "A simple prompt without arguments"},
-            {"name": "test_prompt_with_arguments", "title": "Prompt With Arguments",
-             "description": "A prompt with required arguments", "arguments": [
-                {"name": "arg1", "description": "First test argument", "required": true},
-                {"name": "arg2", "description": "Second test argument", "required": true}]},
-            {"name": "test_prompt_with_embedded_resource", "title": "Prompt With Embedded Resource",
-             "description": "A prompt that includes an embedded resource", "arguments": [
-                {"name": "resourceUri", "description": "URI of the resource to embed", "required": true}]},
-            {"name": "test_prompt_with_image", "title": "Prompt With Image",
-             "description": "A prompt that includes image content"},
-            fixtures::alpha12_prompt(),
-        ]})
+        json!({"prompts": fixtures::prompts()})
     );
     let user = |content: Value| json!({"role": "user", "content": content});
     let text = |t: &str| user(json!({"type": "text", "text": t}));

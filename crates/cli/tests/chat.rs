@@ -344,7 +344,8 @@ fn chat_reads_piped_commands_and_messages_until_quit() {
     );
     let script = write(&dir, "script.json", &calls(&["test_simple_text"]));
     let model = format!("scripted:{script}");
-    let input = "/servers\n/help\n/conformance:greet\n/nothing\nHello there\n/quit\nnever read\n";
+    let input =
+        "/servers\n/tools\n/help\n/conformance:greet\n/nothing\nHello there\n/quit\nnever read\n";
     let run = junction_in(
         &dir,
         &["chat", "--config", &config, "--model", &model],
@@ -359,10 +360,13 @@ fn chat_reads_piped_commands_and_messages_until_quit() {
         &run,
         &[
             "  | boom",
-            "tools (as the model sees them):",
-            "  conformance__test_simple_text  Tests simple text content response",
+            // The start counts what there is; the details are behind the commands.
+            "35 tools, 5 prompts, 4 resources from 1 server (/tools, /prompts, /resources list them; /servers, /mcp show the servers)",
             "Type a message, /help for commands, /quit to leave.",
             "> /servers",
+            "> /tools",
+            "tools (as the model sees them):",
+            "  conformance__test_simple_text  Tests simple text content response",
             "  /quit                 leave",
             "> /nothing",
             "unknown command /nothing; /help lists the commands",
@@ -404,7 +408,7 @@ fn chat_finds_dot_mcp_json_but_starts_its_servers_only_once_approved() {
         &run,
         &[
             "no servers are configured: pass --config FILE, create ./.mcp.json or add one with `junction mcp add`",
-            "no tools",
+            "0 tools, 0 prompts, 0 resources from 0 servers (/tools, /prompts, /resources list them; /servers, /mcp show the servers)",
             "assistant: Hi.",
         ],
     );

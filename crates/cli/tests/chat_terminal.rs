@@ -17,7 +17,7 @@ use hostile::{alive, tool, Hostile};
 use serde_json::json;
 
 use common::fake_model::{anthropic_text, FakeModel};
-use common::JUNCTION;
+use common::{HttpServe, JUNCTION};
 
 /// A command on a pseudo-terminal: keys in, screen bytes out.
 struct Pty {
@@ -330,20 +330,29 @@ fn an_always_answer_is_kept_in_the_config_dir_listed_and_revoked() {
 /// `junction chat --yes` on a pseudo-terminal against `server` (called `name`), the model
 /// playing `script`, its files under the server's directory.
 fn chat_against(server: &Hostile, name: &str, script: serde_json::Value) -> Pty {
-    let config = server.path("config.json");
-    std::fs::write(
-        &config,
-        json!({"mcpServers": {name: server.entry()}}).to_string(),
-    )
-    .unwrap();
+    let config = json!({"mcpServers": {name: server.entry()}});
+    chat_with(server, config, script, "--yes --log-level info")
+}
+
+/// `junction chat FLAGS` on a pseudo-terminal with `config`, the model playing `script`,
+/// its files under `home`'s directory.
+fn chat_with(
+    home: &Hostile,
+    config: serde_json::Value,
+    script: serde_json::Value,
+    flags: &str,
+) -> Pty {
+    let server = home;
+    let path = server.path("config.json");
+    std::fs::write(&path, config.to_string()).unwrap();
     let model = server.path("model.json");
     std::fs::write(&model, script.to_string()).unwrap();
     let home = server.path("home");
     let home = home.to_str().unwrap();
     Pty::start_with(
         &format!(
-            "{JUNCTION} chat --yes --log-level info --config {} --model scripted:{}",
-            config.display(),
+            "{JUNCTION} chat {flags} --config {} --model scripted:{}",
+            path.display(),
             model.display()
         ),
         &[
@@ -436,7 +445,11 @@ fn a_server_that_crashes_mid_call_is_restarted_and_called_again() {
 fn a_streamed_markdown_answer_is_rendered_and_shown_raw_with_no_markdown() {
     let server = Hostile::new("pty-markdown");
     let answer = "# Plan\n**Step one** uses `cargo`; see [the docs](https://x.dev/a).\n```\nlet *x* = 1;\n```\nDone.";
-    let api = FakeModel::start(vec![anthropic_text(answer), anthropic_text(answer)]);
+    let api = FakeModel::start(vec![
+        anthropic_text(answer),
+        anthropic_text(answer),
+        anthropic_text(answer),
+    ]);
     let env = [
         (
             "XDG_DATA_HOME",
@@ -471,13 +484,23 @@ fn a_streamed_markdown_answer_is_rendered_and_shown_raw_with_no_markdown() {
     chat.press("/quit\r");
     assert_eq!(chat.child.wait().unwrap().code(), Some(0));
 
-    let mut raw = Pty::start_in(Some(&dir), &command("--no-markdown"), &env);
-    raw.wait_for("Type a message", 1);
-    raw.press("Plan it.\r");
-    raw.wait_for("  Done.", 1);
-    raw.wait_for("assistant: # Plan\r\n  **Step one** uses `cargo`; see [the docs](https://x.dev/a).\r\n  ```", 1);
-    raw.press("/quit\r");
-    assert_eq!(raw.child.wait().unwrap().code(), Some(0));
+    // Raw with the flag, and with the config's `junction.markdown: false`.
+    let config = server.path("plain.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {}, "junction": {"markdown": false}}).to_string(),
+    )
+    .unwrap();
+    let configured = format!("--config {}", config.display());
+    for extra in ["--no-markdown", configured.as_str()] {
+        let mut raw = Pty::start_in(Some(&dir), &command(extra), &env);
+        raw.wait_for("Type a message", 1);
+        raw.press("Plan it.\r");
+        raw.wait_for("  Done.", 1);
+        raw.wait_for("assistant: # Plan\r\n  **Step one** uses `cargo`; see [the docs](https://x.dev/a).\r\n  ```", 1);
+        raw.press("/quit\r");
+        assert_eq!(raw.child.wait().unwrap().code(), Some(0), "{extra}");
+    }
 }
 
 #[test]
@@ -552,4 +575,249 @@ fn a_project_server_starts_once_approved_and_an_always_answer_holds_until_the_en
     changed.press("/quit\r");
     assert_eq!(changed.child.wait().unwrap().code(), Some(0));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_stateless_http_server_killed_mid_call_is_shown_stopped_and_comes_back_when_started_again() {
+    http_server_killed_and_started_again("2026-07-28", false, "it could not be reached: ");
+}
+
+#[test]
+fn an_http_session_killed_mid_call_is_shown_stopped_and_comes_back_when_started_again() {
+    http_server_killed_and_started_again("2025-11-25", false, "it could not be reached: ");
+}
+
+#[test]
+fn a_legacy_sse_server_killed_mid_call_is_shown_stopped_and_comes_back_when_started_again() {
+    http_server_killed_and_started_again("2024-11-05", true, "its connection closed");
+}
+
+/// `junction serve conformance --http`, speaking `protocol` (over HTTP+SSE when `legacy`),
+/// killed during a call and while idle, and started again on the same port, as a chat on a
+/// pseudo-terminal sees it; `why` begins the reason it is shown stopped with.
+fn http_server_killed_and_started_again(protocol: &str, legacy: bool, why: &str) {
+    let server = HttpServe::start("conformance", &[]);
+    let port = server.port;
+    let home = Hostile::new(&format!("pty-http-{protocol}"));
+    let config = home.path("config.json");
+    let entry = if legacy {
+        let url = server.url.replace("/mcp", "/sse");
+        json!({"type": "sse", "url": url, "protocolVersion": protocol})
+    } else {
+        json!({"url": server.url, "protocolVersion": protocol})
+    };
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"remote": entry}}).to_string(),
+    )
+    .unwrap();
+    let model = home.path("model.json");
+    let script = json!([
+        {"toolCalls": [{"id": "1", "name": "remote__slow_compute", "arguments": {"seconds": 600}}]},
+        {"text": "It went away."},
+        {"toolCalls": [{"id": "2", "name": "remote__greet", "arguments": {"name": "Ada"}}]},
+        {"text": "It is back."}
+    ]);
+    std::fs::write(&model, script.to_string()).unwrap();
+    let dirs = home.path("home");
+    let dirs = dirs.to_str().unwrap();
+    let mut chat = Pty::start_with(
+        &format!(
+            "{JUNCTION} chat --yes --config {} --model scripted:{}",
+            config.display(),
+            model.display()
+        ),
+        &[
+            ("XDG_DATA_HOME", dirs),
+            ("XDG_STATE_HOME", dirs),
+            ("XDG_CONFIG_HOME", dirs),
+        ],
+    );
+    chat.wait_for("Type a message", 1);
+    chat.press("compute\r");
+    chat.wait_for("→ call remote.slow_compute", 1);
+    server.kill();
+    // The call in flight comes back to the model as an error naming why, and the chat goes on.
+    chat.wait_for(
+        &format!("← remote.slow_compute error: The server `remote` stopped while this call was running ({why}"),
+        1,
+    );
+    chat.wait_for(&format!("server remote: stopped: {why}"), 1);
+    chat.wait_for("assistant: It went away.", 1);
+    chat.wait_for("> ", 2);
+    chat.press("/servers\r");
+    chat.wait_for(&format!("  remote: stopped: {why}"), 1);
+    // Started again where it was, the server is reached again on the next call to it.
+    let server = HttpServe::start_on("conformance", port, &[]);
+    chat.press("again\r");
+    chat.wait_for("server remote: ready", 2);
+    chat.wait_for("← remote.greet ok: Hello, Ada!", 1);
+    chat.wait_for("assistant: It is back.", 1);
+    // And `/restart` connects again at once.
+    chat.press("/restart remote\r");
+    chat.wait_for("restarted remote", 1);
+    // Killed while nobody calls it, it is noticed all the same: its standalone stream
+    // cannot be reopened.
+    server.kill();
+    chat.wait_for(&format!("server remote: stopped: {why}"), 2);
+    chat.press("/quit\r");
+    let status = chat.child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "the screen:\n{}", chat.screen());
+}
+
+/// Waits for each prompt in turn and types its answer.
+fn answer(chat: &mut Pty, steps: &[(&str, &str)]) {
+    for (prompt, typed) in steps {
+        chat.wait_for(prompt, 1);
+        chat.press(&format!("{typed}\r"));
+    }
+}
+
+#[test]
+fn a_form_shows_choices_by_title_and_takes_them_typed_any_way() {
+    let home = Hostile::new("pty-form-enums");
+    let config = json!({
+        "mcpServers": {"conf": {"command": JUNCTION, "args": ["serve", "conformance"],
+            "protocolVersion": "2025-11-25"}},
+        "junction": {"policy": {"conf__*": "allow"}}
+    });
+    let script = json!([
+        {"toolCalls": [{"id": "1", "name": "conf__test_elicitation_sep1330_enums", "arguments": {}}]},
+        {"text": "Thanks."}
+    ]);
+    let mut chat = chat_with(&home, config, script, "");
+    chat.wait_for("Type a message", 1);
+    chat.press("choose\r");
+    answer(
+        &mut chat,
+        &[
+            ("Answer conf's form? [a]ccept, [d]ecline, [c]ancel: ", "a"),
+            ("  untitledSingle [one of option1 | option2 | option3]: ", "OPTION2"),
+            (
+                "  titledSingle [one of First Option | Second Option | Third Option]: ",
+                "fourth option",
+            ),
+            (
+                "  titledSingle must be one of: First Option, Second Option, Third Option; try again",
+                "second OPTION",
+            ),
+            ("  legacyEnum [one of Option One | Option Two | Option Three]: ", "3"),
+            (
+                "  untitledMulti [any of option1 | option2 | option3, separated by commas]: ",
+                "option1, option3",
+            ),
+            (
+                "  titledMulti [any of First Choice | Second Choice | Third Choice, separated by commas]: ",
+                "first choice, Third Choice",
+            ),
+        ],
+    );
+    // The values are sent, not the titles typed.
+    chat.wait_for(
+        r#"Elicitation completed: action=accept, content={"untitledSingle":"option2","titledSingle":"value2","legacyEnum":"opt3","untitledMulti":["option1","option3"],"titledMulti":["value1","value3"]}"#,
+        1,
+    );
+    chat.wait_for("assistant: Thanks.", 1);
+    chat.press("/quit\r");
+    let status = chat.child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "the screen:\n{}", chat.screen());
+}
+
+#[test]
+fn a_form_asks_again_with_the_reason_until_formats_are_right() {
+    let server = Hostile::new("pty-form-formats");
+    server.write("tools.json", &json!([tool("meet", "Plans a meeting.")]));
+    server.write(
+        "ask",
+        &json!({"message": "Where and when?", "requestedSchema": {"type": "object",
+            "properties": {
+                "email": {"type": "string", "format": "email"},
+                "site": {"type": "string", "format": "uri"},
+                "day": {"type": "string", "format": "date"},
+                "at": {"type": "string", "format": "date-time"}},
+            "required": ["email", "site", "day", "at"]}}),
+    );
+    let config = json!({
+        "mcpServers": {"planner": server.entry()},
+        "junction": {"policy": {"planner__*": "allow"}}
+    });
+    let script = json!([
+        {"toolCalls": [{"id": "1", "name": "planner__meet", "arguments": {}}]},
+        {"text": "Planned."}
+    ]);
+    let mut chat = chat_with(&server, config, script, "");
+    chat.wait_for("Type a message", 1);
+    chat.press("plan\r");
+    answer(
+        &mut chat,
+        &[
+            ("Answer planner's form? [a]ccept, [d]ecline, [c]ancel: ", "a"),
+            // The fields come in the order the server wrote them (its JSON sorts them).
+            ("  at [text, date-time; required]: ", "2025-11-25 14:30"),
+            (
+                "  at must be a date and time with its offset, like 2025-11-25T14:30:00Z; try again",
+                "2025-11-25T14:30:00Z",
+            ),
+            ("  day [text, date; required]: ", "2025-02-30"),
+            (
+                "  day must be a date as YYYY-MM-DD, like 2025-11-25; try again",
+                "2025-02-28",
+            ),
+            ("  email [text, email; required]: ", "ada at example"),
+            (
+                "  email must be an email address, like name@example.com; try again",
+                "ada@example.com",
+            ),
+            ("  site [text, uri; required]: ", "example.com/page"),
+            (
+                "  site must be a URI with its scheme, like https://example.com/page; try again",
+                "https://example.com/page",
+            ),
+        ],
+    );
+    chat.wait_for("assistant: Planned.", 1);
+    chat.press("/quit\r");
+    let status = chat.child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "the screen:\n{}", chat.screen());
+    // Only the corrected answers reached the server.
+    let answers: Vec<serde_json::Value> = std::fs::read_to_string(server.path("received.jsonl"))
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .filter(|m: &serde_json::Value| m["id"] == 700)
+        .collect();
+    assert_eq!(
+        answers,
+        [
+            json!({"jsonrpc": "2.0", "id": 700, "result": {"action": "accept", "content": {
+            "email": "ada@example.com", "site": "https://example.com/page",
+            "day": "2025-02-28", "at": "2025-11-25T14:30:00Z"}}})
+        ]
+    );
+}
+
+#[test]
+fn a_vs_code_input_is_asked_once_without_echo_and_reaches_every_server_that_uses_it() {
+    let first = Hostile::new("pty-input-a");
+    let second = Hostile::new("pty-input-b");
+    let with_token = |server: &Hostile| {
+        let mut entry = server.entry();
+        entry["env"] = json!({"TOKEN": "${input:api-token}"});
+        entry
+    };
+    let config = json!({"mcpServers": {"a": with_token(&first), "b": with_token(&second)}});
+    let mut chat = chat_with(&first, config, json!([]), "--yes");
+    chat.wait_for("value of input API-TOKEN for the config", 1);
+    chat.press("s3cret-value\r");
+    chat.wait_for("Type a message", 1);
+    chat.press("/quit\r");
+    let status = chat.child.wait().unwrap();
+    let screen = chat.screen();
+    assert_eq!(status.code(), Some(0), "the screen:\n{screen}");
+    assert_eq!(screen.matches("value of input").count(), 1, "{screen}");
+    assert!(!screen.contains("s3cret-value"), "echoed:\n{screen}");
+    for server in [&first, &second] {
+        let env = std::fs::read_to_string(server.path("env")).unwrap();
+        assert!(env.lines().any(|l| l == "TOKEN=s3cret-value"), "{env}");
+    }
 }

@@ -30,6 +30,14 @@ fn scenario_names_are_read_whatever_the_time() {
         scenario_of("elicitation-sep1034-client-defaults-2026-12-02T20-20-20-020Z"),
         "elicitation-sep1034-client-defaults"
     );
+    assert_eq!(
+        scenario_of("json-schema-2020-12-preservation-2026-12-04T17-14-43-792Z"),
+        "json-schema-2020-12-preservation"
+    );
+    assert_eq!(
+        scenario_of("sep-2322-client-request-state-2026-12-04T17-20-20-020Z"),
+        "sep-2322-client-request-state"
+    );
     assert_eq!(scenario_of("initialize"), "initialize");
 }
 

@@ -37,11 +37,12 @@ fn the_demo_plays_the_mission_and_every_check_passes() {
         "tool error seen verbatim: Date 'tomorrow' is not in YYYY-MM-DD form. Try again, for example 2026-11-03.",
         "the retries succeeded",
         "the model was told the user declined tasks__delete_task",
+        "the library's inventory_report ran as a task and the model got its report",
     ] {
         assert!(passes(check), "no PASS line for {check:?}\n{context}");
     }
     assert!(!run.stdout.contains("FAIL"), "{context}");
-    assert!(has("all 15 checks passed"), "{context}");
+    assert!(has("all 16 checks passed"), "{context}");
 
     // The transcript: the tools under their prefixed names, the primitives, the errors
     // verbatim as the model received them, and the consent question with its answer.
@@ -52,6 +53,7 @@ fn the_demo_plays_the_mission_and_every_check_passes() {
         "calendar__add_event",
         "calendar__delete_event",
         "tasks__delete_task",
+        "library__inventory_report",
     ] {
         assert!(
             lines.iter().any(|l| l.trim_start().starts_with(tool)),
@@ -83,6 +85,20 @@ fn the_demo_plays_the_mission_and_every_check_passes() {
             .any(|l| l.starts_with("← calendar.add_event ok: Added event 7: Study session on ")),
         "{context}"
     );
+    // The inventory report runs as a task: its status is shown until it completes.
+    let task_lines: Vec<&&str> = lines
+        .iter()
+        .filter(|l| l.starts_with("  library.inventory_report task "))
+        .collect();
+    assert!(
+        task_lines.first().is_some_and(|l| l.ends_with(" working"))
+            && task_lines.last().is_some_and(|l| l.contains(" completed")),
+        "{context}"
+    );
+    assert!(
+        has("← library.inventory_report ok: Inventory of 5 titles:"),
+        "{context}"
+    );
 }
 
 #[test]
@@ -98,7 +114,7 @@ fn a_kept_directory_holds_the_databases_and_wire_logs_and_a_second_run_starts_af
             run.stdout, run.stderr
         );
         assert!(
-            run.stdout.contains("all 15 checks passed"),
+            run.stdout.contains("all 16 checks passed"),
             "{}",
             run.stdout
         );
@@ -113,4 +129,47 @@ fn a_kept_directory_holds_the_databases_and_wire_logs_and_a_second_run_starts_af
         assert!(!log.contains("4711-SECRET"));
     }
     std::fs::remove_dir_all(&dir).expect("remove the kept directory");
+}
+
+/// The demo passes on each protocol family, pinned: on 2026-07-28 every server is reached
+/// through `server/discover` and no `initialize` crosses the wire; on 2025-11-25 the reverse.
+#[test]
+fn the_demo_passes_pinned_to_either_protocol_family() {
+    for (version, spoken, absent) in [
+        ("2026-07-28", "\"server/discover\"", "\"initialize\""),
+        ("2025-11-25", "\"initialize\"", "\"server/discover\""),
+    ] {
+        let dir = std::env::temp_dir().join(format!(
+            "junction-demo-{version}-test-{}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        let dir_arg = dir.to_string_lossy().into_owned();
+        let run = junction(&["demo", "--protocol-version", version, "--dir", &dir_arg]);
+        let context = format!(
+            "{version}: stdout:\n{}\nstderr:\n{}",
+            run.stdout, run.stderr
+        );
+        assert_eq!(run.code, 0, "{context}");
+        assert!(!run.stdout.contains("FAIL"), "{context}");
+        assert!(
+            run.stdout
+                .lines()
+                .any(|l| l.starts_with("all ") && l.ends_with(" checks passed")),
+            "{context}"
+        );
+        for server in ["library", "calendar", "tasks"] {
+            let log = std::fs::read_to_string(dir.join(format!("{server}.wire.jsonl")))
+                .expect("the wire log is kept");
+            assert!(
+                log.contains(spoken),
+                "{version}: {server} log lacks {spoken}"
+            );
+            assert!(
+                !log.contains(absent),
+                "{version}: {server} log has {absent}"
+            );
+        }
+        std::fs::remove_dir_all(&dir).expect("remove the kept directory");
+    }
 }

@@ -97,7 +97,7 @@ fn no_escape_sequence_from_a_server_reaches_the_terminal() {
             {"text": "ok"}
         ]),
         &["--yes"],
-        "/servers\ngo\n/quit\n",
+        "/servers\n/tools\ngo\n/quit\n",
     );
     assert_eq!(
         run.code, 0,
@@ -168,4 +168,31 @@ fn a_look_alike_tool_is_flagged_at_the_consent_question() {
         run.stderr
     );
     assert!(server.received_method("tools/call").is_empty());
+}
+
+/// `junction auth status` shows what an authorization server granted (its issuer, the
+/// scopes) escaped: a stored issuer can neither retitle the window nor clear the screen.
+#[test]
+fn auth_status_shows_the_authorization_servers_words_escaped() {
+    let home = Hostile::new("auth");
+    let url = "http://127.0.0.1:9/mcp";
+    std::fs::create_dir_all(home.path("junction")).unwrap();
+    home.write(
+        "junction/credentials.json",
+        &json!({"tokens": {url: {
+            "issuer": "https://as.example\u{1b}]0;owned\u{7}",
+            "tokens": {"access_token": "a", "scope": "read\u{1b}[2J"}
+        }}}),
+    );
+    let run = common::Run::of(
+        Command::new(JUNCTION)
+            .args(["auth", "status", url])
+            .env("XDG_CONFIG_HOME", home.path("")),
+        None,
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_inert(&run.stdout);
+    run.assert_line(&format!(
+        r"{url}: authorized by https://as.example\x1b]0;owned\x07, scopes read\x1b[2J"
+    ));
 }

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use cluster::postgres::Postgres;
 use cluster::{free_port, read_reply, Cluster, Instance, Mcp, Redis, SseReader};
+use common::sdk_clients::{self, Via, NO_FLAGS};
 use serde_json::{json, Value};
 
 /// A generous safety net for what should take well under a second.
@@ -174,6 +175,31 @@ async fn a_request_after_notifications_initialized_posted_to_another_instance_is
     }
 }
 
+/// Reads `stream` up to the first message that `wanted` picks.
+async fn next_message(stream: &mut SseReader, wanted: impl Fn(&Value) -> bool) -> Value {
+    loop {
+        let event = stream.next().await.expect("the message comes");
+        if let Ok(message) = serde_json::from_str::<Value>(&event.data) {
+            if wanted(&message) {
+                return message;
+            }
+        }
+    }
+}
+
+/// Reads `stream` up to the first server-to-client request named `method`.
+async fn next_request(stream: &mut SseReader, method: &str) -> Value {
+    next_message(stream, |m| m["method"] == method).await
+}
+
+/// Reads `stream` up to the response to the client's request `id`.
+async fn response_to(stream: &mut SseReader, id: u64) -> Value {
+    next_message(stream, |m| {
+        m["id"] == json!(id) && m.get("method").is_none()
+    })
+    .await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sampling_response_posted_to_another_instance_reaches_the_waiting_tool() {
     let cluster = Cluster::start("conformance", 2, &[]);
@@ -189,14 +215,7 @@ async fn a_sampling_response_posted_to_another_instance_reaches_the_waiting_tool
         )
         .await;
     let mut stream = SseReader::new(response);
-    let request = loop {
-        let event = stream.next().await.expect("the sampling request comes");
-        if let Ok(message) = serde_json::from_str::<Value>(&event.data) {
-            if message["method"] == "sampling/createMessage" {
-                break message;
-            }
-        }
-    };
+    let request = next_request(&mut stream, "sampling/createMessage").await;
     mcp.respond(
         &b,
         &request["id"],
@@ -204,15 +223,46 @@ async fn a_sampling_response_posted_to_another_instance_reaches_the_waiting_tool
                "model": "test", "stopReason": "endTurn"}),
     )
     .await;
-    let result = loop {
-        let event = stream.next().await.expect("the tool's result comes");
-        if let Ok(message) = serde_json::from_str::<Value>(&event.data) {
-            if message["id"] == json!(1) {
-                break message;
-            }
-        }
-    };
+    let result = response_to(&mut stream, 1).await;
     assert_eq!(text_of(&result), "LLM response: from B");
+}
+
+/// Two instances serving one session each ask the client for a sample at the same time:
+/// the two requests have different ids (each instance numbers its own, and would otherwise
+/// both start at 1), so each answer, posted to the other instance, reaches its own tool.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_requests_of_one_session_from_two_instances_never_share_an_id() {
+    let cluster = Cluster::start("conformance", 2, &[]);
+    let urls = [cluster.instances[0].url(), cluster.instances[1].url()];
+    let mut mcp = Mcp::new();
+    mcp.initialize(&urls[0], json!({"sampling": {}})).await;
+    let mut streams = Vec::new();
+    let mut requests = Vec::new();
+    for (n, url) in urls.iter().enumerate() {
+        let call = json!({"name": "test_sampling", "arguments": {"prompt": format!("ask {n}")}});
+        let response = mcp.send(url, n as u64 + 1, "tools/call", call).await;
+        let mut stream = SseReader::new(response);
+        requests.push(next_request(&mut stream, "sampling/createMessage").await);
+        streams.push(stream);
+    }
+    assert_ne!(
+        requests[0]["id"], requests[1]["id"],
+        "one session, two instances: {requests:?}"
+    );
+    for (n, request) in requests.iter().enumerate() {
+        let other = &urls[1 - n];
+        mcp.respond(
+            other,
+            &request["id"],
+            json!({"role": "assistant", "content": {"type": "text", "text": format!("answer {n}")},
+                   "model": "test", "stopReason": "endTurn"}),
+        )
+        .await;
+    }
+    for (n, stream) in streams.iter_mut().enumerate() {
+        let result = response_to(stream, n as u64 + 1).await;
+        assert_eq!(text_of(&result), format!("LLM response: answer {n}"));
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -350,14 +400,7 @@ async fn the_redis_event_ttl_from_the_command_line_bounds_how_long_events_stay()
     let search = json!({"name": "search", "arguments": {"query": "river"}});
     mcp.request(&instance.url(), 1, "tools/call", search).await;
     let session = mcp.session.clone().expect("a session");
-    let redis_cli = |args: &[&str]| {
-        let out = std::process::Command::new("redis-cli")
-            .args(["-p", &redis.port.to_string()])
-            .args(args)
-            .output()
-            .expect("redis-cli runs");
-        String::from_utf8_lossy(&out.stdout).trim().to_owned()
-    };
+    let redis_cli = |args: &[&str]| redis.cli(args);
     // Events are written through by a task of their own: wait for the stream's key.
     let pattern = format!("junction:s:{session}:ev:*");
     let deadline = Instant::now() + SAFETY;
@@ -419,6 +462,118 @@ async fn sessions_idle_through_an_instance_restart_keep_working() {
     }
 }
 
+/// Reads `stream` until `count` notifications named `method` came, then (the session
+/// ended through B, whose end follows on the routing channel whatever B published before)
+/// until the stream ends; returns every such notification's `params`, in order.
+async fn heard(
+    mcp: &Mcp,
+    b: &str,
+    stream: &mut SseReader,
+    method: &str,
+    count: usize,
+) -> Vec<Value> {
+    let mut heard = Vec::new();
+    while heard.len() < count {
+        let message = tokio::time::timeout(SAFETY, next_message(stream, |m| m["method"] == method))
+            .await
+            .expect("the notification comes");
+        heard.push(message["params"].clone());
+    }
+    assert_eq!(mcp.delete(b).await, 200);
+    while let Some(event) = tokio::time::timeout(SAFETY, stream.next())
+        .await
+        .expect("the stream ends with its session")
+    {
+        if let Ok(message) = serde_json::from_str::<Value>(&event.data) {
+            if message["method"] == method {
+                heard.push(message["params"].clone());
+            }
+        }
+    }
+    heard
+}
+
+/// Changes made through instance B reach a session subscribed on instance A, which holds
+/// its standalone stream and which B never served before, once each; so does the change
+/// of a resource it subscribed to through B (whose copy of the session holds no stream).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_made_through_one_instance_reaches_the_subscribers_on_another_once() {
+    let pg = Postgres::start();
+    let db = pg.database("tasks");
+    let cluster = Cluster::start("tasks", 2, &["--db".to_owned(), db]);
+    let (a, b) = (cluster.instances[0].url(), cluster.instances[1].url());
+    let mut listener = Mcp::new();
+    listener.initialize(&a, json!({})).await;
+    listener
+        .request(&a, 1, "resources/subscribe", json!({"uri": "tasks://open"}))
+        .await;
+    let mut stream = listener.listen(&a).await;
+    let mut editor = Mcp::new();
+    editor.initialize(&b, json!({})).await;
+    // Task 2 is a seeded open task ("Renew passport"); subscribed through B, so only B's
+    // copy of the session (which holds no stream) took that subscription.
+    let task = "tasks://2";
+    listener
+        .request(&b, 2, "resources/subscribe", json!({"uri": task}))
+        .await;
+    let add = json!({"name": "add_task", "arguments": {"title": "call the plumber"}});
+    editor.request(&b, 1, "tools/call", add).await;
+    let completed = editor
+        .request(
+            &b,
+            2,
+            "tools/call",
+            json!({"name": "complete_task", "arguments": {"id": 2}}),
+        )
+        .await;
+    assert!(
+        text_of(&completed).starts_with("Completed task 2"),
+        "{completed}"
+    );
+    let updated = "notifications/resources/updated";
+    let uris: Vec<Value> = heard(&listener, &b, &mut stream, updated, 3)
+        .await
+        .into_iter()
+        .map(|params| params["uri"].clone())
+        .collect();
+    assert_eq!(
+        uris,
+        [json!("tasks://open"), json!("tasks://open"), json!(task)],
+        "each change once, in order (the new task's own update unheard: not subscribed)"
+    );
+}
+
+/// A tool list changed through instance B is announced once to a session listening on A.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_list_changed_through_one_instance_is_announced_once_on_another() {
+    let cluster = Cluster::start("conformance", 2, &[]);
+    let (a, b) = (cluster.instances[0].url(), cluster.instances[1].url());
+    let mut listener = Mcp::new();
+    listener.initialize(&a, json!({})).await;
+    let mut stream = listener.listen(&a).await;
+    let mut editor = Mcp::new();
+    editor.initialize(&b, json!({})).await;
+    for id in 1..=2 {
+        editor
+            .request(
+                &b,
+                id,
+                "tools/call",
+                json!({"name": "test_trigger_tool_change"}),
+            )
+            .await;
+    }
+    let told = heard(
+        &listener,
+        &b,
+        &mut stream,
+        "notifications/tools/list_changed",
+        2,
+    )
+    .await;
+    assert_eq!(told.len(), 2, "one announcement per change: {told:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deleted_session_is_gone_on_every_instance() {
     let cluster = Cluster::start("library", 2, &[]);
@@ -426,15 +581,7 @@ async fn a_deleted_session_is_gone_on_every_instance() {
     let mut mcp = Mcp::new();
     mcp.initialize(&a, json!({})).await;
     mcp.request(&b, 1, "ping", json!({})).await;
-    let deleted = mcp
-        .http
-        .delete(&a)
-        .header("MCP-Session-Id", mcp.session.clone().unwrap())
-        .header("MCP-Protocol-Version", cluster::VERSION)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(deleted.status(), 200);
+    assert_eq!(mcp.delete(&a).await, 200);
     for url in [&a, &b] {
         let gone = mcp.send(url, 2, "ping", json!({})).await;
         assert_eq!(gone.status(), 404, "{url}");
@@ -579,4 +726,241 @@ async fn a_session_opened_with_sse_always_is_served_by_every_instance() {
             assert_eq!(found["id"], json!(id), "{found}");
         }
     }
+}
+
+/// The TypeScript and Python SDK clients, through nginx over three instances of `junction
+/// serve conformance`, get every fixture exactly as from one server: their requests, their
+/// answers to sampling and elicitation and their stream land on whichever instance nginx
+/// picks.
+#[test]
+fn the_sdk_clients_get_every_conformance_fixture_through_nginx_over_three_instances() {
+    let cluster = Cluster::start("conformance", 3, &[]);
+    let url = cluster.nginx.url();
+    let clients = [
+        ("ts-client", "JUNCTION_NODE", "JUNCTION_TS_CLIENT"),
+        ("py-client", "JUNCTION_PYTHON", "JUNCTION_PY_CLIENT"),
+    ];
+    for (name, program, script) in clients {
+        let (program, script) = (common::peer(program), common::peer(script));
+        let run = common::run(
+            &program,
+            &[&script, "--all-conformance", "--answers", "suite", &url],
+        );
+        sdk_clients::check_sdk_client_output(name, Via::Http(NO_FLAGS), &run);
+    }
+}
+
+/// The hardening issue's attack on the event store, made on the shared one: answers piling up
+/// in one session. Redis keeps the session's events within its byte bound over all its
+/// streams (the oldest go, a stream left empty is deleted), the newest answer still resumes
+/// on another instance, and resuming a stream Redis dropped ends at once instead of waiting.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_keeps_the_events_of_a_session_within_its_byte_bound() {
+    const BOUND: usize = 4096;
+    const CALLS: u64 = 30;
+    let flags = ["--sse-always", "--redis-session-bytes", &BOUND.to_string()];
+    let cluster = Cluster::start("library", 2, &flags.map(str::to_owned));
+    let (a, b) = (cluster.instances[0].url(), cluster.instances[1].url());
+    let mut mcp = Mcp::new();
+    mcp.initialize(&a, json!({})).await;
+    let session = mcp.session.clone().expect("a session");
+    let mut primings = Vec::new();
+    let mut answered = 0;
+    for id in 1..=CALLS {
+        let search = json!({"name": "search", "arguments": {"query": "river"}});
+        let mut stream = SseReader::new(mcp.send(&a, id, "tools/call", search).await);
+        let priming = stream.next().await.expect("the priming event");
+        primings.push(priming.id.expect("the priming event has an id"));
+        while let Some(event) = stream.next().await {
+            answered += event.data.len();
+        }
+    }
+    assert!(
+        answered > 2 * BOUND,
+        "the answers ({answered} bytes) outgrow the bound"
+    );
+
+    // Each event was in Redis before the client got it: what Redis holds is final here.
+    let redis = &cluster.redis;
+    let key = format!("junction:s:{session}");
+    let mut stored = 0;
+    let mut events = 0;
+    for stream in redis.cli(&["smembers", &format!("{key}:streams")]).lines() {
+        let entries = redis.cli(&["xrange", &format!("{key}:ev:{stream}"), "-", "+"]);
+        let lines: Vec<&str> = entries.lines().collect();
+        for entry in lines.chunks(3) {
+            assert_eq!(entry.len(), 3, "an entry is an id, the field d, the data");
+            stored += entry[2].len();
+            events += 1;
+        }
+    }
+    assert!(
+        0 < stored && stored <= BOUND,
+        "Redis keeps {stored} bytes of events for the session"
+    );
+    let counted = redis.cli(&["get", &format!("{key}:evb")]);
+    assert_eq!(counted, stored.to_string(), "the session's byte count");
+    let indexed = redis.cli(&["llen", &format!("{key}:evi")]);
+    assert_eq!(indexed, events.to_string(), "the session's event index");
+    let pattern = format!("{key}:ev:*");
+    let keys = redis
+        .cli(&["--scan", "--pattern", &pattern])
+        .lines()
+        .count();
+    assert!(
+        keys < CALLS as usize / 2,
+        "the streams left empty are deleted: {keys} remain"
+    );
+
+    // The newest answer resumes on the other instance; the oldest stream is gone there.
+    let last = primings.last().expect("a priming id");
+    let mut resumed = SseReader::new(mcp.resume(&b, last).await);
+    let answer = resumed.next().await.expect("the last answer is replayed");
+    let answer: Value = serde_json::from_str(&answer.data).expect("a JSON-RPC message");
+    assert_eq!(answer["id"], json!(CALLS), "{answer}");
+    let dropped = mcp.resume(&b, &primings[0]).await;
+    assert_eq!(dropped.status(), 200);
+    assert!(
+        SseReader::new(dropped).next().await.is_none(),
+        "a dropped stream ends at once, with nothing replayed"
+    );
+}
+
+/// `--max-sessions` bounds the sessions of all the instances sharing Redis, not only each
+/// instance's: a new session beyond it ends the one idle the longest on every instance (its
+/// client gets 404 and, as the specification says, initializes again), and Redis holds no
+/// more records than the cap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_session_cap_holds_over_all_instances_sharing_redis() {
+    const CAP: usize = 4;
+    const OPENED: usize = 7;
+    let flags = ["--max-sessions".to_owned(), CAP.to_string()];
+    let cluster = Cluster::start("library", 2, &flags);
+    let urls = [cluster.instances[0].url(), cluster.instances[1].url()];
+    let mut clients = Vec::new();
+    for n in 0..OPENED {
+        let mut mcp = Mcp::new();
+        mcp.initialize(&urls[n % 2], json!({})).await;
+        clients.push(mcp);
+    }
+    let redis = &cluster.redis;
+    assert_eq!(redis.cli(&["zcard", "junction:live"]), CAP.to_string());
+    let records = redis.cli(&["--scan", "--pattern", "junction:s:*"]);
+    let records = records.lines().filter(|k| k.matches(':').count() == 2);
+    assert_eq!(records.count(), CAP, "session records in Redis");
+
+    let (ended, live) = clients.split_at(OPENED - CAP);
+    for (n, mcp) in ended.iter().enumerate() {
+        for url in &urls {
+            // The instance holding it learns of the end through the routing channel.
+            let deadline = Instant::now() + SAFETY;
+            while mcp.send(url, 1, "ping", json!({})).await.status() != 404 {
+                assert!(
+                    Instant::now() < deadline,
+                    "session {n} still served at {url}"
+                );
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+    }
+    for (n, mcp) in live.iter().enumerate() {
+        for (id, url) in urls.iter().enumerate() {
+            let response = mcp.send(url, id as u64 + 2, "ping", json!({})).await;
+            assert_eq!(response.status(), 200, "session {n} at {url}");
+        }
+    }
+}
+
+#[path = "../../junction/tests/auth_support/mod.rs"]
+mod auth_support;
+
+/// Issue 11's rule across instances: a session id presented with another subject's token is
+/// refused by every instance, whether it holds the session (opened there, or restored) or
+/// only finds it in Redis, for requests, notifications, resumptions and DELETE.
+#[tokio::test(flavor = "multi_thread", worker_threads = 3)]
+async fn a_session_stays_bound_to_its_subject_on_every_instance() {
+    let auth = auth_support::AuthServer::start(auth_support::Behaviour::default()).await;
+    let audience = "http://127.0.0.1/mcp";
+    let flags = ["--auth-issuer", &auth.url, "--auth-audience", audience];
+    let cluster = Cluster::start("library", 2, &flags.map(str::to_owned));
+    let (a, b) = (cluster.instances[0].url(), cluster.instances[1].url());
+    let mut alice = Mcp::new();
+    alice.token = Some(auth.sign(&auth.claims("alice", audience, "")));
+    alice.initialize(&a, json!({})).await;
+    let mallory = Mcp {
+        session: alice.session.clone(),
+        token: Some(auth.sign(&auth.claims("mallory", audience, ""))),
+        ..Mcp::new()
+    };
+    let refused = |url: &str| {
+        let (url, mallory) = (url.to_owned(), &mallory);
+        async move {
+            let request = mallory.send(&url, 1, "tools/list", json!({})).await;
+            assert_eq!(request.status(), 403, "a request at {url}");
+            let cancelled = json!({"requestId": 1});
+            let notified = mallory
+                .notify_status(&url, "notifications/cancelled", cancelled)
+                .await;
+            assert_eq!(notified, 403, "a notification at {url}");
+            let resumed = mallory.resume(&url, "1-0").await;
+            assert_eq!(resumed.status(), 403, "a resumption at {url}");
+            assert_eq!(mallory.delete(&url).await, 403, "DELETE at {url}");
+        }
+    };
+    // B has never seen the session: it finds it in Redis only.
+    refused(&b).await;
+    // A opened it; then B holds a copy restored for its owner.
+    refused(&a).await;
+    let listed = alice.request(&b, 2, "tools/list", json!({})).await;
+    assert!(listed["result"]["tools"].is_array(), "{listed}");
+    refused(&b).await;
+    for (id, url) in [(3, &a), (4, &b)] {
+        let pong = alice.request(url, id, "ping", json!({})).await;
+        assert!(
+            pong["result"].is_object(),
+            "the owner's session lives on: {pong}"
+        );
+    }
+}
+
+/// Revision 2026-07-28 needs no session, but the retry of a multi-round request may reach
+/// another instance than its first round: with `--state-key-file` every instance verifies
+/// the `requestState` another one sealed. nginx alternates the two instances, so each call's
+/// retry lands on the instance that did not answer its first round (with a key per process
+/// each retry would be refused as "not produced by this server").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_state_sealed_by_one_instance_verifies_on_another_with_a_shared_key() {
+    use junction::client::{Client, ClientOptions, Elicitation};
+    use junction::protocol::elicitation::{ElicitResult, ElicitValue};
+    use junction::protocol::tools::CallToolParams;
+    use junction::protocol::ProtocolVersion;
+    use junction::transport::http::client::HttpClient;
+
+    let dir = cluster::scratch("state-key");
+    let key = dir.join("state.key");
+    std::fs::write(&key, [7u8; 32]).expect("the key file is written");
+    let flags = ["--state-key-file".to_owned(), key.display().to_string()];
+    let cluster = Cluster::start("conformance", 2, &flags);
+    let (connection, _finished) = HttpClient::new(cluster.nginx.url())
+        .expect("an HTTP client")
+        .start();
+    let options = ClientOptions::new("scale-test", "1")
+        .version(ProtocolVersion::V2026_07_28)
+        .elicitation(Elicitation::form(|_, _| async {
+            let ok = ElicitValue::from("yes");
+            Ok(ElicitResult::accept([("ok".to_owned(), ok)].into()))
+        }));
+    let client = Client::connect(connection, options)
+        .await
+        .expect("connects on 2026-07-28");
+    for round in 0..4 {
+        let params = CallToolParams::new("test_input_required_result_request_state");
+        let result = client
+            .call_tool(params, Default::default())
+            .await
+            .expect("the call is answered");
+        let text = result.content[0].as_text().unwrap_or_default();
+        assert!(text.starts_with("state-ok"), "call {round}: {text}");
+    }
+    let _ = std::fs::remove_dir_all(dir);
 }

@@ -35,7 +35,7 @@ use junction_protocol::completion::{CompleteParams, CompletionRef};
 use junction_protocol::content::Role;
 use junction_protocol::prompts::GetPromptParams;
 use junction_protocol::roots::Root;
-use junction_protocol::tools::CallToolParams;
+use junction_protocol::tools::{CallToolParams, CallToolResult};
 use serde_json::{Map, Value};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -43,8 +43,8 @@ use tokio_util::sync::CancellationToken;
 use crate::config::{Config, ConfigError};
 use crate::consent::{Consent, ConsentAnswer, ConsentRequest};
 use crate::conversation::{
-    block_text, cap_text, contents_text, result_media, result_text, Conversation, Media, Message,
-    ToolCall,
+    block_text, cap_text, contents_media, contents_text, linked_media, result_media, result_text,
+    Conversation, Media, Message, ToolCall,
 };
 use crate::events::{Event, EventSink};
 use crate::interaction::Interaction;
@@ -56,6 +56,7 @@ use crate::prompts::{find_prompt, parse_arguments, split_command, CommandError};
 use crate::resources::{attachables, parse_attachment, Attachable, AttachmentSyntax};
 use crate::servers::{
     ConnectedServer, RestartError, RootsError, ServerSettings, Servers, StartFailure, StartOptions,
+    Stopped,
 };
 use crate::tool_call::{self, CallFailure, DEFAULT_TOOL_TIMEOUT};
 
@@ -605,22 +606,28 @@ impl Host {
                             Ok(result) => {
                                 server.answered();
                                 media = result_media(&result);
+                                media.extend(read_linked_media(&server, &result).await);
                                 (result_text(&result), result.failed())
                             }
                             Err(CallFailure::Interrupted) => (INTERRUPTED.to_owned(), true),
                             Err(CallFailure::Failed(RequestError::Closed { .. })) => {
-                                let why = match server.notice_stop(&events).await {
-                                    Some(stopped) => format!(" ({})", stopped.reason),
-                                    None => String::new(),
-                                };
-                                (format!(
-                                    "The server `{}` stopped while this call was running{why}, so the call has no result. The host starts it again on the next call to one of its tools.",
-                                    server.name
-                                ), true)
+                                let stopped = server.notice_stop(&events).await;
+                                (stopped_mid_call(&server.name, stopped), true)
+                            }
+                            Err(CallFailure::Failed(e @ RequestError::Transport { .. })) => {
+                                match server.notice_unreachable(&events).await {
+                                    Some(stopped) => {
+                                        (stopped_mid_call(&server.name, Some(stopped)), true)
+                                    }
+                                    None => (format!("The call could not be completed: {e}"), true),
+                                }
                             }
                             Err(e) => (format!("The call could not be completed: {e}"), true),
                         };
-                        (index, (finish(&events, limit, &call_id, text, is_error), media))
+                        (
+                            index,
+                            (finish(&events, limit, &call_id, text, is_error), media),
+                        )
                     });
                 }
             }
@@ -930,12 +937,17 @@ impl Host {
             .collect::<Vec<_>>()
             .join("\n");
         let (text, _) = cap_text(text, self.max_tool_output);
+        let media = result.contents.iter().filter_map(contents_media).collect();
         let source = format!("@{server_name}:{uri}");
         self.events.emit(Event::ContextAttached {
             source: source.clone(),
             chars: text.chars().count(),
         });
-        self.conversation.push(Message::Context { source, text });
+        self.conversation.push(Message::Context {
+            source,
+            text,
+            media,
+        });
         Ok(())
     }
 
@@ -966,6 +978,33 @@ impl Turn {
             stop_reason: self.stop_reason,
         }
     }
+}
+
+/// The images and sounds behind the result's resource links (see [`linked_media`]), read
+/// from the server that returned it. A link that cannot be read stays a link in the text.
+async fn read_linked_media(server: &ConnectedServer, result: &CallToolResult) -> Vec<Media> {
+    let mut media = Vec::new();
+    for uri in linked_media(result) {
+        match server.client.read_resource(uri).await {
+            Ok(read) => media.extend(read.contents.iter().filter_map(contents_media)),
+            Err(e) => {
+                tracing::debug!(server = %server.name, uri, error = %e, "a linked image could not be read")
+            }
+        }
+    }
+    media
+}
+
+/// What the model is told of a call whose server stopped while it ran (`stopped` says why,
+/// unless the host itself ended the server).
+fn stopped_mid_call(server: &str, stopped: Option<Stopped>) -> String {
+    let why = match stopped {
+        Some(stopped) => format!(" ({})", stopped.reason),
+        None => String::new(),
+    };
+    format!(
+        "The server `{server}` stopped while this call was running{why}, so the call has no result. The host starts it again on the next call to one of its tools."
+    )
 }
 
 /// Caps one call's text, says so if it was cut, and reports the call finished.

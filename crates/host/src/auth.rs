@@ -28,12 +28,23 @@
 //! ```
 //!
 //! (`idpTokenEndpoint` skips the IdP's discovery.)
+//!
+//! A workload with no person at hand (a Kubernetes pod, a CI job) presents the JWT its
+//! platform issued it instead (workload identity federation, SEP-1933), read from a file
+//! each time a token is needed (`tokenFile`: Kubernetes rotates it in place), from an
+//! environment variable (`tokenEnv`) or given as is (`token`, use `${VAR}`); exactly one
+//! of the three. `clientId` names the workload at the authorization server if it wants one:
+//!
+//! ```json
+//! "oauth": { "clientId": "my-agent",
+//!   "workload": { "tokenFile": "/var/run/secrets/tokens/mcp-token" } }
+//! ```
 
 use std::sync::Arc;
 
 use junction::auth::{
     CrossAppAccess, FileTokenStore, LoopbackBrowser, MemoryTokenStore, OAuthClient, OAuthConfig,
-    PreRegistered, RegisteredClient, TokenStatus, TokenStore, Url,
+    PreRegistered, RegisteredClient, TokenStatus, TokenStore, Url, WorkloadIdentity, WorkloadToken,
 };
 use serde_json::{Map, Value};
 
@@ -50,6 +61,8 @@ pub struct OAuthSettings {
     pub callback_port: Option<u16>,
     /// Cross-app access through the enterprise IdP (`crossApp`).
     pub cross_app: Option<CrossAppSettings>,
+    /// Workload identity federation: where the platform's JWT is (`workload`).
+    pub workload: Option<WorkloadToken>,
 }
 
 impl std::fmt::Debug for OAuthSettings {
@@ -63,6 +76,7 @@ impl std::fmt::Debug for OAuthSettings {
             .field("scopes", &self.scopes)
             .field("callback_port", &self.callback_port)
             .field("cross_app", &self.cross_app)
+            .field("workload", &self.workload)
             .finish()
     }
 }
@@ -124,6 +138,56 @@ impl CrossAppSettings {
     }
 }
 
+/// The `oauth.workload` member: exactly one of `tokenFile`, `tokenEnv`, `token`.
+fn parse_workload(value: Option<&Value>) -> Result<Option<WorkloadToken>, (String, String)> {
+    let map: &Map<String, Value> = match value {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::Object(map)) => map,
+        Some(_) => return Err(("oauth.workload".into(), "expected an object".into())),
+    };
+    const KEYS: [&str; 3] = ["tokenFile", "tokenEnv", "token"];
+    if let Some(other) = map.keys().find(|k| !KEYS.contains(&k.as_str())) {
+        return Err((
+            format!("oauth.workload.{other}"),
+            "is not a member (tokenFile, tokenEnv or token)".into(),
+        ));
+    }
+    let mut given = KEYS.iter().filter_map(|key| match map.get(*key) {
+        None | Some(Value::Null) => None,
+        Some(value) => Some((*key, value)),
+    });
+    let (key, value) = match (given.next(), given.next()) {
+        (Some(one), None) => one,
+        (None, _) => {
+            return Err((
+                "oauth.workload".into(),
+                "needs one of tokenFile, tokenEnv or token".into(),
+            ))
+        }
+        (Some(_), Some(_)) => {
+            return Err((
+                "oauth.workload".into(),
+                "takes only one of tokenFile, tokenEnv and token".into(),
+            ))
+        }
+    };
+    let text = value
+        .as_str()
+        .filter(|t| !t.trim().is_empty())
+        .ok_or_else(|| {
+            (
+                format!("oauth.workload.{key}"),
+                "expected a non-empty string".into(),
+            )
+        })?
+        .to_owned();
+    Ok(Some(match key {
+        "tokenFile" => WorkloadToken::File(text.into()),
+        "tokenEnv" => WorkloadToken::Env(text),
+        _ => WorkloadToken::Value(text),
+    }))
+}
+
 impl OAuthSettings {
     /// Reads the `oauth` object, its strings as written (see [`OAuthSettings::expand`]). An
     /// error names the field and what is wrong.
@@ -170,6 +234,7 @@ impl OAuthSettings {
             scopes,
             callback_port,
             cross_app: CrossAppSettings::parse(map.get("crossApp"))?,
+            workload: parse_workload(map.get("workload"))?,
         };
         if settings.client_secret.is_some() && settings.client_id.is_none() {
             return Err((
@@ -183,10 +248,17 @@ impl OAuthSettings {
                 "needs oauth.clientId (the client registered with the server's authorization server)".into(),
             ));
         }
+        if settings.cross_app.is_some() && settings.workload.is_some() {
+            return Err((
+                "oauth.workload".into(),
+                "cannot be given with oauth.crossApp (one grant per server)".into(),
+            ));
+        }
         Ok(Some(settings))
     }
 
-    /// Resolves `${VAR}` in the client id, the secret and the scopes with `expand`, which is
+    /// Resolves `${VAR}` in the client id, the secret, the scopes, `crossApp` and the
+    /// workload's `token` and `tokenFile` (not `tokenEnv`, a variable's name) with `expand`, which is
     /// given each field's name (`oauth.clientSecret`) and text; a scope that expands to
     /// several words becomes several scopes.
     pub fn expand<E>(self, expand: impl Fn(&str, &str) -> Result<String, E>) -> Result<Self, E> {
@@ -214,12 +286,23 @@ impl OAuthSettings {
                 id_token: expand("oauth.crossApp.idToken", &c.id_token)?,
             }),
         };
+        let workload = match self.workload {
+            Some(WorkloadToken::File(path)) => Some(WorkloadToken::File(
+                expand("oauth.workload.tokenFile", &path.to_string_lossy())?.into(),
+            )),
+            Some(WorkloadToken::Value(token)) => Some(WorkloadToken::Value(expand(
+                "oauth.workload.token",
+                &token,
+            )?)),
+            other => other,
+        };
         Ok(OAuthSettings {
             client_id: one("oauth.clientId", self.client_id)?,
             client_secret: one("oauth.clientSecret", self.client_secret)?,
             scopes,
             callback_port: self.callback_port,
             cross_app,
+            workload,
         })
     }
 }
@@ -307,6 +390,10 @@ pub fn oauth_client(
             },
             id_token: c.id_token.clone(),
         });
+        config.workload = settings.workload.as_ref().map(|token| WorkloadIdentity {
+            client_id: settings.client_id.clone(),
+            token: token.clone(),
+        });
         if let Some(port) = settings.callback_port {
             browser = browser.port(port);
         }
@@ -384,6 +471,73 @@ mod tests {
                 .unwrap_err()
                 .0,
             "oauth.crossApp.idpClientId"
+        );
+    }
+
+    #[test]
+    fn a_workload_token_is_read_from_one_place_with_variables() {
+        let got = parse(json!({"clientId": "agent", "workload": {"token": "${SECRET}"}}))
+            .unwrap()
+            .unwrap();
+        assert_eq!(got.workload, Some(WorkloadToken::Value("s3cret".into())));
+        assert!(!format!("{got:?}").contains("s3cret"), "{got:?}");
+        let file = parse(json!({"workload": {"tokenFile": "/run/${SECRET}/token"}}))
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            file.workload,
+            Some(WorkloadToken::File("/run/s3cret/token".into()))
+        );
+        let env = parse(json!({"workload": {"tokenEnv": "${SECRET}"}}))
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            env.workload,
+            Some(WorkloadToken::Env("${SECRET}".into())),
+            "a variable's name is not expanded"
+        );
+        assert!(oauth_client(
+            "https://mcp.example/mcp",
+            Some(&got),
+            Arc::new(MemoryTokenStore::default())
+        )
+        .is_ok());
+
+        let refused = |v: Value| parse(v).unwrap_err();
+        assert_eq!(
+            refused(json!({"workload": {}})),
+            (
+                "oauth.workload".into(),
+                "needs one of tokenFile, tokenEnv or token".into()
+            )
+        );
+        assert_eq!(
+            refused(json!({"workload": {"tokenFile": "/a", "tokenEnv": "B"}})),
+            (
+                "oauth.workload".into(),
+                "takes only one of tokenFile, tokenEnv and token".into()
+            )
+        );
+        assert_eq!(
+            refused(json!({"workload": {"tokenPath": "/a"}})).0,
+            "oauth.workload.tokenPath"
+        );
+        assert_eq!(
+            refused(json!({"workload": {"tokenFile": ""}})).0,
+            "oauth.workload.tokenFile"
+        );
+        assert_eq!(
+            refused(json!({"workload": {"tokenEnv": 3}})).0,
+            "oauth.workload.tokenEnv"
+        );
+        assert_eq!(refused(json!({"workload": "/a"})).0, "oauth.workload");
+        assert_eq!(
+            refused(
+                json!({"clientId": "c", "workload": {"token": "t"}, "crossApp": {
+                "idpIssuer": "i", "idpClientId": "c", "idToken": "t"}})
+            )
+            .0,
+            "oauth.workload"
         );
     }
 

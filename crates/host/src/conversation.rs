@@ -61,7 +61,21 @@ pub enum Message {
         source: String,
         /// The content as text.
         text: String,
+        /// Its images and audio (blobs of an `image/*` or `audio/*` type), which the text
+        /// only names; sent as a tool result's are.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        media: Vec<Media>,
     },
+}
+
+impl Message {
+    /// The images and sounds it carries (a tool result's or an attachment's).
+    pub fn media(&self) -> &[Media] {
+        match self {
+            Message::ToolResult { media, .. } | Message::Context { media, .. } => media,
+            Message::User { .. } | Message::Assistant { .. } => &[],
+        }
+    }
 }
 
 /// Whether a [`Media`] is a picture or a sound.
@@ -86,32 +100,62 @@ pub struct Media {
     pub data: String,
 }
 
-/// The images and sounds of a tool result, in order: its image and audio blocks, and the
-/// embedded resources whose blob has an `image/*` or `audio/*` type.
-pub fn result_media(result: &CallToolResult) -> Vec<Media> {
-    let media = |kind, mime_type: &str, data: &str| Media {
+impl MediaKind {
+    /// The kind a MIME type names: `image/*` or `audio/*`; `None` for any other.
+    pub fn of(mime_type: &str) -> Option<MediaKind> {
+        if mime_type.starts_with("image/") {
+            Some(MediaKind::Image)
+        } else if mime_type.starts_with("audio/") {
+            Some(MediaKind::Audio)
+        } else {
+            None
+        }
+    }
+}
+
+fn media(kind: MediaKind, mime_type: &str, data: &str) -> Media {
+    Media {
         kind,
         mime_type: mime_type.to_owned(),
         data: data.to_owned(),
-    };
+    }
+}
+
+/// The images and sounds of a tool result, in order: its image and audio blocks, and the
+/// embedded resources whose blob has an `image/*` or `audio/*` type. (Those behind its
+/// resource links are read from the server, see [`linked_media`].)
+pub fn result_media(result: &CallToolResult) -> Vec<Media> {
     result
         .content
         .iter()
         .filter_map(|block| match block {
             ContentBlock::Image(m) => Some(media(MediaKind::Image, &m.mime_type, &m.data)),
             ContentBlock::Audio(m) => Some(media(MediaKind::Audio, &m.mime_type, &m.data)),
-            ContentBlock::Resource(e) => {
-                let blob = e.resource.as_blob()?;
-                let mime_type = e.resource.mime_type()?;
-                let kind = if mime_type.starts_with("image/") {
-                    MediaKind::Image
-                } else if mime_type.starts_with("audio/") {
-                    MediaKind::Audio
-                } else {
-                    return None;
-                };
-                Some(media(kind, mime_type, blob))
-            }
+            ContentBlock::Resource(e) => contents_media(&e.resource),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A resource's content as an image or a sound: a blob with an `image/*` or `audio/*` type.
+pub fn contents_media(contents: &ResourceContents) -> Option<Media> {
+    let blob = contents.as_blob()?;
+    let mime_type = contents.mime_type()?;
+    Some(media(MediaKind::of(mime_type)?, mime_type, blob))
+}
+
+/// The resource links of a tool result that say they are images or sounds (by their
+/// `mimeType`): their content is read from the server and reaches the model as media.
+pub fn linked_media(result: &CallToolResult) -> Vec<&str> {
+    result
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::ResourceLink(link) => link
+                .mime_type
+                .as_deref()
+                .and_then(MediaKind::of)
+                .map(|_| link.uri.as_str()),
             _ => None,
         })
         .collect()

@@ -5,7 +5,7 @@
 //! acts on: an escape sequence that moves the cursor, erases a line or sets the window
 //! title (CSI, OSC, the C1 controls), a carriage return that writes over what was shown, a
 //! bell. It may also hold characters nobody sees (zero-width spaces, bidirectional
-//! overrides that reorder the text around them, Unicode tag characters). [`line`],
+//! overrides that reorder the text around them, Unicode tag characters). [`line()`],
 //! [`text`] and [`name`] turn all of these into visible escapes, so that what the person
 //! reads is exactly what the server sent:
 //!

@@ -271,6 +271,18 @@ pub enum Event {
         /// What it is doing, in the server's words.
         message: Option<String>,
     },
+    /// A running tool call is a task on its server, and the task's status changed (its
+    /// first status included).
+    TaskStatus {
+        /// The call.
+        call_id: String,
+        /// The server's id for the task.
+        task_id: String,
+        /// Where it stands.
+        status: junction_protocol::tasks::TaskStatus,
+        /// What it is doing, in the server's words.
+        message: Option<String>,
+    },
 }
 
 /// Annotations in a form safe to show: only what the server declared.

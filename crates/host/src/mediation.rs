@@ -16,7 +16,7 @@
 //!
 //! Each handler is installed per server and knows only that server's name: a request from
 //! one server is answered to that server alone. Until the handshake with a server has
-//! finished ([`Handshake`]), every request it sends is refused: the specification lets a
+//! finished (`Handshake`), every request it sends is refused: the specification lets a
 //! server send only pings and logging before the client's `initialized`.
 
 use std::sync::atomic::{AtomicBool, Ordering};

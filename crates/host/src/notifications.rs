@@ -11,11 +11,12 @@
 //!   [`Event::ServerNotification`].
 //!
 //! A burst of list-changed notifications is coalesced: after the first, the host waits
-//! [`SETTLE`] for more, then lists each list that changed once, and reports it once.
+//! `SETTLE` for more, then lists each list that changed once, and reports it once.
 //!
 //! Notifications of one server are handled one at a time, in order, on a task of their own
 //! that ends when the connection does, noticing then that the server stopped (see
-//! `ConnectedServer::notice_stop`).
+//! `ConnectedServer::notice_stop`). On 2026-07-28, whose HTTP connection has no end of its
+//! own, the end of the `subscriptions/listen` stream is watched instead.
 
 use std::sync::{Arc, Weak};
 use std::time::Duration;
@@ -57,6 +58,9 @@ pub(crate) fn follow(server: &Arc<ConnectedServer>, events: &EventSink) {
     };
     // Weak: the task must not keep a server alive after the host let it go.
     let weak: Weak<ConnectedServer> = Arc::downgrade(server);
+    if let Some(listening) = server.take_listening() {
+        watch_listening(Arc::downgrade(server), listening, events.clone());
+    }
     let name = server.name.clone();
     let events = events.clone();
     tokio::spawn(async move {
@@ -95,6 +99,25 @@ pub(crate) fn follow(server: &Arc<ConnectedServer>, events: &EventSink) {
         // The connection is over: unless the host ended it, the server stopped.
         if let Some(server) = weak.upgrade() {
             server.notice_stop(&events).await;
+        }
+    });
+}
+
+/// On 2026-07-28 the `subscriptions/listen` stream is the only one that stays open: when
+/// it fails in the transport (an HTTP server that went away), the host finds out whether
+/// the server still answers (see `ConnectedServer::notice_unreachable`).
+fn watch_listening(
+    server: Weak<ConnectedServer>,
+    listening: junction::client::Subscription,
+    events: EventSink,
+) {
+    tokio::spawn(async move {
+        let ended = listening.ended().await;
+        tracing::debug!(?ended, "the listen stream ended");
+        if let (Err(junction::RequestError::Transport { .. }), Some(server)) =
+            (ended, server.upgrade())
+        {
+            server.notice_unreachable(&events).await;
         }
     });
 }

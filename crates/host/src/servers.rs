@@ -11,8 +11,9 @@
 //! [`environment`]). [`Servers::add_connection`] adds a server reached over any
 //! [`Connection`] (in-process servers, tests).
 //!
-//! A server that stops while the host runs (its process exits, its connection closes) is
-//! noticed at once: [`ConnectedServer::stopped`] says why, with its last stderr lines, and
+//! A server that stops while the host runs (its process exits, its connection closes; an
+//! HTTP server that can no longer be reached, see `ConnectedServer::notice_unreachable`)
+//! is noticed at once: [`ConnectedServer::stopped`] says why, with its last stderr lines, and
 //! an [`Event::ServerStatus`] with [`ServerState::Stopped`] is sent. [`Servers::restart`]
 //! starts it again from its config entry; [`Servers::revive`] does the same when a call
 //! needs it, with back-off (see [`Backoff`]) so that a server that dies on every call is not
@@ -28,10 +29,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
-use junction::client::{Client, ClientOptions, Negotiation};
+use junction::client::{Client, ClientOptions, Negotiation, Subscription};
 use junction::transport::child::{ChildProcess, ShutdownTimeouts};
 use junction::transport::http::client::Finished;
-use junction::transport::Connection;
+use junction::transport::{Connection, TransportError};
 use junction::RequestError;
 use junction_protocol::logging::LoggingLevel;
 use junction_protocol::prompts::Prompt;
@@ -115,6 +116,9 @@ pub struct ServerSettings {
     /// How long one of its tool calls may go without an answer or progress; the host's
     /// default when `None`.
     pub tool_timeout: Option<Duration>,
+    /// From how long a call of one of its `optional` tools on, that tool runs as a task;
+    /// never when `None`.
+    pub task_after: Option<Duration>,
     /// The revision to speak with it; the start options' when `None`.
     pub protocol_version: Option<Negotiation>,
 }
@@ -127,6 +131,7 @@ impl Default for ServerSettings {
             sampling: Action::Ask,
             roots: None,
             tool_timeout: None,
+            task_after: None,
             protocol_version: None,
         }
     }
@@ -153,6 +158,13 @@ impl ServerSettings {
         self
     }
 
+    /// Runs each of its `optional` tools as a task once a call of it took `after` (every
+    /// call when zero).
+    pub fn task_after(mut self, after: Duration) -> Self {
+        self.task_after = Some(after);
+        self
+    }
+
     /// Sets how the protocol revision is chosen (automatic when never set).
     pub fn negotiation(mut self, negotiation: Negotiation) -> Self {
         self.protocol_version = Some(negotiation);
@@ -171,6 +183,7 @@ impl ServerConfig {
                 .as_ref()
                 .map(|uris| uris.iter().map(Root::new).collect()),
             tool_timeout: self.tool_timeout,
+            task_after: self.task_after,
             protocol_version: self.protocol_version,
         }
     }
@@ -307,6 +320,8 @@ pub struct ConnectedServer {
     pub trusted: bool,
     /// How long one of its tool calls may go quiet; the host's default when `None`.
     pub tool_timeout: Option<Duration>,
+    /// Which of its `optional` tools run as tasks.
+    pub(crate) slow_tools: crate::tool_call::SlowTools,
     /// Whether the user is answering one of its questions (see [`Attention`]).
     pub attention: Attention,
     /// The client connected to it.
@@ -318,6 +333,9 @@ pub struct ConnectedServer {
     oauth: Option<std::sync::Arc<junction::auth::OAuthClient>>,
     /// Set once it is known to have stopped.
     stopped: Mutex<Option<Stopped>>,
+    /// Its `subscriptions/listen` stream (2026-07-28), until `notifications::follow` takes
+    /// it to watch for its end.
+    listening: Mutex<Option<Subscription>>,
     /// Set when the host itself ends it (shutdown, restart): that is no crash.
     closing: AtomicBool,
     /// Set once one of its tool calls got an answer (which resets the back-off).
@@ -415,6 +433,14 @@ impl ConnectedServer {
             })
     }
 
+    /// Its `subscriptions/listen` stream, taken once.
+    pub(crate) fn take_listening(&self) -> Option<Subscription> {
+        self.listening
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+    }
+
     /// Why it stopped, once it did; `None` while it runs.
     pub fn stopped(&self) -> Option<Stopped> {
         self.stopped
@@ -460,10 +486,55 @@ impl ConnectedServer {
                 }
             }
             Some(Backing::Http(_)) | None => Stopped {
-                reason: "its connection closed".to_owned(),
+                reason: match self.client.peer().broken() {
+                    Some(error) => unreachable_reason(&error.to_string()),
+                    None => "its connection closed".to_owned(),
+                },
                 stderr_tail: Vec::new(),
             },
         };
+        Some(self.record_stop(stopped, events))
+    }
+
+    /// Called when one of its calls failed in the transport: an HTTP server that does not
+    /// answer a ping either (the connection is refused, the session is gone and a new one
+    /// cannot be started, the stream ends) has stopped, and is recorded and reported as
+    /// [`ServerState::Stopped`] like a child that exited. `None` when it still answers, is
+    /// not reached over HTTP, or the host itself ended it.
+    pub(crate) async fn notice_unreachable(&self, events: &EventSink) -> Option<Stopped> {
+        if !matches!(*self.backing.lock().await, Some(Backing::Http(_))) {
+            return None;
+        }
+        if self.stopped().is_some() || self.client.peer().is_closed() {
+            return self.notice_stop(events).await;
+        }
+        let reason = match tokio::time::timeout(PING_TIMEOUT, self.client.ping()).await {
+            // It answers, or it is there and wants authorization (which `/mcp` shows).
+            Ok(Ok(()))
+            | Ok(Err(RequestError::Transport {
+                error: TransportError::Auth { .. },
+                ..
+            })) => return None,
+            Ok(Err(e)) => unreachable_reason(&e.to_string()),
+            Err(_) => format!("it did not answer a ping within {PING_TIMEOUT:?}"),
+        };
+        let _backing = self.backing.lock().await;
+        if let Some(stopped) = self.stopped() {
+            return Some(stopped);
+        }
+        if self.closing.load(Ordering::SeqCst) {
+            return None;
+        }
+        let stopped = Stopped {
+            reason,
+            stderr_tail: Vec::new(),
+        };
+        Some(self.record_stop(stopped, events))
+    }
+
+    /// Records why it stopped and reports it; the caller holds its backing's lock, so that
+    /// this happens once.
+    fn record_stop(&self, stopped: Stopped, events: &EventSink) -> Stopped {
         *self.stopped.lock().unwrap_or_else(PoisonError::into_inner) = Some(stopped.clone());
         tracing::info!(server = %self.name, reason = %stopped.reason, "server stopped");
         events.emit(status(
@@ -473,7 +544,7 @@ impl ConnectedServer {
                 stderr_tail: stopped.stderr_tail.clone(),
             },
         ));
-        Some(stopped)
+        stopped
     }
 
     /// Ends it on the host's behalf: not reported as a stop.
@@ -503,6 +574,15 @@ impl ConnectedServer {
             Some(Backing::Http(_)) | None => Vec::new(),
         }
     }
+}
+
+/// How long a server whose call failed in the transport has to answer a ping before it is
+/// taken as stopped.
+const PING_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Why an HTTP server is taken as stopped, from the transport's failure.
+fn unreachable_reason(error: &str) -> String {
+    format!("it could not be reached: {error}")
 }
 
 /// Why a child process ended, in words.
@@ -771,6 +851,7 @@ mod tests {
             disabled,
             startup_timeout: None,
             tool_timeout: None,
+            task_after: None,
             sampling: Action::Ask,
             roots: None,
             protocol_version: None,

@@ -7,11 +7,19 @@
 //! and restarts when the answer is given: a 13-field form filled in slowly does not kill
 //! the call it belongs to. A call that stays silent for the whole timeout is cancelled on
 //! its server (`notifications/cancelled`) and fails with [`CallFailure::TimedOut`].
+//!
+//! A tool whose `execution.taskSupport` is `required` runs as a task (2025-11-25), and so
+//! does an `optional` one once a call of it took the server's `taskAfterMs` (`SlowTools`);
+//! each status of the task becomes an [`Event::TaskStatus`], and an interruption cancels it
+//! (`tasks/cancel`).
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use junction::session::{ProgressUpdate, RequestOptions};
+use junction::session::{
+    ProgressSink, ProgressUpdate, RequestOptions, TaskStatusSink, TaskStatusUpdate,
+};
 use junction::RequestError;
 use junction_protocol::tools::{CallToolParams, CallToolResult};
 use tokio::sync::watch;
@@ -41,6 +49,48 @@ pub enum CallFailure {
     Failed(RequestError),
 }
 
+/// Which `optional` tools of one server run as tasks: all of them when its threshold is
+/// zero, otherwise each one from the first call that took at least the threshold on.
+#[derive(Debug, Default)]
+pub(crate) struct SlowTools {
+    after: Option<Duration>,
+    slow: Mutex<HashMap<String, bool>>,
+}
+
+impl SlowTools {
+    pub(crate) fn new(after: Option<Duration>) -> Self {
+        SlowTools {
+            after,
+            slow: Mutex::default(),
+        }
+    }
+
+    /// Whether `tool`, if `optional`, should run as a task.
+    fn prefer_task(&self, tool: &str) -> bool {
+        match self.after {
+            None => false,
+            Some(after) if after.is_zero() => true,
+            Some(_) => self
+                .slow
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .get(tool)
+                .copied()
+                .unwrap_or(false),
+        }
+    }
+
+    /// Notes that a call of `tool` took `took`.
+    fn took(&self, tool: &str, took: Duration) {
+        if self.after.is_some_and(|after| took >= after) {
+            self.slow
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(tool.to_owned(), true);
+        }
+    }
+}
+
 /// Calls `params` on `server`; progress is reported as events for `call_id`.
 pub(crate) async fn call(
     server: &ConnectedServer,
@@ -51,43 +101,78 @@ pub(crate) async fn call(
     call_id: &str,
 ) -> Result<CallToolResult, CallFailure> {
     let activity = Arc::new(Mutex::new(Instant::now()));
-    let progress = {
-        let activity = activity.clone();
-        let events = events.clone();
-        let call_id = call_id.to_owned();
-        Arc::new(move |update: ProgressUpdate| {
-            *activity.lock().unwrap_or_else(PoisonError::into_inner) = Instant::now();
-            events.emit(Event::ToolProgress {
-                call_id: call_id.clone(),
-                progress: update.progress,
-                total: update.total,
+    let id = call_id.to_owned();
+    let progress: ProgressSink = reporting(&activity, events, move |update: ProgressUpdate| {
+        Event::ToolProgress {
+            call_id: id.clone(),
+            progress: update.progress,
+            total: update.total,
+            message: update.message,
+        }
+    });
+    // A tool that must run as a task (2025-11-25), or an optional one found slow, is called
+    // as one and waited for; on 2026-07-28 the server decides and the client follows the
+    // task it gets. Either way each status of the task is shown and counts as activity.
+    let id = call_id.to_owned();
+    let task_status: TaskStatusSink =
+        reporting(&activity, events, move |update: TaskStatusUpdate| {
+            Event::TaskStatus {
+                call_id: id.clone(),
+                task_id: update.task_id,
+                status: update.status,
                 message: update.message,
-            });
-        })
+            }
+        });
+    let on_status = {
+        let task_status = task_status.clone();
+        move |task: &junction::protocol::tasks::Task| {
+            task_status(TaskStatusUpdate {
+                task_id: task.task_id.clone(),
+                status: task.status,
+                message: task.status_message.clone(),
+            })
+        }
     };
     let options = RequestOptions {
         timeout: Some(SESSION_LIMIT),
         progress: Some(progress),
         cancel: Some(interrupt.clone()),
+        task_status: Some(task_status),
         ..RequestOptions::default()
     };
-    // A tool that must run as a task (2025-11-25) is called as one and waited for; on
-    // 2026-07-28 the server decides and the client follows the task it gets.
-    let on_status = {
-        let activity = activity.clone();
-        move |_: &junction::protocol::tasks::Task| {
-            *activity.lock().unwrap_or_else(PoisonError::into_inner) = Instant::now();
-        }
-    };
+    let tool = params.name.clone();
+    let prefer_task = server.slow_tools.prefer_task(&tool);
+    let started = Instant::now();
+    let call = server
+        .client
+        .call_tool_preferring_task(params, prefer_task, options, on_status);
     tokio::select! {
-        result = server.client.call_tool_auto(params, options, on_status) => match result {
-            Ok(result) => Ok(result),
+        result = call => match result {
+            Ok(result) => {
+                server.slow_tools.took(&tool, started.elapsed());
+                Ok(result)
+            }
             Err(_) if interrupt.is_cancelled() => Err(CallFailure::Interrupted),
             Err(e) => Err(CallFailure::Failed(e)),
         },
         // Dropping the call sends `notifications/cancelled` to the server.
         () = silence(timeout, &activity, server.attention.watch()) => Err(CallFailure::TimedOut(timeout)),
     }
+}
+
+/// A sink for the updates of a call: each one counts as activity and becomes the event
+/// `event` makes of it.
+fn reporting<T: 'static>(
+    activity: &Arc<Mutex<Instant>>,
+    events: &EventSink,
+    event: impl Fn(T) -> Event + Send + Sync + 'static,
+) -> Arc<dyn Fn(T) + Send + Sync> {
+    let activity = activity.clone();
+    let events = events.clone();
+    Arc::new(move |update| {
+        *activity.lock().unwrap_or_else(PoisonError::into_inner) = Instant::now();
+        events.emit(event(update));
+    })
 }
 
 /// Returns once `limit` has passed since the last progress (or the last answer the user
@@ -123,6 +208,24 @@ async fn silence(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn optional_tools_run_as_tasks_once_found_slow_or_always_at_zero() {
+        let never = SlowTools::new(None);
+        never.took("report", Duration::from_secs(3600));
+        assert!(!never.prefer_task("report"));
+
+        let always = SlowTools::new(Some(Duration::ZERO));
+        assert!(always.prefer_task("report"));
+
+        let slow = SlowTools::new(Some(Duration::from_secs(2)));
+        assert!(!slow.prefer_task("report"));
+        slow.took("report", Duration::from_secs(1));
+        assert!(!slow.prefer_task("report"));
+        slow.took("report", Duration::from_secs(2));
+        assert!(slow.prefer_task("report"));
+        assert!(!slow.prefer_task("search"));
+    }
 
     #[tokio::test(start_paused = true)]
     async fn silence_waits_for_the_limit_after_the_last_progress() {

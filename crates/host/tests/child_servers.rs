@@ -179,7 +179,7 @@ async fn an_attached_resource_enters_the_conversation_as_context() {
         .join("docs/architecture.md");
     let expected = std::fs::read_to_string(docs).unwrap();
     assert!(matches!(host.conversation().messages().last(),
-        Some(Message::Context { source, text }) if source == &format!("@everything:{uri}") && text == &expected));
+        Some(Message::Context { source, text, .. }) if source == &format!("@everything:{uri}") && text == &expected));
     host.shutdown().await;
 }
 

@@ -862,6 +862,38 @@ async fn a_session_answer_allows_that_tool_until_the_host_exits_without_saving_i
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct NoArgs {}
 
+/// `server` connected as `jobs` with `settings` on `version` (`None`: automatic
+/// negotiation), and the frames the host sends it.
+async fn jobs(
+    server: &Server,
+    settings: ServerSettings,
+    version: Option<junction_protocol::ProtocolVersion>,
+) -> (Setup, Frames) {
+    let frames = Frames::default();
+    let (connection, peer) = tapped(server, frames.clone());
+    let mut options = StartOptions::default();
+    if let Some(version) = version {
+        options.client = options.client.version(version);
+    }
+    let mut servers = Servers::new();
+    servers
+        .add_connection(
+            "jobs",
+            connection,
+            settings,
+            &options,
+            &EventSink::discard(),
+        )
+        .await
+        .unwrap();
+    let setup = Setup {
+        servers,
+        seen: Vec::new(),
+        _peers: vec![peer],
+    };
+    (setup, frames)
+}
+
 /// A tool that must run as a task, reached on `version` (`None`: automatic negotiation).
 async fn a_required_task_tool_answers_the_model(
     version: Option<junction_protocol::ProtocolVersion>,
@@ -879,28 +911,7 @@ async fn a_required_task_tool_answers_the_model(
         )
         .build()
         .unwrap();
-    let frames = Frames::default();
-    let (connection, _peer) = tapped(&server, frames.clone());
-    let mut options = StartOptions::default();
-    if let Some(version) = version {
-        options.client = options.client.version(version);
-    }
-    let mut servers = Servers::new();
-    servers
-        .add_connection(
-            "jobs",
-            connection,
-            ServerSettings::trusted(),
-            &options,
-            &EventSink::discard(),
-        )
-        .await
-        .unwrap();
-    let setup = Setup {
-        servers,
-        seen: Vec::new(),
-        _peers: Vec::new(),
-    };
+    let (setup, frames) = jobs(&server, ServerSettings::trusted(), version).await;
     let script = r#"[
         {"toolCalls": [{"id": "c1", "name": "jobs__report", "arguments": {}}]},
         {"text": "Done."}
@@ -936,4 +947,121 @@ async fn a_tool_that_must_run_as_a_task_is_called_as_one_on_2025_11_25() {
 #[tokio::test]
 async fn a_tool_that_must_run_as_a_task_is_followed_as_one_on_2026_07_28() {
     a_required_task_tool_answers_the_model(None).await;
+}
+
+/// An `optional` task tool of a server whose `taskAfterMs` is zero, reached on `version`
+/// (`None`: automatic negotiation): the host runs it as a task, shows its status, and an
+/// interruption cancels the task on the server.
+async fn an_interrupted_task_is_cancelled_on_its_server(
+    version: Option<junction_protocol::ProtocolVersion>,
+) {
+    use junction::server::Context;
+    use junction_protocol::tasks::TaskStatus;
+    /// Tells, when the handler's future ends (the server aborts it when its task is
+    /// cancelled), whether it ran as a task.
+    struct Ended(Option<tokio::sync::oneshot::Sender<bool>>, bool);
+    impl Drop for Ended {
+        fn drop(&mut self) {
+            if let Some(tx) = self.0.take() {
+                let _ = tx.send(self.1);
+            }
+        }
+    }
+    let (ended_tx, ended_rx) = tokio::sync::oneshot::channel::<bool>();
+    let ended_tx = Arc::new(Mutex::new(Some(ended_tx)));
+    let server = Server::builder("jobs", "1.0.0")
+        .tool(
+            tool("count", move |ctx: Context, _: NoArgs| {
+                let ended_tx = ended_tx.clone();
+                async move {
+                    // Past the first poll, so that on 2026-07-28 the call becomes a task.
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    let _ended = Ended(ended_tx.lock().unwrap().take(), ctx.task_id().is_some());
+                    ctx.task_status("Counting the shelves");
+                    ctx.request().cancellation().cancelled().await;
+                    "never seen".to_owned()
+                }
+            })
+            .task_support(junction_protocol::tools::TaskSupport::Optional)
+            .annotations(ToolAnnotations::default().read_only(true)),
+        )
+        .build()
+        .unwrap();
+    let settings = ServerSettings::trusted().task_after(std::time::Duration::ZERO);
+    let (setup, frames) = jobs(&server, settings, version).await;
+    let script = r#"[
+        {"toolCalls": [{"id": "c1", "name": "jobs__count", "arguments": {}}]},
+        {"text": "Stopped."}
+    ]"#;
+    let (mut host, _, mut rx, _) = host(
+        setup,
+        Policy::new(Vec::new()),
+        script,
+        Arc::new(ScriptedConsent::new([])),
+    );
+    let interrupt = host.interrupt_token();
+    // The user presses Ctrl-C once the task says what it is doing.
+    let watcher = tokio::spawn(async move {
+        let mut statuses = Vec::new();
+        while let Some(event) = rx.recv().await {
+            if let Event::TaskStatus {
+                call_id,
+                status,
+                message,
+                ..
+            } = event
+            {
+                assert_eq!(call_id, "c1");
+                let told = message.as_deref() == Some("Counting the shelves");
+                statuses.push((status, message));
+                if told {
+                    interrupt.cancel();
+                }
+            }
+        }
+        statuses
+    });
+    let outcome = tokio::time::timeout(
+        std::time::Duration::from_secs(20),
+        host.send("Count the shelves"),
+    )
+    .await
+    .unwrap_or_else(|_| {
+        panic!(
+            "{version:?}: the turn did not end: {:?}",
+            frames.lock().unwrap()
+        )
+    })
+    .unwrap();
+    assert_eq!(outcome.stop, Stop::Interrupted, "{version:?}");
+    let ran_as_task = tokio::time::timeout(std::time::Duration::from_secs(10), ended_rx)
+        .await
+        .expect("the handler was cancelled")
+        .unwrap();
+    assert!(ran_as_task, "{version:?}: the call ran as a task");
+    let sent = frames.lock().unwrap().join("\n");
+    assert!(
+        sent.contains("tasks/cancel"),
+        "{version:?}: the host cancelled the task: {sent}"
+    );
+    drop(host);
+    let statuses = watcher.await.unwrap();
+    assert_eq!(
+        statuses.last(),
+        Some(&(TaskStatus::Working, Some("Counting the shelves".to_owned()))),
+        "{version:?}"
+    );
+}
+
+#[tokio::test]
+async fn an_optional_tool_past_the_threshold_runs_as_a_task_and_ctrl_c_cancels_it_on_2025_11_25() {
+    an_interrupted_task_is_cancelled_on_its_server(Some(
+        junction_protocol::ProtocolVersion::V2025_11_25,
+    ))
+    .await;
+}
+
+#[tokio::test]
+async fn an_optional_tool_that_becomes_a_task_is_cancelled_by_ctrl_c_on_2026_07_28() {
+    an_interrupted_task_is_cancelled_on_its_server(None).await;
 }

@@ -1179,3 +1179,118 @@ async fn sampling_requests_carry_their_images_checked_as_tool_results_are() {
         ]}])
     );
 }
+
+/// A server with a picture behind a resource link in its tool's result, which can also be
+/// attached with `@gallery:file:///dot.png`.
+fn gallery() -> Server {
+    use junction::server::resource;
+    use junction_protocol::resources::Resource;
+    Server::builder("gallery", "1.0.0")
+        .resource(
+            resource("file:///dot.png", "dot", |_| async {
+                ResourceContents::blob("file:///dot.png", "image/png", PNG)
+            })
+            .mime_type("image/png"),
+        )
+        .tool(tool("show", |_: Nothing| async {
+            CallToolResult::content(vec![
+                ContentBlock::text("Here it is"),
+                ContentBlock::resource_link(
+                    Resource::new("file:///dot.png", "dot").mime_type("image/png"),
+                ),
+                // A link that says it is no image is not read.
+                ContentBlock::resource_link(
+                    Resource::new("file:///notes.txt", "notes").mime_type("text/plain"),
+                ),
+            ])
+        }))
+        .build()
+        .unwrap()
+}
+
+/// What the gallery's result says, before any provider's notes.
+const SHOW_TEXT: &str =
+    "Here it is\n[resource link: file:///dot.png (dot)]\n[resource link: file:///notes.txt (notes)]";
+
+/// What an attached dot says, before any provider's notes.
+const ATTACHED_TEXT: &str = "Context from @gallery:file:///dot.png:\n\
+     [binary resource file:///dot.png: image/png, 96 bytes of base64]";
+
+#[tokio::test]
+async fn anthropic_gets_linked_and_attached_images_as_image_blocks() {
+    let api = FakeApi::start(vec![
+        ok(anthropic_message(
+            json!([{"type": "tool_use", "id": "toolu_1", "name": "gallery__show", "input": {}}]),
+            "tool_use",
+        )),
+        ok(anthropic_message(
+            json!([{"type": "text", "text": "A dot."}]),
+            "end_turn",
+        )),
+    ])
+    .await;
+    let (mut host, _peer) = host_over("gallery", &gallery(), anthropic(&api)).await;
+    host.attach("@gallery:file:///dot.png").await.unwrap();
+    host.send("What do you see?").await.unwrap();
+    let received = api.received();
+    assert_eq!(received.len(), 2);
+    let image = json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}});
+    assert_eq!(
+        received[1].body["messages"],
+        json!([
+            {"role": "user", "content": [
+                {"type": "text", "text": ATTACHED_TEXT},
+                image,
+                {"type": "text", "text": "What do you see?"}
+            ]},
+            {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "toolu_1", "name": "gallery__show", "input": {}}
+            ]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_1", "content": [
+                    {"type": "text", "text": SHOW_TEXT},
+                    image
+                ]}
+            ]}
+        ])
+    );
+}
+
+#[tokio::test]
+async fn openai_gets_linked_and_attached_images_as_image_parts() {
+    let api = FakeApi::start(vec![
+        ok(openai_completion(
+            json!({"role": "assistant", "content": null, "tool_calls": [
+                {"id": "call_1", "type": "function", "function": {"name": "gallery__show", "arguments": "{}"}}
+            ]}),
+            "tool_calls",
+        )),
+        ok(openai_completion(
+            json!({"role": "assistant", "content": "A dot."}),
+            "stop",
+        )),
+    ])
+    .await;
+    let (mut host, _peer) = host_over("gallery", &gallery(), openai(&api)).await;
+    host.attach("@gallery:file:///dot.png").await.unwrap();
+    host.send("What do you see?").await.unwrap();
+    let received = api.received();
+    assert_eq!(received.len(), 2);
+    let image =
+        json!({"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{PNG}")}});
+    assert_eq!(
+        received[1].body["messages"],
+        json!([
+            {"role": "user", "content": [{"type": "text", "text": ATTACHED_TEXT}, image]},
+            {"role": "user", "content": "What do you see?"},
+            {"role": "assistant", "content": null, "tool_calls": [
+                {"id": "call_1", "type": "function", "function": {"name": "gallery__show", "arguments": "{}"}}
+            ]},
+            {"role": "tool", "tool_call_id": "call_1", "content": SHOW_TEXT},
+            {"role": "user", "content": [
+                {"type": "text", "text": "The images and audio of the result of call call_1 (gallery__show):"},
+                image
+            ]}
+        ])
+    );
+}

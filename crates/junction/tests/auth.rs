@@ -9,10 +9,12 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use auth_support::{now, sign, AuthServer, Behaviour, ATTACKER_KEY};
+use junction::auth::dpop::{self, DpopKey};
 use junction::auth::resource::JwtVerifier;
 use junction::auth::{
-    AuthError, ClientKey, CrossAppAccess, FileTokenStore, FollowRedirects, MemoryTokenStore,
-    OAuthClient, OAuthConfig, PreRegistered, RegisteredClient, TokenStore, Url,
+    pkce, AuthError, ClientKey, CrossAppAccess, FileTokenStore, FollowRedirects, MemoryTokenStore,
+    OAuthClient, OAuthConfig, PreRegistered, RegisteredClient, TokenStore, Url, WorkloadIdentity,
+    WorkloadToken,
 };
 use junction::client::{Client, ClientOptions};
 use junction::protocol::tools::CallToolParams;
@@ -72,6 +74,17 @@ async fn protected_with(
     (running, url)
 }
 
+/// The protected resource metadata document at `metadata_url`.
+async fn resource_metadata(metadata_url: &str) -> Value {
+    let text = reqwest::get(metadata_url)
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
 fn initialize() -> Value {
     json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {},
@@ -108,6 +121,14 @@ async fn post_message(
             .header("mcp-session-id", session)
             .header("mcp-protocol-version", "2025-11-25");
     }
+    send(request, "mcp-session-id").await
+}
+
+/// Sends `request`; returns status, WWW-Authenticate, the header `other` and body.
+async fn send(
+    request: reqwest::RequestBuilder,
+    other: &str,
+) -> (u16, String, Option<String>, String) {
     let response = request.send().await.unwrap();
     let status = response.status().as_u16();
     let h = |name: &str| {
@@ -116,11 +137,8 @@ async fn post_message(
             .get(name)
             .map(|v| v.to_str().unwrap().to_owned())
     };
-    let (challenge, session) = (
-        h("www-authenticate").unwrap_or_default(),
-        h("mcp-session-id"),
-    );
-    (status, challenge, session, response.text().await.unwrap())
+    let (challenge, other) = (h("www-authenticate").unwrap_or_default(), h(other));
+    (status, challenge, other, response.text().await.unwrap())
 }
 
 #[tokio::test]
@@ -137,15 +155,7 @@ async fn without_a_token_the_server_challenges_and_serves_its_metadata() {
         "{challenge}"
     );
     assert!(challenge.contains("scope=\"mcp:read\""), "{challenge}");
-    let prm: Value = serde_json::from_str(
-        &reqwest::get(&metadata_url)
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap(),
-    )
-    .unwrap();
+    let prm = resource_metadata(&metadata_url).await;
     assert_eq!(prm["resource"], url);
     assert_eq!(prm["authorization_servers"], json!([auth.url]));
     assert_eq!(prm["scopes_supported"], json!(["mcp:read"]));
@@ -275,6 +285,322 @@ async fn scopes_query_tokens_and_other_subjects_sessions_are_refused() {
     assert!(body.contains("another user"), "{body}");
 }
 
+/// POSTs `initialize` with `authorization` as the `Authorization` header and each of
+/// `proofs` as a `DPoP` header; returns status, WWW-Authenticate, DPoP-Nonce and body.
+async fn post_dpop(
+    url: &str,
+    authorization: &str,
+    proofs: &[&str],
+) -> (u16, String, Option<String>, String) {
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .header("authorization", authorization)
+        .body(initialize().to_string());
+    for proof in proofs {
+        request = request.header("dpop", *proof);
+    }
+    send(request, "dpop-nonce").await
+}
+
+/// A DPoP proof signed by [`ATTACKER_KEY`] (the key the tokens below are bound to), its
+/// public key in the header, with these claims.
+fn attacker_proof(claims: &Value) -> String {
+    let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::ES256);
+    header.typ = Some("dpop+jwt".to_owned());
+    header.jwk = Some(serde_json::from_value(auth_support::attacker_jwk()).unwrap());
+    jsonwebtoken::encode(
+        &header,
+        claims,
+        &jsonwebtoken::EncodingKey::from_ec_pem(ATTACKER_KEY.as_bytes()).unwrap(),
+    )
+    .unwrap()
+}
+
+/// A proof with `alg: none` and no signature, naming the attacker's key.
+fn unsigned_proof(claims: &Value) -> String {
+    use base64::Engine;
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let header = json!({"typ": "dpop+jwt", "alg": "none", "jwk": auth_support::attacker_jwk()});
+    format!(
+        "{}.{}.",
+        b64.encode(header.to_string()),
+        b64.encode(claims.to_string())
+    )
+}
+
+/// A proof signed with HS256 by a secret the attacker chose and put in the header.
+fn hmac_proof(claims: &Value) -> String {
+    use base64::Engine;
+    let secret = b"attacker-chosen-secret";
+    let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256);
+    header.typ = Some("dpop+jwt".to_owned());
+    header.jwk = Some(
+        serde_json::from_value(json!({
+            "kty": "oct",
+            "k": base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(secret),
+        }))
+        .unwrap(),
+    );
+    jsonwebtoken::encode(
+        &header,
+        claims,
+        &jsonwebtoken::EncodingKey::from_secret(secret),
+    )
+    .unwrap()
+}
+
+/// A token for `url` bound (`cnf.jkt`) to the key with thumbprint `jkt`.
+fn bound_token(auth: &AuthServer, url: &str, jkt: &str) -> String {
+    let mut claims = auth.claims("alice", url, "");
+    claims["cnf"] = json!({ "jkt": jkt });
+    auth.sign(&claims)
+}
+
+#[tokio::test]
+async fn a_dpop_bound_token_needs_one_fresh_proof_for_this_request_by_its_key() {
+    let auth = AuthServer::start(Behaviour::default()).await;
+    let (_server, url) = protected(&auth, &[]).await;
+    let jkt = dpop::thumbprint(&auth_support::attacker_jwk()).unwrap();
+    let token = bound_token(&auth, &url, &jkt);
+    let claims = |change: &dyn Fn(&mut Value)| {
+        let mut c = json!({
+            "jti": pkce::random_token().unwrap(), "htm": "POST", "htu": url,
+            "iat": now(), "ath": dpop::ath(&token),
+        });
+        change(&mut c);
+        c
+    };
+    let scheme = format!("DPoP {token}");
+
+    let good = attacker_proof(&claims(&|_| {}));
+    let (status, _, _, body) = post_dpop(&url, &scheme, &[&good]).await;
+    assert_eq!(status, 200, "a good proof: {body}");
+
+    let other_key = DpopKey::generate().unwrap();
+    let target = Url::parse(&url).unwrap();
+    let remove = |name: &'static str| {
+        move |c: &mut Value| {
+            c.as_object_mut().unwrap().remove(name);
+        }
+    };
+    let set = |name: &'static str, value: Value| move |c: &mut Value| c[name] = value.clone();
+    // One proof each, with the bound token under the DPoP scheme: what is wrong with it,
+    // the proof, and how the refusal says so.
+    let bad_proofs = [
+        (
+            "replayed (same jti)",
+            good.clone(),
+            "presented before (replayed jti)",
+        ),
+        (
+            "for another URL",
+            attacker_proof(&claims(&set("htu", json!(url.replace("/mcp", "/admin"))))),
+            "for another URL (htu)",
+        ),
+        (
+            "for another origin",
+            attacker_proof(&claims(&set("htu", json!("https://mcp.example.com/mcp")))),
+            "for another URL (htu)",
+        ),
+        (
+            "for another method",
+            attacker_proof(&claims(&set("htm", json!("GET")))),
+            "not for a POST request (htm)",
+        ),
+        (
+            "without ath",
+            attacker_proof(&claims(&remove("ath"))),
+            "not for this access token (ath)",
+        ),
+        (
+            "for another token",
+            attacker_proof(&claims(&set("ath", json!(dpop::ath("another-token"))))),
+            "not for this access token (ath)",
+        ),
+        (
+            "by another key than cnf.jkt",
+            other_key
+                .proof("POST", &target, Some(&token), None)
+                .unwrap(),
+            "signed by another key than the token is bound to",
+        ),
+        (
+            "stale",
+            attacker_proof(&claims(&set("iat", json!(now() - 600)))),
+            "too old or from the future (iat)",
+        ),
+        (
+            "from the future",
+            attacker_proof(&claims(&set("iat", json!(now() + 600)))),
+            "too old or from the future (iat)",
+        ),
+        (
+            "without jti",
+            attacker_proof(&claims(&remove("jti"))),
+            "has no jti",
+        ),
+        ("not typed dpop+jwt", token.clone(), "typ is not dpop+jwt"),
+        (
+            "unsigned",
+            unsigned_proof(&claims(&|_| {})),
+            "header is not valid",
+        ),
+        (
+            "signed with a shared secret",
+            hmac_proof(&claims(&|_| {})),
+            "not signed with an asymmetric algorithm",
+        ),
+    ];
+    let mut attacks: Vec<(String, String, Vec<String>, &str, &str)> = bad_proofs
+        .into_iter()
+        .map(|(what, proof, reason)| {
+            (
+                format!("a proof {what}"),
+                scheme.clone(),
+                vec![proof],
+                "invalid_dpop_proof",
+                reason,
+            )
+        })
+        .collect();
+    let fresh = || attacker_proof(&claims(&|_| {}));
+    let unbound = auth.sign(&auth.claims("alice", &url, ""));
+    attacks.extend([
+        (
+            "no proof".to_owned(),
+            scheme.clone(),
+            vec![],
+            "invalid_dpop_proof",
+            "exactly one DPoP proof header is required",
+        ),
+        (
+            "two proofs".to_owned(),
+            scheme.clone(),
+            vec![fresh(), fresh()],
+            "invalid_dpop_proof",
+            "exactly one DPoP proof header is required",
+        ),
+        (
+            "the bound token as a bearer token".to_owned(),
+            format!("Bearer {token}"),
+            vec![fresh()],
+            "invalid_token",
+            "bound to a DPoP key; present it with the DPoP scheme",
+        ),
+        (
+            "an unbound token with the DPoP scheme".to_owned(),
+            format!("DPoP {unbound}"),
+            vec![fresh()],
+            "invalid_token",
+            "not bound to a DPoP key; present it as a bearer token",
+        ),
+    ]);
+    for (name, authorization, proofs, error, reason) in attacks {
+        let proofs: Vec<&str> = proofs.iter().map(String::as_str).collect();
+        let (status, challenge, _, body) = post_dpop(&url, &authorization, &proofs).await;
+        assert_eq!(status, 401, "{name}: {body}");
+        assert!(challenge.starts_with("DPoP "), "{name}: {challenge}");
+        assert!(
+            challenge.contains(&format!("error=\"{error}\"")),
+            "{name}: {challenge}"
+        );
+        assert!(challenge.contains(reason), "{name}: {challenge}");
+        assert!(body.contains(reason), "{name}: {body}");
+        assert!(
+            !body.contains(&token) && !challenge.contains(&token),
+            "{name}: the token is echoed"
+        );
+    }
+
+    // The client's own proofs are what the server accepts.
+    let client_key = DpopKey::generate().unwrap();
+    let token = bound_token(&auth, &url, &client_key.thumbprint());
+    let proof = client_key
+        .proof("POST", &target, Some(&token), None)
+        .unwrap();
+    let (status, _, _, body) = post_dpop(&url, &format!("DPoP {token}"), &[&proof]).await;
+    assert_eq!(status, 200, "{body}");
+}
+
+#[tokio::test]
+async fn a_server_requiring_dpop_with_nonces_says_so_and_the_client_follows_its_nonce() {
+    let auth = AuthServer::start(Behaviour {
+        dpop: true,
+        ..Default::default()
+    })
+    .await;
+    let (_server, url) = protected_with(&auth, |b| b.require_dpop().dpop_nonces().unwrap()).await;
+
+    let metadata_url = url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp");
+    let prm = resource_metadata(&metadata_url).await;
+    assert_eq!(prm["dpop_bound_access_tokens_required"], true);
+    let algs = prm["dpop_signing_alg_values_supported"].as_array().unwrap();
+    assert!(algs.contains(&json!("ES256")), "{prm}");
+    assert!(!algs.iter().any(|a| a == "none" || a == "HS256"), "{prm}");
+
+    let (status, challenge, _, _) = post(&url, None, None).await;
+    assert_eq!(status, 401);
+    assert!(
+        challenge.starts_with("DPoP algs=\"ES256 ")
+            && challenge.contains(&format!("resource_metadata=\"{metadata_url}\"")),
+        "{challenge}"
+    );
+
+    let unbound = auth.sign(&auth.claims("alice", &url, ""));
+    let (status, challenge, _, _) = post(&url, Some(&unbound), None).await;
+    assert_eq!(status, 401);
+    assert!(challenge.contains("error=\"invalid_token\""), "{challenge}");
+    assert!(
+        challenge.contains("accepts only DPoP-bound tokens"),
+        "{challenge}"
+    );
+
+    // A good proof without the server's nonce is answered with the nonce to use.
+    let jkt = dpop::thumbprint(&auth_support::attacker_jwk()).unwrap();
+    let token = bound_token(&auth, &url, &jkt);
+    let proof = |nonce: Option<&str>| {
+        let mut claims = json!({
+            "jti": pkce::random_token().unwrap(), "htm": "POST", "htu": url,
+            "iat": now(), "ath": dpop::ath(&token),
+        });
+        if let Some(nonce) = nonce {
+            claims["nonce"] = json!(nonce);
+        }
+        attacker_proof(&claims)
+    };
+    let scheme = format!("DPoP {token}");
+    for (name, nonce) in [("no nonce", None), ("a made-up nonce", Some("made-up"))] {
+        let (status, challenge, given, body) = post_dpop(&url, &scheme, &[&proof(nonce)]).await;
+        assert_eq!(status, 401, "{name}: {body}");
+        assert!(
+            challenge.starts_with("DPoP ") && challenge.contains("error=\"use_dpop_nonce\""),
+            "{name}: {challenge}"
+        );
+        assert!(given.is_some(), "{name}: no DPoP-Nonce header");
+    }
+    let (_, _, given, _) = post_dpop(&url, &scheme, &[&proof(None)]).await;
+    let nonce = given.unwrap();
+    let (status, _, again, body) = post_dpop(&url, &scheme, &[&proof(Some(&nonce))]).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        again.as_deref(),
+        Some(nonce.as_str()),
+        "the nonce is named on success too"
+    );
+
+    // Junction's client gets a bound token, meets use_dpop_nonce and retries with the nonce.
+    let oauth = oauth_client(&url, Arc::new(MemoryTokenStore::default()));
+    assert_eq!(whoami(&url, oauth).await, "alice");
+    let seen = auth.seen.lock().unwrap();
+    assert_eq!(
+        seen.token.len(),
+        1,
+        "one token, bound, served every request"
+    );
+}
+
 #[tokio::test]
 async fn methods_and_tools_need_their_own_scopes_and_the_client_steps_up_to_them() {
     let auth = AuthServer::start(Behaviour::default()).await;
@@ -396,6 +722,20 @@ async fn handlers_see_the_identity_checked_on_each_request_not_only_at_session_o
 }
 
 /// A machine client (client credentials) with `client`, calling `whoami`: what it answers.
+/// Connects to `url` with `oauth` and calls `whoami`; its answer.
+async fn whoami(url: &str, oauth: Arc<OAuthClient>) -> String {
+    let connection = HttpClient::new(url).unwrap().oauth(oauth).connect();
+    let client = Client::connect(connection, ClientOptions::new("t", "1"))
+        .await
+        .unwrap();
+    let result = client
+        .call_tool(CallToolParams::new("whoami"), Default::default())
+        .await
+        .unwrap();
+    client.close();
+    result.content[0].as_text().unwrap_or_default().to_owned()
+}
+
 async fn machine_calls(auth: &AuthServer, url: &str, client: RegisteredClient) -> String {
     let mut config = OAuthConfig::new("junction-test");
     config.pre_registered = Some(PreRegistered {
@@ -409,16 +749,70 @@ async fn machine_calls(auth: &AuthServer, url: &str, client: RegisteredClient) -
         Arc::new(FollowRedirects::new().unwrap()),
     )
     .unwrap();
-    let connection = HttpClient::new(url).unwrap().oauth(oauth).connect();
-    let client = Client::connect(connection, ClientOptions::new("t", "1"))
-        .await
-        .unwrap();
-    let result = client
-        .call_tool(CallToolParams::new("whoami"), Default::default())
-        .await
-        .unwrap();
-    client.close();
-    result.content[0].as_text().unwrap_or_default().to_owned()
+    whoami(url, oauth).await
+}
+
+#[tokio::test]
+async fn a_workload_presents_its_platform_jwt_read_anew_for_each_token() {
+    let auth = AuthServer::start(Behaviour {
+        jwt_bearer: true,
+        ..Default::default()
+    })
+    .await;
+    let (_server, url) = protected(&auth, &[]).await;
+    let dir = std::env::temp_dir().join(format!("junction-wif-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("token");
+    std::fs::write(&file, "platform.jwt.one\n").unwrap();
+    let mut config = OAuthConfig::new("junction-test");
+    config.workload = Some(WorkloadIdentity {
+        client_id: Some("my-agent".into()),
+        token: WorkloadToken::File(file.clone()),
+    });
+    let oauth = OAuthClient::new(
+        &Url::parse(&url).unwrap(),
+        config,
+        Arc::new(MemoryTokenStore::default()),
+        Arc::new(FollowRedirects::new().unwrap()),
+    )
+    .unwrap();
+    assert_eq!(whoami(&url, oauth.clone()).await, "alice");
+
+    // The platform rotates the token in place; the next grant presents the new one.
+    std::fs::write(&file, "platform.jwt.two").unwrap();
+    oauth.logout().unwrap();
+    oauth.login().await.unwrap();
+    {
+        let seen = auth.seen.lock().unwrap();
+        assert!(seen.authorize.is_empty(), "no browser flow");
+        assert_eq!(seen.registrations, 0, "no registration");
+        let grants: Vec<(&str, &str, &str)> = seen
+            .token
+            .iter()
+            .map(|t| {
+                (
+                    t["grant_type"].as_str(),
+                    t["assertion"].as_str(),
+                    t["client_id"].as_str(),
+                )
+            })
+            .collect();
+        let bearer = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+        assert_eq!(
+            grants,
+            [
+                (bearer, "platform.jwt.one", "my-agent"),
+                (bearer, "platform.jwt.two", "my-agent")
+            ]
+        );
+        assert_eq!(seen.token[0]["resource"], url);
+    }
+
+    std::fs::remove_file(&file).unwrap();
+    oauth.logout().unwrap();
+    let error = oauth.login().await.unwrap_err().to_string();
+    assert!(error.contains(&file.display().to_string()), "{error}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[tokio::test]
@@ -533,19 +927,8 @@ async fn cross_app_access_exchanges_the_id_token_at_the_idp_then_presents_the_gr
     })
     .await;
     let (_server, url) = protected(&auth, &["mcp:read"]).await;
-    let connection = HttpClient::new(&url)
-        .unwrap()
-        .oauth(cross_app_client(&url, &auth, &idp, true))
-        .connect();
-    let client = Client::connect(connection, ClientOptions::new("t", "1"))
-        .await
-        .unwrap();
-    let who = client
-        .call_tool(CallToolParams::new("whoami"), Default::default())
-        .await
-        .unwrap();
-    assert_eq!(who.content[0].as_text(), Some("alice"));
-    client.close();
+    let oauth = cross_app_client(&url, &auth, &idp, true);
+    assert_eq!(whoami(&url, oauth).await, "alice");
 
     let at_idp = idp.seen.lock().unwrap();
     let exchange = &at_idp.token[0];
@@ -640,19 +1023,8 @@ async fn the_client_authorizes_calls_the_tool_as_its_user_and_keeps_the_token_pr
     let (_server, url) = protected(&auth, &["mcp:read"]).await;
     let dir = std::env::temp_dir().join(format!("junction-auth-test-{}", std::process::id()));
     let store = Arc::new(FileTokenStore::new(dir.join("credentials.json")));
-    let connection = HttpClient::new(&url)
-        .unwrap()
-        .oauth(oauth_client(&url, store.clone()))
-        .connect();
-    let client = Client::connect(connection, ClientOptions::new("t", "1"))
-        .await
-        .unwrap();
-    let result = client
-        .call_tool(CallToolParams::new("whoami"), Default::default())
-        .await
-        .unwrap();
-    assert_eq!(result.content[0].as_text(), Some("alice"));
-    client.close();
+    let oauth = oauth_client(&url, store.clone());
+    assert_eq!(whoami(&url, oauth).await, "alice");
 
     let seen = auth.seen.lock().unwrap();
     let asked = &seen.authorize[0];

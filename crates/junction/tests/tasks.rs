@@ -574,3 +574,109 @@ async fn on_2026_07_28_cancelling_a_followed_call_cancels_its_task() {
     })
     .await;
 }
+
+/// A client connected to `server` over a socket pair through a tap that keeps the method
+/// of every message the client sends.
+async fn tapped_client(server: &Server) -> (Client, Arc<Mutex<Vec<String>>>) {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let (client_end, tap_in) = tokio::net::UnixStream::pair().unwrap();
+    let (tap_out, server_end) = tokio::net::UnixStream::pair().unwrap();
+    let (r, w) = server_end.into_split();
+    server.serve(junction::transport::stdio::connect(
+        r,
+        w,
+        Default::default(),
+    ));
+    let sent = Arc::new(Mutex::new(Vec::new()));
+    let (tap_in_r, mut tap_in_w) = tap_in.into_split();
+    let (mut tap_out_r, mut tap_out_w) = tap_out.into_split();
+    let record = sent.clone();
+    tokio::spawn(async move {
+        let mut lines = tokio::io::BufReader::new(tap_in_r).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            if let Ok(message) = serde_json::from_str::<serde_json::Value>(&line) {
+                if let Some(method) = message["method"].as_str() {
+                    record.lock().unwrap().push(method.to_owned());
+                }
+            }
+            if tap_out_w
+                .write_all(format!("{line}\n").as_bytes())
+                .await
+                .is_err()
+            {
+                break;
+            }
+        }
+    });
+    tokio::spawn(async move { tokio::io::copy(&mut tap_out_r, &mut tap_in_w).await });
+    let (r, w) = client_end.into_split();
+    let connection = junction::transport::stdio::connect(r, w, Default::default());
+    let client = Client::connect(connection, ClientOptions::new("tasks-client", "1.0.0"))
+        .await
+        .unwrap();
+    (client, sent)
+}
+
+#[tokio::test]
+async fn wait_for_task_follows_status_notifications_between_polls() {
+    let gate = Arc::new(Semaphore::new(0));
+    let waits = gate.clone();
+    let server = Server::builder("tasks-test", "1.0.0")
+        .tool(
+            tool("gated", move |ctx: Context, _: Nothing| {
+                let waits = waits.clone();
+                async move {
+                    ctx.task_status("waiting for the gate");
+                    if let Ok(permit) = waits.acquire().await {
+                        permit.forget();
+                    }
+                    "through the gate"
+                }
+            })
+            .task_support(TaskSupport::Optional),
+        )
+        // Polls an hour apart (the client waits at most 30 s): what the client learns in
+        // between comes from notifications/tasks/status.
+        .tasks(TaskSettings::default().poll_interval(Duration::from_secs(3600)))
+        .build()
+        .unwrap();
+    let (client, sent) = tapped_client(&server).await;
+    let created = client
+        .call_tool_as_task(CallToolParams::new("gated"), None, Default::default())
+        .await
+        .unwrap();
+    let statuses = Arc::new(Mutex::new(Vec::new()));
+    let record = statuses.clone();
+    let opened = gate.clone();
+    let waited = client.wait_for_task(
+        &created.task,
+        move |task| {
+            record
+                .lock()
+                .unwrap()
+                .push((task.status, task.status_message.clone()));
+            // The gate opens once the client has heard what the task waits for.
+            if task.status_message.as_deref() == Some("waiting for the gate") {
+                opened.add_permits(1);
+            }
+        },
+        None,
+    );
+    let result = tokio::time::timeout(Duration::from_secs(25), waited)
+        .await
+        .expect("the task was followed by its notifications, not by 30 s polls")
+        .unwrap();
+    assert_eq!(text(&result), "through the gate");
+    let statuses = statuses.lock().unwrap().clone();
+    assert_eq!(
+        statuses.last().map(|s| s.0),
+        Some(TaskStatus::Completed),
+        "{statuses:?}"
+    );
+    let sent = sent.lock().unwrap().clone();
+    assert!(
+        !sent.iter().any(|m| m == "tasks/get"),
+        "no poll was needed: {sent:?}"
+    );
+    assert!(sent.iter().any(|m| m == "tasks/result"), "{sent:?}");
+}

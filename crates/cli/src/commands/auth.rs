@@ -13,6 +13,7 @@ use std::process::ExitCode;
 use junction::auth::OAuthClient;
 use junction_host::auth::{describe, oauth_client, user_store, OAuthSettings};
 use junction_host::config::{Config, TransportConfig};
+use junction_host::display;
 
 use super::host_options::DEFAULT_CONFIG;
 
@@ -60,11 +61,14 @@ pub async fn run(args: AuthArgs) -> ExitCode {
     let store = user_store();
     let mut code = ExitCode::SUCCESS;
     for (name, url, settings) in servers {
+        // The authorization server's words (error descriptions, issuer, scopes) and a
+        // project config's server names are shown escaped, as everywhere else.
+        let name = display::name(&name);
         let client: std::sync::Arc<OAuthClient> =
             match oauth_client(&url, settings.as_ref(), store.clone()) {
                 Ok(client) => client,
                 Err(e) => {
-                    eprintln!("junction auth: {name}: {e}");
+                    eprintln!("junction auth: {name}: {}", display::line(&e.to_string()));
                     code = ExitCode::FAILURE;
                     continue;
                 }
@@ -73,7 +77,7 @@ pub async fn run(args: AuthArgs) -> ExitCode {
             "login" => match client.login().await {
                 Ok(()) => println!("{name}: authorized"),
                 Err(e) => {
-                    eprintln!("junction auth: {name}: {e}");
+                    eprintln!("junction auth: {name}: {}", display::line(&e.to_string()));
                     code = ExitCode::FAILURE;
                 }
             },
@@ -81,11 +85,14 @@ pub async fn run(args: AuthArgs) -> ExitCode {
                 Ok(true) => println!("{name}: credentials removed"),
                 Ok(false) => println!("{name}: nothing was stored"),
                 Err(e) => {
-                    eprintln!("junction auth: {name}: {e}");
+                    eprintln!("junction auth: {name}: {}", display::line(&e.to_string()));
                     code = ExitCode::FAILURE;
                 }
             },
-            _ => println!("{name}: {}", describe(client.status().as_ref())),
+            _ => println!(
+                "{name}: {}",
+                display::line(&describe(client.status().as_ref()))
+            ),
         }
     }
     code

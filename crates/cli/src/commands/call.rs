@@ -239,7 +239,15 @@ fn client_options(args: &CallArgs) -> anyhow::Result<ClientOptions> {
     // `auto` means the newest revision that has the method asked for: `ping`,
     // `logging/setLevel` or the handshake itself (and tasks, which 2026-07-28 carries only
     // as an extension) go by `initialize` without probing `server/discover` first.
-    if negotiation == Negotiation::Auto && (args.task || !serves_stateless(args.method)) {
+    // (`tasks/get` and `tasks/cancel` are in 2026-07-28's table for the extension, whose
+    // tasks only the client that follows them sees; a task id given here is a 2025-11-25 one.)
+    let task_method = matches!(
+        args.method,
+        Method::TasksList | Method::TasksGet | Method::TasksResult | Method::TasksCancel
+    );
+    if negotiation == Negotiation::Auto
+        && (args.task || task_method || !serves_stateless(args.method))
+    {
         negotiation = Negotiation::Exactly(ProtocolVersion::LATEST_HANDSHAKE);
     }
     // On 2026-07-28 a call the server runs as a task is followed to its end.

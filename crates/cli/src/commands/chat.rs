@@ -167,14 +167,7 @@ pub async fn run(args: ChatArgs) -> ExitCode {
         Ok(started) => (started.host, started.saving, started.failures),
         Err(e) => return report("chat", e),
     };
-    let mut lines = Vec::new();
-    for part in [
-        listing::tools(&host),
-        listing::prompts(&host),
-        listing::resources(&host),
-    ] {
-        lines.extend(part);
-    }
+    let mut lines = vec![listing::summary(&host)];
     if let Some(saving) = &saving {
         lines.push(format!(
             "conversation {} (go on with it later: --resume {0})",

@@ -39,7 +39,7 @@ use junction::auth::{
 use junction::client::{fill_defaults, Client, ClientOptions, Elicitation};
 use junction::transport::http::client::HttpClient;
 use junction_protocol::elicitation::{ElicitParams, ElicitResult};
-use junction_protocol::tools::CallToolParams;
+use junction_protocol::tools::{CallToolParams, Tool};
 use serde_json::{json, Map, Value};
 
 /// The environment variable naming the scenario.
@@ -91,7 +91,7 @@ pub async fn run(args: ConformanceClientArgs) -> ExitCode {
     oauth.cross_app = cross_app(&context);
     oauth.workload = workload(&context);
     let calls = tool_calls(&context);
-    match exercise(&args.url, oauth, &calls).await {
+    match exercise(&args.url, oauth, &scenario, &calls).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("junction conformance-client: {scenario}: {e:#}");
@@ -223,6 +223,7 @@ fn tool_calls(context: &Map<String, Value>) -> BTreeMap<String, Map<String, Valu
 async fn exercise(
     url: &str,
     oauth: OAuthConfig,
+    scenario: &str,
     calls: &BTreeMap<String, Map<String, Value>>,
 ) -> anyhow::Result<()> {
     let endpoint =
@@ -240,7 +241,7 @@ async fn exercise(
     let (connection, finished) = transport.start();
     let client = Client::connect(connection, options()).await?;
     tracing::info!(server = %client.server_info().name, protocol = %client.protocol_version(), "connected");
-    let outcome = call_every_tool(&client, calls).await;
+    let outcome = call_every_tool(&client, scenario, calls).await;
     client.close();
     let _ = tokio::time::timeout(DELETE_WAIT, finished.wait()).await;
     outcome
@@ -248,15 +249,17 @@ async fn exercise(
 
 async fn call_every_tool(
     client: &Client,
+    scenario: &str,
     calls: &BTreeMap<String, Map<String, Value>>,
 ) -> anyhow::Result<()> {
     if client.server_capabilities().tools.is_none() {
         return Ok(());
     }
     let tools = client.list_tools().await.context("tools/list")?;
+    let echoes = schema_echo(scenario, &tools);
     let mut failed = Vec::new();
     for tool in tools {
-        let arguments = match calls.get(&tool.name) {
+        let arguments = match calls.get(&tool.name).or_else(|| echoes.get(&tool.name)) {
             Some(arguments) => arguments.clone(),
             None => example_arguments(&tool.input_schema),
         };
@@ -275,6 +278,33 @@ async fn call_every_tool(
         bail!("tools/call failed: {}", failed.join("; "));
     }
     Ok(())
+}
+
+/// The scenario whose contract is a schema echo, and its two tools.
+const SCHEMA_ECHO: (&str, &str, &str) = (
+    "json-schema-2020-12-preservation",
+    "json_schema_2020_12_tool",
+    "json_schema_echo",
+);
+
+/// The arguments of the scenario whose contract the context cannot carry:
+/// `json-schema-2020-12-preservation` cannot see what a client kept of a tool's schema, so
+/// its contract (as the suite's reference client follows it) is that the client hands the
+/// `inputSchema` it holds for `json_schema_2020_12_tool` back to `json_schema_echo` as
+/// `schema`. What arrives is what the client preserved.
+fn schema_echo(scenario: &str, tools: &[Tool]) -> BTreeMap<String, Map<String, Value>> {
+    let (echo_scenario, focal, echo) = SCHEMA_ECHO;
+    let focal = tools.iter().find(|tool| tool.name == focal);
+    match focal {
+        Some(focal) if scenario == echo_scenario => {
+            let schema = Value::Object(focal.input_schema.clone());
+            BTreeMap::from([(
+                echo.to_owned(),
+                Map::from_iter([("schema".to_owned(), schema)]),
+            )])
+        }
+        _ => BTreeMap::new(),
+    }
 }
 
 /// Arguments for every required property of an object schema (a tool's input schema).
@@ -349,6 +379,30 @@ mod tests {
             json!({"region": "us-west1", "n": 3})
         );
         assert!(tool_calls(&Map::new()).is_empty());
+    }
+
+    #[test]
+    fn the_schema_echo_scenario_hands_the_focal_tool_schema_back_verbatim() {
+        let schema = json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$defs": {"a": {"$anchor": "a", "type": "string"}},
+            "type": "object",
+            "additionalProperties": false
+        });
+        let tool = |name: &str, schema: &Value| -> Tool {
+            serde_json::from_value(json!({"name": name, "inputSchema": schema})).unwrap()
+        };
+        let tools = [
+            tool("json_schema_2020_12_tool", &schema),
+            tool("json_schema_echo", &json!({"type": "object"})),
+        ];
+        let echoes = schema_echo("json-schema-2020-12-preservation", &tools);
+        assert_eq!(
+            Value::Object(echoes["json_schema_echo"].clone()),
+            json!({ "schema": schema })
+        );
+        assert!(schema_echo("tools_call", &tools).is_empty());
+        assert!(schema_echo("json-schema-2020-12-preservation", &tools[1..]).is_empty());
     }
 
     #[test]

@@ -7,7 +7,8 @@
 //! the user's first message holds a secret; the model searches the library, fails to check
 //! out a book with no copies and retries with another, finds the dentist appointment, adds
 //! an event with a bad date and fixes it, and asks to delete a task, which the demo's user
-//! visibly refuses. A prompt command and an attached resource show the other primitives.
+//! visibly refuses. A prompt command and an attached resource show the other primitives, and
+//! the library's inventory report runs as a task (its status shown as it counts).
 //!
 //! Then it checks, from the servers' wire logs and the servers themselves, what the
 //! specification promises (see [`checks`]) and prints each check as PASS or FAIL. Exits 0
@@ -58,6 +59,7 @@ const STEPS: &[Step] = &[
          my to-do list.",
     ),
     Step::Command("/library:reading_list subject=science"),
+    Step::Say("How does the library's science shelf stand?"),
 ];
 
 /// The arguments of `junction demo`.

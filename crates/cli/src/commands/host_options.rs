@@ -284,10 +284,12 @@ impl HostOptions {
     /// a project file only once approved (asked about when `answers` may ask).
     pub fn config(&self, terminal: &Terminal, answers: Answers) -> Result<Config, SetupError> {
         let failed = |e: ConfigError| SetupError::Failed(e.into());
+        let inputs = Inputs::default();
+        let env = |name: &str| inputs.lookup(name, terminal, answers);
         let mut config = match &self.config {
             Some(path) => {
                 terminal.say_all(&[format!("config: {}", path.display())]);
-                Config::load(path).map_err(failed)?
+                Config::load_with(path, &env).map_err(failed)?
             }
             None => {
                 let files = discovered();
@@ -299,7 +301,9 @@ impl HostOptions {
                 let mut layers = Vec::new();
                 for (scope, path) in files {
                     terminal.say_all(&[format!("config: {} ({scope})", path.display())]);
-                    let mut layer = Config::load(&path).map_err(failed)?.in_scope(scope);
+                    let mut layer = Config::load_with(&path, &env)
+                        .map_err(failed)?
+                        .in_scope(scope);
                     if scope == Scope::Project {
                         layer.restrict_to_project(&path);
                         approve_project(&mut layer, terminal, answers)?;
@@ -344,16 +348,20 @@ impl HostOptions {
         Ok(config)
     }
 
-    /// Starts the configured servers and the host; events are rendered on stdout. Servers
-    /// that fail are reported (by their events) and returned; the host goes on without them.
+    /// Starts the configured servers and the host; events are rendered on stdout, as
+    /// Markdown when `output` says so and the config's `junction.markdown` is not `false`.
+    /// Servers that fail are reported (by their events) and returned; the host goes on
+    /// without them.
     pub async fn start(
         &self,
         terminal: &Terminal,
         answers: Answers,
         output: Output,
     ) -> Result<Started, SetupError> {
-        self.start_with(terminal, answers, stdout_sink(terminal.style(), output))
-            .await
+        let config = self.config(terminal, answers)?;
+        let markdown = output.markdown && config.markdown != Some(false);
+        let events = stdout_sink(terminal.style(), output.markdown(markdown));
+        self.start_from(config, terminal, answers, events).await
     }
 
     /// [`HostOptions::start`] with the host's events going to `events`.
@@ -364,6 +372,17 @@ impl HostOptions {
         events: EventSink,
     ) -> Result<Started, SetupError> {
         let config = self.config(terminal, answers)?;
+        self.start_from(config, terminal, answers, events).await
+    }
+
+    /// Starts the servers of `config` and the host, its events going to `events`.
+    async fn start_from(
+        &self,
+        config: Config,
+        terminal: &Terminal,
+        answers: Answers,
+        events: EventSink,
+    ) -> Result<Started, SetupError> {
         let model = self.model(&config)?;
         let spec = self.model.as_ref().or(config.model.as_ref());
         let (saving, conversation) =
@@ -396,6 +415,39 @@ impl HostOptions {
             failures,
             saving,
         })
+    }
+}
+
+/// The values of VS Code inputs (`${input:ID}`, looked up as `JUNCTION_INPUT_ID`) given
+/// for this run: from the environment, else asked once on the terminal (unless `--no`),
+/// without echo (they are often keys), and kept only in memory.
+#[derive(Default)]
+struct Inputs(std::cell::RefCell<std::collections::HashMap<String, Option<String>>>);
+
+impl Inputs {
+    /// The value of variable `name`.
+    fn lookup(&self, name: &str, terminal: &Terminal, answers: Answers) -> Option<String> {
+        if let Ok(value) = std::env::var(name) {
+            return Some(value);
+        }
+        let id = name.strip_prefix("JUNCTION_INPUT_")?;
+        // `--yes` answers consent, not this; `--no` and a run without a terminal ask nothing.
+        if answers == Answers::No || !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+            return None;
+        }
+        self.0
+            .borrow_mut()
+            .entry(name.to_owned())
+            .or_insert_with(|| {
+                terminal.with(|io| {
+                    io.ask_secret(&format!(
+                        "value of input {} for the config (not shown; set {} to skip this): ",
+                        display::name(id),
+                        display::name(name)
+                    ))
+                })
+            })
+            .clone()
     }
 }
 

@@ -15,6 +15,9 @@
 //! calls of one tool, need: a token without them gets `403 insufficient_scope` naming every
 //! scope the request needs, and the client steps up. The protected resource metadata,
 //! listing every scope named, is served at `/.well-known/oauth-protected-resource/mcp`.
+//! DPoP-bound tokens are always accepted with their proof; `--auth-dpop` accepts nothing
+//! else (and the metadata says so), `--auth-dpop-nonce` also makes proofs carry a nonce
+//! this server issued.
 //!
 //! With `--redis redis://HOST:PORT[/DB]` the HTTP sessions, their routing and their events
 //! are shared through Redis with every other instance started with the same URL, so that
@@ -36,8 +39,8 @@ use junction::auth::resource::{IntrospectionVerifier, JwtVerifier, TokenVerifier
 use junction::auth::Url;
 use junction::server::Server;
 use junction::transport::http::server::{
-    BearerAuth, HttpServer, RedisSessionStore, ResponseMode, DEFAULT_EVENT_TTL,
-    DEFAULT_STREAM_EVENTS,
+    BearerAuth, HttpServer, InMemoryEventStore, RedisLimits, RedisSessionStore, ResponseMode,
+    DEFAULT_SESSION_EVENT_BYTES, DEFAULT_TOTAL_EVENT_BYTES,
 };
 use junction::transport::{stdio, tap, Connection, Limits};
 use tokio::io::AsyncWrite;
@@ -69,7 +72,7 @@ pub struct ServeArgs {
     #[arg(long, requires = "http")]
     sse_always: bool,
     /// The database to keep the server's data in, created and seeded when new: a SQLite
-    /// file, or a postgres://USER[:PASSWORD]@HOST[:PORT]/DB URL that several instances can
+    /// file, or a `postgres://USER[:PASSWORD]@HOST[:PORT]/DB` URL that several instances can
     /// share (the data stays in memory when this is not given).
     #[arg(long, value_name = "PATH|URL", value_parser = parse_db)]
     db: Option<junction_servers::Db>,
@@ -101,11 +104,20 @@ pub struct ServeArgs {
     /// A scope calling one tool needs, e.g. delete_book=books:write (repeatable).
     #[arg(long, value_name = "TOOL=SCOPE", requires = "auth_issuer", value_parser = scope_rule)]
     auth_tool_scope: Vec<(String, String)>,
+    /// Accept only DPoP-bound tokens (RFC 9449), each with a proof by its key; the
+    /// protected resource metadata says so (dpop_bound_access_tokens_required).
+    #[arg(long, requires = "auth_issuer")]
+    auth_dpop: bool,
+    /// DPoP proofs must carry a nonce this server issued (answered use_dpop_nonce with a
+    /// DPoP-Nonce header otherwise).
+    #[arg(long, requires = "auth_issuer")]
+    auth_dpop_nonce: bool,
     /// With --http: the most connections served at once (default 512); one more gets 503.
     #[arg(long, value_name = "N", requires = "http")]
     max_connections: Option<usize>,
     /// With --http: the most live sessions (default 1024); beyond it the session idle the
-    /// longest ends, or initialize gets 503 when all are busy.
+    /// longest ends, or initialize gets 503 when all are busy. With --redis it also bounds
+    /// the sessions of all instances together (give every instance the same).
     #[arg(long, value_name = "N", requires = "http")]
     max_sessions: Option<usize>,
     /// With --http: seconds a connection may take to send a request's headers, or stay idle
@@ -115,6 +127,37 @@ pub struct ServeArgs {
     /// With --http: seconds a session may stay idle before it ends (default 1800).
     #[arg(long, value_name = "SECS", requires = "http")]
     session_idle: Option<u64>,
+    /// With --http: the largest request body in bytes (default 4 MiB); a larger one gets 413
+    /// before it is read.
+    #[arg(long, value_name = "BYTES", requires = "http")]
+    max_body: Option<usize>,
+    /// With --http: seconds a request's body may take to arrive after its headers (default
+    /// 30); a slower one gets 408.
+    #[arg(long, value_name = "SECS", requires = "http")]
+    body_timeout: Option<u64>,
+    /// With --http: the most bytes of events waiting for a client reading one stream
+    /// (default 16 MiB); past it the stream is closed and the client resumes from the event
+    /// store (the session ends where the revision cannot resume).
+    #[arg(long, value_name = "BYTES", requires = "http")]
+    max_queued: Option<usize>,
+    /// With --http, without --redis: the most bytes of events kept for resumption per
+    /// session (default 8 MiB); the oldest go first.
+    #[arg(
+        long,
+        value_name = "BYTES",
+        requires = "http",
+        conflicts_with = "redis"
+    )]
+    event_session_bytes: Option<usize>,
+    /// With --http, without --redis: the most bytes of events kept for resumption over all
+    /// sessions (default 64 MiB); the oldest go first.
+    #[arg(
+        long,
+        value_name = "BYTES",
+        requires = "http",
+        conflicts_with = "redis"
+    )]
+    event_total_bytes: Option<usize>,
     /// With --http: share sessions and streams with the other instances using this Redis
     /// (redis://HOST:PORT[/DB]).
     #[arg(
@@ -124,10 +167,14 @@ pub struct ServeArgs {
         conflicts_with = "sessionless"
     )]
     redis: Option<String>,
-    /// With --redis: the most events Redis keeps per stream (default 1000); older ones are
-    /// trimmed, and a client resuming from before them gets a fresh stream.
+    /// With --redis: the most events Redis keeps per session, over all its streams (default
+    /// 1024); older ones are dropped, and a client resuming from before them misses them.
     #[arg(long, value_name = "N", requires = "redis")]
-    redis_stream_events: Option<usize>,
+    redis_session_events: Option<usize>,
+    /// With --redis: the most bytes of events Redis keeps per session (default 8 MiB); the
+    /// oldest go first, the newest always stays.
+    #[arg(long, value_name = "BYTES", requires = "redis")]
+    redis_session_bytes: Option<usize>,
     /// With --redis: seconds a stream's events stay in Redis after its last one (default
     /// 1800).
     #[arg(long, value_name = "SECS", requires = "redis")]
@@ -306,12 +353,36 @@ async fn serve_http(
     if let Some(secs) = args.session_idle {
         http = http.idle_timeout(std::time::Duration::from_secs(secs));
     }
+    if let Some(bytes) = args.max_body {
+        http = http.max_body(bytes);
+    }
+    if let Some(secs) = args.body_timeout {
+        http = http.body_timeout(std::time::Duration::from_secs(secs));
+    }
+    if let Some(bytes) = args.max_queued {
+        http = http.max_queued(bytes);
+    }
+    if args.event_session_bytes.is_some() || args.event_total_bytes.is_some() {
+        http = http.event_store(
+            InMemoryEventStore::default()
+                .max_session_bytes(
+                    args.event_session_bytes
+                        .unwrap_or(DEFAULT_SESSION_EVENT_BYTES),
+                )
+                .max_total_bytes(args.event_total_bytes.unwrap_or(DEFAULT_TOTAL_EVENT_BYTES)),
+        );
+    }
     if let Some(url) = &args.redis {
-        let events = args.redis_stream_events.unwrap_or(DEFAULT_STREAM_EVENTS);
-        let ttl = args
-            .redis_event_ttl
-            .map_or(DEFAULT_EVENT_TTL, std::time::Duration::from_secs);
-        match RedisSessionStore::connect_with(url, "junction", events, ttl).await {
+        let defaults = RedisLimits::default();
+        let limits = RedisLimits {
+            session_events: args.redis_session_events.unwrap_or(defaults.session_events),
+            session_bytes: args.redis_session_bytes.unwrap_or(defaults.session_bytes),
+            sessions: args.max_sessions.unwrap_or(defaults.sessions),
+            event_ttl: args
+                .redis_event_ttl
+                .map_or(defaults.event_ttl, std::time::Duration::from_secs),
+        };
+        match RedisSessionStore::connect_with(url, "junction", limits).await {
             Ok(store) => {
                 tracing::info!(redis = %url, "sharing sessions through Redis");
                 http = http.session_store(store);
@@ -399,6 +470,12 @@ async fn bearer_auth(
     }
     for (tool, scopes) in grouped(&args.auth_tool_scope) {
         auth = auth.tool_scopes(tool, scopes);
+    }
+    if args.auth_dpop {
+        auth = auth.require_dpop();
+    }
+    if args.auth_dpop_nonce {
+        auth = auth.dpop_nonces()?;
     }
     Ok(auth)
 }

@@ -442,6 +442,22 @@ impl Renderer {
                 total,
                 message,
             } => vec![self.progress(call_id, *progress, *total, message.as_deref())],
+            Event::TaskStatus {
+                call_id,
+                task_id,
+                status,
+                message,
+            } => {
+                let name = self.call_name(call_id, &display::line(call_id));
+                let message = message
+                    .as_deref()
+                    .map(|m| format!(": {}", shorten(&display::line(m), RESULT_SHOWN)))
+                    .unwrap_or_default();
+                vec![self.paint(
+                    Paint::Dim,
+                    &format!("  {name} task {} {status}{message}", display::name(task_id)),
+                )]
+            }
             Event::Interrupted => vec![self.paint(
                 Paint::Yellow,
                 "interrupted: the turn was stopped and its running calls cancelled; the conversation keeps what happened",
@@ -1005,6 +1021,35 @@ mod tests {
                 message: None,
             }),
             ["  slow.work 3 so far"]
+        );
+    }
+
+    #[test]
+    fn a_task_shows_its_status_and_message() {
+        let mut r = Renderer::new(Style::plain());
+        r.render(&Event::ToolCallStarted {
+            call_id: "c".into(),
+            server: "library".into(),
+            tool: "inventory_report".into(),
+            arguments: json!({}),
+        });
+        assert_eq!(
+            r.render(&Event::TaskStatus {
+                call_id: "c".into(),
+                task_id: "t1".into(),
+                status: junction_protocol::tasks::TaskStatus::Working,
+                message: Some("Counting the \u{1b}[2J science shelf".into()),
+            }),
+            [r"  library.inventory_report task t1 working: Counting the \x1b[2J science shelf"]
+        );
+        assert_eq!(
+            r.render(&Event::TaskStatus {
+                call_id: "c".into(),
+                task_id: "t1".into(),
+                status: junction_protocol::tasks::TaskStatus::Completed,
+                message: None,
+            }),
+            ["  library.inventory_report task t1 completed"]
         );
     }
 

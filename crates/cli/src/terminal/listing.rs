@@ -30,6 +30,25 @@ fn with_description(head: String, description: Option<&str>) -> String {
     }
 }
 
+/// What the servers offer, counted in one line, with the commands that list it: the
+/// chat's start says no more, however many tools there are.
+pub fn summary(host: &Host) -> String {
+    let count = |n: usize, what: &str| match n {
+        1 => format!("1 {what}"),
+        n => format!("{n} {what}s"),
+    };
+    let tools = host.tool_names().entries().len();
+    let prompts: usize = host.servers().iter().map(|s| s.prompts().len()).sum();
+    let resources = host.attachables().len();
+    format!(
+        "{}, {}, {} from {} (/tools, /prompts, /resources list them; /servers, /mcp show the servers)",
+        count(tools, "tool"),
+        count(prompts, "prompt"),
+        count(resources, "resource"),
+        count(host.servers().len(), "server")
+    )
+}
+
 /// The tools, as the model names them.
 pub fn tools(host: &Host) -> Vec<String> {
     let names = host.tool_names();

@@ -135,6 +135,24 @@ impl Io {
         let _ = self.output.flush();
     }
 
+    /// [`Io::ask`] for a secret: when stdin is a terminal, what is typed is not echoed.
+    pub fn ask_secret(&mut self, prompt: &str) -> Option<String> {
+        use nix::sys::termios::{tcgetattr, tcsetattr, LocalFlags, SetArg};
+        use std::os::fd::AsFd;
+        let stdin = std::io::stdin();
+        let Ok(saved) = tcgetattr(stdin.as_fd()) else {
+            return self.ask(prompt);
+        };
+        let mut quiet = saved.clone();
+        quiet.local_flags.remove(LocalFlags::ECHO);
+        let _ = tcsetattr(stdin.as_fd(), SetArg::TCSANOW, &quiet);
+        let answer = self.ask(prompt);
+        let _ = tcsetattr(stdin.as_fd(), SetArg::TCSANOW, &saved);
+        // The Enter that ended the line was not echoed either.
+        self.say("");
+        answer
+    }
+
     /// Shows `prompt` and reads one line without its line ending; `None` at the end of the
     /// input (or when it cannot be read).
     pub fn ask(&mut self, prompt: &str) -> Option<String> {

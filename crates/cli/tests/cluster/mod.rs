@@ -101,6 +101,16 @@ impl Redis {
         }
     }
 
+    /// What `redis-cli` prints for one command against it (raw, one value a line).
+    pub fn cli(&self, args: &[&str]) -> String {
+        let out = Command::new("redis-cli")
+            .args(["-p", &self.port.to_string()])
+            .args(args)
+            .output()
+            .expect("redis-cli runs");
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+
     /// Starts it again on the same port, empty.
     pub fn restart(&mut self) {
         self.kill();
@@ -315,6 +325,8 @@ pub struct SseEvent {
 pub struct Mcp {
     pub http: reqwest::Client,
     pub session: Option<String>,
+    /// The bearer token sent with every request, if any.
+    pub token: Option<String>,
 }
 
 pub const VERSION: &str = "2025-11-25";
@@ -327,21 +339,30 @@ impl Mcp {
                 .build()
                 .expect("an HTTP client"),
             session: None,
+            token: None,
         }
     }
 
-    fn post(&self, url: &str, body: &Value) -> reqwest::RequestBuilder {
-        let mut request = self
-            .http
-            .post(url)
-            .header("Content-Type", "application/json")
-            .header("Accept", "application/json, text/event-stream")
-            .header("MCP-Protocol-Version", VERSION)
-            .body(body.to_string());
+    /// Adds the session id and the bearer token, when there are.
+    fn credentials(&self, mut request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
         if let Some(session) = &self.session {
             request = request.header("MCP-Session-Id", session);
         }
+        if let Some(token) = &self.token {
+            request = request.bearer_auth(token);
+        }
         request
+    }
+
+    fn post(&self, url: &str, body: &Value) -> reqwest::RequestBuilder {
+        self.credentials(
+            self.http
+                .post(url)
+                .header("Content-Type", "application/json")
+                .header("Accept", "application/json, text/event-stream")
+                .header("MCP-Protocol-Version", VERSION)
+                .body(body.to_string()),
+        )
     }
 
     /// `initialize` then `notifications/initialized`, each at `url`.
@@ -376,15 +397,21 @@ impl Mcp {
 
     /// POSTs a notification; asserts `202`.
     pub async fn notify(&self, url: &str, method: &str, params: Value) {
-        let response = self
-            .post(
-                url,
-                &json!({"jsonrpc": "2.0", "method": method, "params": params}),
-            )
-            .send()
-            .await
-            .expect("notification sent");
-        assert_eq!(response.status(), 202, "{method} accepted");
+        let status = self.notify_status(url, method, params).await;
+        assert_eq!(status, 202, "{method} accepted");
+    }
+
+    /// POSTs a notification; the HTTP status.
+    pub async fn notify_status(&self, url: &str, method: &str, params: Value) -> u16 {
+        self.post(
+            url,
+            &json!({"jsonrpc": "2.0", "method": method, "params": params}),
+        )
+        .send()
+        .await
+        .expect("notification sent")
+        .status()
+        .as_u16()
     }
 
     /// POSTs a response to the server's request `id`; asserts `202`.
@@ -417,16 +444,40 @@ impl Mcp {
 
     /// `GET` with `Last-Event-ID`: the resumed stream.
     pub async fn resume(&self, url: &str, last: &str) -> reqwest::Response {
+        self.get(url, Some(last)).await
+    }
+
+    /// `GET` without `Last-Event-ID`: the session's standalone stream; asserts `200`.
+    pub async fn listen(&self, url: &str) -> SseReader {
+        let response = self.get(url, None).await;
+        assert_eq!(response.status(), 200, "the standalone stream opens");
+        SseReader::new(response)
+    }
+
+    async fn get(&self, url: &str, last: Option<&str>) -> reqwest::Response {
         let mut request = self
             .http
             .get(url)
             .header("Accept", "text/event-stream")
-            .header("MCP-Protocol-Version", VERSION)
-            .header("Last-Event-ID", last);
-        if let Some(session) = &self.session {
-            request = request.header("MCP-Session-Id", session);
+            .header("MCP-Protocol-Version", VERSION);
+        if let Some(last) = last {
+            request = request.header("Last-Event-ID", last);
         }
-        request.send().await.expect("GET sent")
+        self.credentials(request).send().await.expect("GET sent")
+    }
+
+    /// `DELETE`: ends the session; the HTTP status.
+    pub async fn delete(&self, url: &str) -> u16 {
+        let request = self
+            .http
+            .delete(url)
+            .header("MCP-Protocol-Version", VERSION);
+        self.credentials(request)
+            .send()
+            .await
+            .expect("DELETE sent")
+            .status()
+            .as_u16()
     }
 }
 

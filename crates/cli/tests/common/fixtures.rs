@@ -130,3 +130,21 @@ pub fn alpha12_prompt() -> Value {
     json!({"name": "test_input_required_result_prompt",
         "description": "Asks the user for context (input request `context`), then renders it"})
 }
+
+/// Every prompt `junction serve conformance` lists, exactly as listed.
+pub fn prompts() -> Vec<Value> {
+    vec![
+        json!({"name": "test_simple_prompt", "title": "Simple Test Prompt",
+            "description": "A simple prompt without arguments"}),
+        json!({"name": "test_prompt_with_arguments", "title": "Prompt With Arguments",
+            "description": "A prompt with required arguments", "arguments": [
+                {"name": "arg1", "description": "First test argument", "required": true},
+                {"name": "arg2", "description": "Second test argument", "required": true}]}),
+        json!({"name": "test_prompt_with_embedded_resource", "title": "Prompt With Embedded Resource",
+            "description": "A prompt that includes an embedded resource", "arguments": [
+                {"name": "resourceUri", "description": "URI of the resource to embed", "required": true}]}),
+        json!({"name": "test_prompt_with_image", "title": "Prompt With Image",
+            "description": "A prompt that includes image content"}),
+        alpha12_prompt(),
+    ]
+}

@@ -11,6 +11,7 @@ use serde_json::Value;
 
 pub mod fake_model;
 pub mod fixtures;
+pub mod sdk_clients;
 
 /// The binary under test.
 pub const JUNCTION: &str = env!("CARGO_BIN_EXE_junction");
@@ -128,14 +129,21 @@ pub struct HttpServe {
     /// The endpoint's URL (`…/mcp`) with `localhost` as its host (the conformance suite's guard test
     /// needs a loopback name it can compare).
     pub url: String,
+    /// The port it listens on.
+    pub port: u16,
 }
 
 impl HttpServe {
-    /// Starts the server and reads the one line it prints once bound.
+    /// Starts the server on a free port and reads the one line it prints once bound.
     pub fn start(name: &str, flags: &[&str]) -> HttpServe {
+        HttpServe::start_on(name, 0, flags)
+    }
+
+    /// Starts the server on `port` of 127.0.0.1 (0: a free one).
+    pub fn start_on(name: &str, port: u16, flags: &[&str]) -> HttpServe {
         use std::io::BufRead;
         let mut child = Command::new(JUNCTION)
-            .args(["serve", name, "--http", "127.0.0.1:0"])
+            .args(["serve", name, "--http", &format!("127.0.0.1:{port}")])
             .args(flags)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -155,7 +163,16 @@ impl HttpServe {
         HttpServe {
             child,
             url: format!("http://localhost:{port}/mcp"),
+            port: port
+                .parse()
+                .expect("the port junction serve printed is a number"),
         }
+    }
+
+    /// Kills it with SIGKILL, as a crash would end it: no session is closed.
+    pub fn kill(mut self) {
+        self.child.kill().expect("junction serve can be killed");
+        let _ = self.child.wait();
     }
 
     /// Stops it with SIGTERM and returns its exit code.
@@ -197,16 +214,20 @@ pub fn checks_by_scenario(dir: &Path, prefix: &str, out: &mut BTreeMap<String, V
 }
 
 /// The scenario of an output directory named `<scenario>-<ISO timestamp with dashes>`: the
-/// timestamp starts at the first `-YYYY-`. (Searching for the last `-20` instead would cut
-/// inside the time whenever a minute or second reads 20.)
+/// timestamp starts at the first `-YYYY-MM-DDT`. (Searching for the last `-20` would cut
+/// inside the time whenever a minute or second reads 20, and the first `-NNNN-` inside a
+/// name such as `json-schema-2020-12-preservation` or `sep-2322-...`.)
 pub fn scenario_of(name: &str) -> &str {
+    // `-` then digits and dashes in this shape, then `T`.
+    const SHAPE: &[u8] = b"-dddd-dd-ddT";
     let bytes = name.as_bytes();
     (0..bytes.len())
         .find(|&i| {
-            bytes.len() > i + 5
-                && bytes[i] == b'-'
-                && bytes[i + 1..i + 5].iter().all(u8::is_ascii_digit)
-                && bytes[i + 5] == b'-'
+            bytes.len() >= i + SHAPE.len()
+                && SHAPE.iter().zip(&bytes[i..]).all(|(want, got)| match want {
+                    b'd' => got.is_ascii_digit(),
+                    want => want == got,
+                })
         })
         .map_or(name, |i| &name[..i])
 }

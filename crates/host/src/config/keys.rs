@@ -16,6 +16,7 @@ pub const SERVER: &[&str] = &[
     "disabled",
     "startupTimeoutMs",
     "toolTimeoutMs",
+    "taskAfterMs",
     "policy",
     "sampling",
     "roots",
@@ -42,6 +43,7 @@ pub const JUNCTION: &[&str] = &[
     "toolTimeoutMs",
     "systemPrompt",
     "logLevel",
+    "markdown",
     "model",
 ];
 

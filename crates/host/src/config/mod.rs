@@ -20,11 +20,14 @@
 //! [`StartOptions::roots`](crate::servers::StartOptions::roots), which the chat fills with
 //! its working directory, and with neither the roots capability is not declared to it),
 //! `"protocolVersion": "auto" | "2026-07-28" | "2025-11-25" | ...` (the revision to speak;
-//! `auto`, the default, probes `server/discover` and falls back to the handshake). A top-level `"junction"` section
+//! `auto`, the default, probes `server/discover` and falls back to the handshake) and
+//! `"taskAfterMs"` (a tool whose `execution.taskSupport` is `optional` runs as a task once
+//! one of its calls took this long, `0` always; `required` ones always do). A top-level `"junction"` section
 //! holds rules across servers, the file where "always allow" answers are kept,
 //! `"maxToolOutput"`, the most characters one tool result, attached resource or prompt may put
 //! into the conversation, `"toolTimeoutMs"`, `"systemPrompt"` and `"logLevel"` (the least
-//! severe log message servers are asked for) and `"model"` (the model used when no `--model`
+//! severe log message servers are asked for), `"markdown"` (`false` shows the model's answers
+//! as they are, as `--no-markdown` does) and `"model"` (the model used when no `--model`
 //! is given, written the same way, e.g. `"anthropic:claude-sonnet-4-5"`). Where these files
 //! are found and how they are merged is in [`scopes`]:
 //!
@@ -146,6 +149,9 @@ pub struct ServerConfig {
     /// How long one tool call may go without an answer or progress (`toolTimeoutMs`),
     /// when the entry sets it.
     pub tool_timeout: Option<Duration>,
+    /// From how long a call of one of its `optional` tools on, that tool runs as a task
+    /// (`taskAfterMs`; `0`: every call of an `optional` tool), when the entry sets it.
+    pub task_after: Option<Duration>,
     /// Whether its sampling requests reach the model without asking (`allow`), after the
     /// user approves them (`ask`, the default), or never (`deny`).
     pub sampling: Action,
@@ -192,6 +198,9 @@ pub struct Config {
     /// The least severe log message servers are asked to send (`junction.logLevel`); `None`
     /// leaves the host's default (`warning`).
     pub log_level: Option<LoggingLevel>,
+    /// Whether the chat renders the model's answers as Markdown on a terminal
+    /// (`junction.markdown`); `None` leaves the default (on; `--no-markdown` turns it off).
+    pub markdown: Option<bool>,
     /// The model to talk to when no `--model` is given (`junction.model`, written as
     /// `--model` takes it: `anthropic:MODEL`, `openai:MODEL`, `scripted:FILE`).
     pub model: Option<String>,
@@ -203,12 +212,21 @@ pub struct Config {
 impl Config {
     /// Reads `path`, expanding variables from the process environment.
     pub fn load(path: impl AsRef<Path>) -> Result<Config, ConfigError> {
+        Config::load_with(path, &|name| std::env::var(name).ok())
+    }
+
+    /// [`Config::load`] with variables looked up with `env` (which may ask the person for
+    /// a VS Code input, `JUNCTION_INPUT_ID`).
+    pub fn load_with(
+        path: impl AsRef<Path>,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Config, ConfigError> {
         let path = path.as_ref();
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
             path: path.to_owned(),
             source,
         })?;
-        Config::parse(&text, path, &|name| std::env::var(name).ok())
+        Config::parse(&text, path, env)
     }
 
     /// Parses `text` as the contents of `path`, expanding variables with `env`.
@@ -337,8 +355,8 @@ impl Reader<'_> {
     /// Expands `text` (member `field` of `server`); a variable that is unset with no
     /// default is an error naming it. `${workspaceFolder}` (VS Code) is the folder that
     /// holds the config (the one above `.vscode/` for `.vscode/mcp.json`), `${userHome}`
-    /// the home directory, and `${input:ID}` reads `JUNCTION_INPUT_ID` from the
-    /// environment.
+    /// the home directory, and `${input:ID}` looks up `JUNCTION_INPUT_ID` (which the
+    /// caller's `env` may ask the person for).
     fn expand(&self, server: Option<&str>, field: &str, text: &str) -> Result<String, ConfigError> {
         let lookup = |name: &str| match name {
             "workspaceFolder" => Some(self.workspace_folder()),
@@ -356,7 +374,7 @@ impl Reader<'_> {
                 field,
                 &match name.strip_prefix("input:") {
                     Some(id) => format!(
-                        "`${{{name}}}` has no value: Junction does not prompt for VS Code inputs; set JUNCTION_INPUT_{}",
+                        "`${{{name}}}` has no value: set JUNCTION_INPUT_{} (the chat asks for it on a terminal)",
                         id.to_ascii_uppercase()
                     ),
                     None => format!(
@@ -448,6 +466,16 @@ impl Reader<'_> {
             entry.get("startupTimeoutMs"),
         )?;
         let tool_timeout = self.millis(Some(name), "toolTimeoutMs", entry.get("toolTimeoutMs"))?;
+        let task_after = match entry.get("taskAfterMs") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(Duration::from_millis(v.as_u64().ok_or_else(|| {
+                self.invalid(
+                    Some(name),
+                    "taskAfterMs",
+                    "expected a whole number of milliseconds (0 or more)",
+                )
+            })?)),
+        };
         let rules = match entry.get("policy") {
             None | Some(Value::Null) => Vec::new(),
             Some(policy) => self
@@ -473,6 +501,7 @@ impl Reader<'_> {
             disabled: self.flag(name, entry, "disabled")?,
             startup_timeout,
             tool_timeout,
+            task_after,
             sampling,
             roots: self.roots(name, entry)?,
             protocol_version: match entry.get("protocolVersion") {
@@ -719,6 +748,13 @@ impl Reader<'_> {
                     "junction.model",
                     "expected \"PROVIDER:MODEL\", as --model takes it (e.g. \"anthropic:claude-sonnet-4-5\")",
                 ))
+            }
+        }
+        match section.get("markdown") {
+            None | Some(Value::Null) => {}
+            Some(Value::Bool(on)) => config.markdown = Some(*on),
+            Some(_) => {
+                return Err(self.invalid(None, "junction.markdown", "expected true or false"))
             }
         }
         match section.get("logLevel") {

@@ -119,6 +119,7 @@ pub fn merge(configs: Vec<Config>) -> (Config, Vec<String>) {
         merged.tool_timeout = config.tool_timeout.or(merged.tool_timeout);
         merged.system_prompt = config.system_prompt.or(merged.system_prompt);
         merged.log_level = config.log_level.or(merged.log_level);
+        merged.markdown = config.markdown.or(merged.markdown);
         merged.model = config.model.or(merged.model);
         merged.warnings.extend(config.warnings);
     }

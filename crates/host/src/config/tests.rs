@@ -327,6 +327,29 @@ fn tool_timeouts_and_the_system_prompt_are_read() {
 }
 
 #[test]
+fn the_task_threshold_is_read_zero_included_and_a_wrong_one_is_an_error() {
+    let config = parse(
+        r#"{"mcpServers": {"now": {"command": "x", "taskAfterMs": 0},
+                           "slow": {"command": "x", "taskAfterMs": 5000},
+                           "plain": {"command": "x"}}}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        config.server("now").unwrap().task_after,
+        Some(Duration::ZERO)
+    );
+    assert_eq!(
+        config.server("slow").unwrap().task_after,
+        Some(Duration::from_secs(5))
+    );
+    assert_eq!(config.server("plain").unwrap().task_after, None);
+    let err = parse(r#"{"mcpServers": {"s": {"command": "x", "taskAfterMs": "soon"}}}"#)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("taskAfterMs"), "{err}");
+}
+
+#[test]
 fn the_log_level_is_read_and_a_wrong_one_is_an_error() {
     let parse = |junction: serde_json::Value| {
         let text = serde_json::json!({"mcpServers": {}, "junction": junction}).to_string();
@@ -341,6 +364,20 @@ fn the_log_level_is_read_and_a_wrong_one_is_an_error() {
     assert_eq!(parse(serde_json::json!({})).unwrap().log_level, None);
     let error = parse(serde_json::json!({"logLevel": "loud"})).unwrap_err();
     assert!(error.to_string().contains("junction.logLevel"), "{error}");
+}
+
+#[test]
+fn markdown_can_be_turned_off_and_a_wrong_value_is_an_error() {
+    let parse = |junction: serde_json::Value| {
+        let text = serde_json::json!({"mcpServers": {}, "junction": junction}).to_string();
+        Config::parse(&text, Path::new("t.json"), &|_| None)
+    };
+    let off = parse(serde_json::json!({"markdown": false})).unwrap();
+    assert_eq!(off.markdown, Some(false));
+    assert!(off.warnings.is_empty(), "{:?}", off.warnings);
+    assert_eq!(parse(serde_json::json!({})).unwrap().markdown, None);
+    let error = parse(serde_json::json!({"markdown": "no"})).unwrap_err();
+    assert!(error.to_string().contains("junction.markdown"), "{error}");
 }
 
 #[test]

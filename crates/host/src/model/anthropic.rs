@@ -288,8 +288,17 @@ fn conversation_messages(conversation: &Conversation) -> Value {
     for (index, message) in conversation.messages().iter().enumerate() {
         match message {
             Message::User { text } => messages.push("user", text_block(text)),
-            Message::Context { source, text } => {
-                messages.push("user", text_block(&context_text(source, text)))
+            Message::Context {
+                source,
+                text,
+                media,
+            } => {
+                let fits = &plan[index];
+                let text = media::with_notes(&context_text(source, text), media, fits);
+                messages.push("user", text_block(&text));
+                for (m, format) in media::sent(media, fits) {
+                    messages.push("user", image_block(format.mime_type(), &m.data));
+                }
             }
             Message::Assistant { text, tool_calls } => {
                 // The API refuses empty text blocks.
@@ -635,6 +644,7 @@ mod tests {
         c.push(Message::Context {
             source: "@lib:lib://1".into(),
             text: "a book".into(),
+            media: Vec::new(),
         });
         c.push(Message::User { text: "hi".into() });
         c.push(Message::Assistant {

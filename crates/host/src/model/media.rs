@@ -12,7 +12,7 @@
 
 use base64::Engine;
 
-use crate::conversation::{Conversation, Media, MediaKind, Message};
+use crate::conversation::{Conversation, Media, MediaKind};
 
 /// A format a provider decodes, recognised from the first bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -175,15 +175,14 @@ pub(crate) fn plan(conversation: &Conversation, limits: &Limits) -> Vec<Vec<Fit>
     let mut budget = limits.budget;
     let mut fits: Vec<Vec<Fit>> = vec![Vec::new(); conversation.messages().len()];
     for (index, message) in conversation.messages().iter().enumerate().rev() {
-        if let Message::ToolResult { media, .. } = message {
-            let mut these: Vec<Fit> = media
-                .iter()
-                .rev()
-                .map(|m| check(m.kind, &m.mime_type, &m.data, limits, &mut budget))
-                .collect();
-            these.reverse();
-            fits[index] = these;
-        }
+        let mut these: Vec<Fit> = message
+            .media()
+            .iter()
+            .rev()
+            .map(|m| check(m.kind, &m.mime_type, &m.data, limits, &mut budget))
+            .collect();
+        these.reverse();
+        fits[index] = these;
     }
     fits
 }
@@ -221,6 +220,7 @@ pub(crate) fn sent<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::conversation::Message;
 
     const PNG: &str =
         "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";

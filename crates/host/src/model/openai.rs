@@ -312,8 +312,24 @@ fn conversation_messages(conversation: &Conversation) -> Value {
         }
         match message {
             Message::User { text } => messages.push(json!({"role": "user", "content": text})),
-            Message::Context { source, text } => {
-                messages.push(json!({"role": "user", "content": context_text(source, text)}))
+            Message::Context {
+                source,
+                text,
+                media,
+            } => {
+                let fits = &plan[index];
+                let text = media::with_notes(&context_text(source, text), media, fits);
+                let parts: Vec<Value> = media::sent(media, fits)
+                    .map(|(m, format)| media_part(format, &m.data))
+                    .collect();
+                let content = if parts.is_empty() {
+                    json!(text)
+                } else {
+                    let mut all = vec![json!({"type": "text", "text": text})];
+                    all.extend(parts);
+                    Value::Array(all)
+                };
+                messages.push(json!({"role": "user", "content": content}))
             }
             Message::Assistant { text, tool_calls } => messages.push(assistant(
                 text.as_deref(),

@@ -30,6 +30,7 @@ pub fn standalone(params: &CreateMessageParams) -> (Conversation, Vec<ModelTool>
         conversation.push(Message::Context {
             source: SYSTEM_PROMPT_SOURCE.to_owned(),
             text: system.clone(),
+            media: Vec::new(),
         });
     }
     // Tool results name the call they answer; the tool's name is on the call.
@@ -175,7 +176,8 @@ mod tests {
             &[
                 Message::Context {
                     source: SYSTEM_PROMPT_SOURCE.into(),
-                    text: "Be brief.".into()
+                    text: "Be brief.".into(),
+                    media: Vec::new(),
                 },
                 Message::User {
                     text: "What is the weather?".into()

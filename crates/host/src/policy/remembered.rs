@@ -86,7 +86,7 @@ fn key(server: &str, tool: &str) -> Key {
 }
 
 /// The tools the user chose to always allow, each with the definition it was allowed in,
-/// found by the server's config key and the tool's [canonical](super::canonical) name.
+/// found by the server's config key and the tool's [canonical](super::canonical()) name.
 #[derive(Debug)]
 pub struct Remembered {
     path: Option<PathBuf>,

@@ -6,7 +6,7 @@ use std::process::ExitStatus;
 use std::sync::{Mutex, RwLock};
 use std::time::Duration;
 
-use junction::client::{Client, ConnectError};
+use junction::client::{Client, ConnectError, Subscription};
 use junction::transport::child::{self, ChildProcess, CommandSpec, ShutdownTimeouts};
 use junction::transport::http::client::HttpClient;
 use junction::transport::Connection;
@@ -242,10 +242,14 @@ pub(super) async fn ended(process: &mut ChildProcess) -> (Option<ExitStatus>, Ve
 }
 
 /// On 2026-07-28 a server announces list changes only on a `subscriptions/listen` stream:
-/// opens one for each list the server says can change. The stream lasts as long as the
-/// session (dropping its handle does not end it); a server that refuses it is still used,
-/// with a warning that its lists will not be refreshed.
-async fn listen_for_changes(name: &str, client: &Client, events: &EventSink) {
+/// opens one for each list the server says can change, and returns it (its end is how a
+/// server that went away is noticed, see `notifications::follow`). A server that refuses it
+/// is still used, with a warning that its lists will not be refreshed.
+async fn listen_for_changes(
+    name: &str,
+    client: &Client,
+    events: &EventSink,
+) -> Option<Subscription> {
     let filter = client.declared(SubscriptionFilter {
         tools_list_changed: Some(true),
         prompts_list_changed: Some(true),
@@ -253,12 +257,16 @@ async fn listen_for_changes(name: &str, client: &Client, events: &EventSink) {
         ..SubscriptionFilter::default()
     });
     if filter == SubscriptionFilter::default() {
-        return;
+        return None;
     }
-    if let Err(e) = client.listen(filter).await {
-        events.emit(Event::Warning {
-            message: format!("server `{name}`: could not listen for list changes: {e}"),
-        });
+    match client.listen(filter).await {
+        Ok(subscription) => Some(subscription),
+        Err(e) => {
+            events.emit(Event::Warning {
+                message: format!("server `{name}`: could not listen for list changes: {e}"),
+            });
+            None
+        }
     }
 }
 
@@ -348,8 +356,9 @@ pub(super) async fn connect(
     } else {
         (Vec::new(), Vec::new())
     };
+    let mut listening = None;
     if client.protocol_version().family() == Family::Stateless {
-        listen_for_changes(name, &client, events).await;
+        listening = listen_for_changes(name, &client, events).await;
     } else if let (Some(level), Some(_)) = (options.client.log_level, &capabilities.logging) {
         // On 2026-07-28 the level rides in every request's `_meta` instead.
         if let Err(e) = client.set_level(level).await {
@@ -362,6 +371,7 @@ pub(super) async fn connect(
         name: name.to_owned(),
         trusted: settings.trusted,
         tool_timeout: settings.tool_timeout,
+        slow_tools: crate::tool_call::SlowTools::new(settings.task_after),
         attention,
         client,
         lists: RwLock::new(Lists {
@@ -374,6 +384,7 @@ pub(super) async fn connect(
         backing: tokio::sync::Mutex::new(None),
         oauth: None,
         stopped: Mutex::new(None),
+        listening: Mutex::new(listening),
         closing: Default::default(),
         answered: Default::default(),
     })
@@ -399,6 +410,7 @@ mod tests {
             disabled: false,
             startup_timeout: None,
             tool_timeout: None,
+            task_after: None,
             sampling: Action::Ask,
             roots: None,
             protocol_version: None,

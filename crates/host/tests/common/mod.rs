@@ -18,10 +18,12 @@ pub fn tapped(server: &Server, frames: Frames) -> (Connection, Peer) {
     let Connection {
         outgoing: to_client,
         incoming: mut from_client,
+        ..
     } = tap_client;
     let Connection {
         outgoing: to_server,
         incoming: mut from_server,
+        ..
     } = tap_server;
     tokio::spawn(async move {
         while let Some(Inbound::Frame(bytes)) = from_client.recv().await {

@@ -16,8 +16,8 @@
 //!   not send yet);
 //! - `progress`: a number N: each `tools/call` first sends N progress notifications, 0.2 s
 //!   apart;
-//! - `ask`: when it exists, each `tools/call` first asks an elicitation and waits for its
-//!   answer;
+//! - `ask`: when it exists, each `tools/call` first asks an elicitation (the file's
+//!   content as its params, or a one-field form when it is empty) and waits for its answer;
 //! - `roots`: when it exists, each `tools/call` first asks for `roots/list` and waits for
 //!   the answer (kept in `received.jsonl` like every line);
 //! - `hang`: when it exists, `tools/call` is never answered;
@@ -70,7 +70,9 @@ while IFS= read -r line; do
         done
       fi
       if [ -f "$dir/ask" ]; then
-        printf '%s\n' '{"jsonrpc":"2.0","id":700,"method":"elicitation/create","params":{"message":"Your name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}}'
+        params='{"message":"Your name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}'
+        if [ -s "$dir/ask" ]; then params=$(cat "$dir/ask"); fi
+        printf '{"jsonrpc":"2.0","id":700,"method":"elicitation/create","params":%s}\n' "$params"
         IFS= read -r answer
         printf '%s\n' "$answer" >> "$dir/received.jsonl"
       fi

@@ -12,7 +12,7 @@
 //!    authorization server's issuer and `resource` the MCP server ([`exchange`]);
 //! 2. presents the ID-JAG at the authorization server's token endpoint as an RFC 7523 JWT
 //!    bearer grant, authenticated as its client registered there, and receives the access
-//!    token ([`jwt_bearer`]).
+//!    token (`jwt_bearer`).
 //!
 //! The IdP decides, by policy, whether this user may reach this resource; the ID-JAG is
 //! bound to the resource and to the client, so it is useless anywhere else. Configured with

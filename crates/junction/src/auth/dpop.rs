@@ -13,6 +13,9 @@
 //! and the request is sent again with a proof carrying that nonce ([`Nonces`] remembers the
 //! latest one per server, as §8 and §9 describe).
 //!
+//! The resource server's side: [`verify_proof`] checks a proof, and [`ServerNonces`] are
+//! the nonces a resource server that wants them issues.
+//!
 //! ```
 //! use junction::auth::{dpop::DpopKey, Url};
 //!
@@ -26,6 +29,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
@@ -218,7 +222,15 @@ pub struct VerifiedProof {
     pub iat: u64,
     /// The thumbprint of the key that signed it.
     pub thumbprint: String,
+    /// The server nonce it carries (RFC 9449 §9), if any.
+    pub nonce: Option<String>,
 }
+
+/// The algorithms [`verify_proof`] accepts: every asymmetric one (never `none`, never an
+/// HMAC), named in resource servers' challenges and metadata.
+pub const ACCEPTED_ALGORITHMS: &[&str] = &[
+    "ES256", "ES384", "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "EdDSA",
+];
 
 /// How far a proof's `iat` may be from the clock, in seconds.
 pub const PROOF_WINDOW: u64 = 300;
@@ -306,6 +318,7 @@ pub fn verify_proof(
         jti: jti.to_owned(),
         iat,
         thumbprint: thumbprint(jwk_json).ok_or("the DPoP proof's jwk has an unknown key type")?,
+        nonce: text("nonce").map(str::to_owned),
     })
 }
 
@@ -343,6 +356,78 @@ impl Nonces {
         };
         let previous = lock(&self.0).insert(origin_of(url), nonce.to_owned());
         previous.as_deref() != Some(nonce)
+    }
+}
+
+/// How long a server nonce stays the current one; the one before it is accepted for as
+/// long again, so a proof made just before a rotation still passes.
+pub const NONCE_LIFETIME: Duration = Duration::from_secs(PROOF_WINDOW);
+
+/// The nonces a resource server issues (RFC 9449 §9): a random value, replaced every
+/// [`NONCE_LIFETIME`]; a proof must carry the current one or the one before it. They are
+/// kept in this process: instances behind one load balancer each have their own.
+#[derive(Debug)]
+pub struct ServerNonces {
+    state: Mutex<NonceState>,
+}
+
+#[derive(Debug)]
+struct NonceState {
+    current: String,
+    previous: Option<String>,
+    issued: Instant,
+}
+
+impl ServerNonces {
+    /// A first nonce from the OS's CSPRNG.
+    pub fn new() -> Result<ServerNonces, AuthError> {
+        Ok(ServerNonces {
+            state: Mutex::new(NonceState {
+                current: random_token()?,
+                previous: None,
+                issued: Instant::now(),
+            }),
+        })
+    }
+
+    /// The nonce to give clients now.
+    pub fn current(&self) -> String {
+        self.current_at(Instant::now())
+    }
+
+    /// Whether a proof carrying `nonce` is fresh enough now.
+    pub fn accepts(&self, nonce: Option<&str>) -> bool {
+        self.accepts_at(nonce, Instant::now())
+    }
+
+    fn current_at(&self, now: Instant) -> String {
+        let mut state = lock(&self.state);
+        state.rotate(now);
+        state.current.clone()
+    }
+
+    fn accepts_at(&self, nonce: Option<&str>, now: Instant) -> bool {
+        let mut state = lock(&self.state);
+        state.rotate(now);
+        nonce.is_some_and(|n| n == state.current || Some(n) == state.previous.as_deref())
+    }
+}
+
+impl NonceState {
+    /// Replaces the current nonce once it has lived [`NONCE_LIFETIME`] (a failing random
+    /// source keeps the old one, still unpredictable, rather than stopping the server).
+    fn rotate(&mut self, now: Instant) {
+        let age = now.saturating_duration_since(self.issued);
+        if age < NONCE_LIFETIME {
+            return;
+        }
+        let Ok(fresh) = random_token() else {
+            tracing::warn!("no fresh DPoP nonce could be made; the current one is kept");
+            return;
+        };
+        let previous = std::mem::replace(&mut self.current, fresh);
+        self.previous = (age < NONCE_LIFETIME * 2).then_some(previous);
+        self.issued = now;
     }
 }
 
@@ -410,6 +495,34 @@ mod tests {
         assert_eq!(back.thumbprint(), key.thumbprint());
         assert!(!format!("{key:?}").contains(text.trim_matches('"')));
         assert!(serde_json::from_str::<DpopKey>("\"bm90IGEga2V5\"").is_err());
+    }
+
+    #[test]
+    fn a_server_nonce_is_accepted_until_the_one_after_the_next() {
+        let nonces = ServerNonces::new().unwrap();
+        let start = lock(&nonces.state).issued;
+        let first = nonces.current_at(start);
+        assert!(nonces.accepts_at(Some(&first), start));
+        assert!(!nonces.accepts_at(None, start));
+        assert!(!nonces.accepts_at(Some("made-up"), start));
+
+        let later = start + NONCE_LIFETIME;
+        let second = nonces.current_at(later);
+        assert_ne!(second, first, "rotated");
+        assert!(nonces.accepts_at(Some(&second), later));
+        assert!(
+            nonces.accepts_at(Some(&first), later),
+            "the previous one still passes"
+        );
+
+        let third = nonces.current_at(later + NONCE_LIFETIME);
+        assert_ne!(third, second);
+        assert!(!nonces.accepts_at(Some(&first), later + NONCE_LIFETIME));
+        assert!(nonces.accepts_at(Some(&second), later + NONCE_LIFETIME));
+
+        // Unused for two lifetimes: the old nonce is not kept as the previous one.
+        let much_later = later + NONCE_LIFETIME * 4;
+        assert!(!nonces.accepts_at(Some(&third), much_later));
     }
 
     #[test]

@@ -26,7 +26,7 @@
 //!    With [`OAuthConfig::cross_app`] and an authorization server that lists the JWT
 //!    bearer grant, step 6 is the enterprise IdP's instead of the user's: the ID token is
 //!    exchanged there for an ID-JAG, which the pre-registered client presents for the
-//!    token ([`cross_app`](super::cross_app), SEP-990).
+//!    token ([`cross_app`], SEP-990).
 //!    With [`OAuthConfig::workload`] and an authorization server that lists the JWT bearer
 //!    grant, the workload's platform JWT is the grant ([`workload`](super::workload),
 //!    SEP-1933); no user, no browser.
@@ -35,7 +35,7 @@
 //!
 //! An authorization server that lists `ES256` for DPoP gets a proof with every token
 //! request, and the tokens it binds go out with a proof on every request
-//! ([`dpop`](super::dpop), RFC 9449); its nonces are followed.
+//! ([`dpop`], RFC 9449); its nonces are followed.
 //!
 //! [`OAuthClient::access_token`] gives the token to send, refreshed when it expires within a
 //! minute. Tokens granted by an issuer the resource no longer names are dropped.
@@ -314,8 +314,13 @@ impl OAuthClient {
     /// after `Ok`, send the request again. A `403` other than `insufficient_scope` is
     /// refused. A `401` asking for a DPoP nonce is answered by sending again with the one
     /// [`observe`](Self::observe) kept.
+    ///
+    /// The renewal runs in a task of its own: when the request that met the challenge is
+    /// given up (its timeout, a host reconnecting), a person's login in progress goes on and
+    /// its tokens are kept for the next request, rather than being cut off with a dead
+    /// redirect listener and started again.
     pub async fn challenged(
-        &self,
+        self: &Arc<Self>,
         status: StatusCode,
         www_authenticate: Option<&str>,
         sent: Option<&str>,
@@ -336,6 +341,21 @@ impl OAuthClient {
                 description: challenge.error_description,
             });
         }
+        let this = Arc::clone(self);
+        let sent = sent.map(str::to_owned);
+        tokio::spawn(async move { this.renew(status, &challenge, sent.as_deref()).await })
+            .await
+            .map_err(|e| AuthError::Interrupted(e.to_string()))?
+    }
+
+    /// What [`challenged`](Self::challenged) runs: refresh, else authorize, unless another
+    /// request renewed the token meanwhile.
+    async fn renew(
+        &self,
+        status: StatusCode,
+        challenge: &Challenge,
+        sent: Option<&str>,
+    ) -> Result<(), AuthError> {
         let _guard = self.renewing.lock().await;
         let current = self.current().map(|c| c.tokens);
         if current.as_ref().map(|t| t.access_token.as_str()) != sent {
@@ -345,12 +365,12 @@ impl OAuthClient {
         if status == StatusCode::UNAUTHORIZED
             && current.as_ref().is_some_and(|t| t.refresh_token.is_some())
         {
-            match self.refresh(&challenge).await {
+            match self.refresh(challenge).await {
                 Ok(_) => return Ok(()),
                 Err(e) => tracing::info!(error = %e, "refresh refused; authorizing again"),
             }
         }
-        self.authorize(&challenge, status == StatusCode::FORBIDDEN)
+        self.authorize(challenge, status == StatusCode::FORBIDDEN)
             .await
             .map(|_| ())
     }

@@ -60,6 +60,12 @@ pub struct ProtectedResourceMetadata {
     /// A human-readable name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource_name: Option<String>,
+    /// The algorithms the resource accepts DPoP proofs signed with (RFC 9728 §2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dpop_signing_alg_values_supported: Option<Vec<String>>,
+    /// Whether the resource accepts only DPoP-bound access tokens (RFC 9728 §2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dpop_bound_access_tokens_required: Option<bool>,
 }
 
 /// OAuth 2.0 Authorization Server Metadata (RFC 8414 §2) or an OpenID Provider

@@ -228,6 +228,9 @@ pub enum AuthError {
         /// What went wrong.
         reason: String,
     },
+    /// The authorization's task ended before it did (a panic, or the runtime shutting down).
+    #[error("the authorization stopped: {0}")]
+    Interrupted(String),
     /// The OS gave no random bytes.
     #[error("no random bytes available: {0}")]
     Random(String),

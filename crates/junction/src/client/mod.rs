@@ -68,6 +68,7 @@ mod output_schema;
 mod service;
 mod stateless;
 mod task;
+mod task_receiver;
 
 #[cfg(test)]
 mod handler_tests;
@@ -112,7 +113,10 @@ use tokio::sync::mpsc;
 use self::output_schema::OutputSchemas;
 use self::service::{ClientService, Handlers};
 use self::stateless::Stateless;
+pub(crate) use self::task::poll_delay;
+use self::task_receiver::TaskReceiver;
 use crate::error::RequestError;
+use crate::server::task::TaskSettings;
 use crate::session::{Peer, RequestOptions, Session, SessionOptions};
 use crate::sync::lock;
 use crate::transport::{Connection, TransportError};
@@ -199,6 +203,7 @@ pub struct ClientOptions {
     elicitation: Option<Elicitation>,
     roots: Option<Roots>,
     tasks: bool,
+    task_requests: Option<TaskSettings>,
 }
 
 impl ClientOptions {
@@ -220,6 +225,7 @@ impl ClientOptions {
             elicitation: None,
             roots: None,
             tasks: false,
+            task_requests: None,
         }
     }
 
@@ -318,6 +324,19 @@ impl ClientOptions {
         self
     }
 
+    /// Runs the server's task-augmented `sampling/createMessage` and `elicitation/create`
+    /// as tasks (2025-11-25), for handlers that take long (a person answering): such a
+    /// request is answered at once with a task, and the server follows it with `tasks/get`,
+    /// `tasks/result`, `tasks/list` and `tasks/cancel`, which the client then answers;
+    /// `tasks/cancel` stops the handler. Declares `tasks.list`, `tasks.cancel` and
+    /// `tasks.requests` for the sampling and elicitation handlers set; `settings` bound the
+    /// ttl granted and give the `pollInterval` suggested. A request without `task` is
+    /// answered as before. On 2026-07-28, which has no such requests, it declares nothing.
+    pub fn task_requests(mut self, settings: TaskSettings) -> Self {
+        self.task_requests = Some(settings);
+        self
+    }
+
     /// The capabilities these options declare in `initialize`.
     pub fn capabilities(&self) -> ClientCapabilities {
         let mut caps = ClientCapabilities::default();
@@ -340,6 +359,12 @@ impl ClientOptions {
         }
         if let Some(roots) = &self.roots {
             caps = caps.with_roots(roots.list_changed);
+        }
+        if self.task_requests.is_some() {
+            caps.tasks = Some(TaskReceiver::capability(
+                self.sampling.is_some(),
+                self.elicitation.is_some(),
+            ));
         }
         caps
     }
@@ -478,6 +503,8 @@ pub struct Client {
     output_schemas: OutputSchemas,
     /// Each tool's `execution.taskSupport`, from the last `tools/list`.
     task_supports: task::TaskSupports,
+    /// The last task the server reported in `notifications/tasks/status`.
+    task_updates: task::TaskUpdates,
     /// Whether `roots.listChanged` was declared.
     roots_list_changed: bool,
     /// The resources subscribed to in 2026-07-28, and the listen stream that carries them.
@@ -510,12 +537,15 @@ impl Client {
             extra: Default::default(),
         }));
         let cache = Arc::new(cache::ResultCache::new(options.cache_bytes));
+        let task_updates = task::TaskUpdates::default();
         let service = ClientService {
+            task_updates: task_updates.clone(),
             handlers: handlers.clone(),
             init: init.clone(),
             notifications: tx,
             acks: ack_tx,
             cache: cache.clone(),
+            task_receiver: options.task_requests.clone().map(TaskReceiver::new),
         };
         let peer = Session::start(connection, service, options.session.clone());
         let mut client = Client {
@@ -525,6 +555,7 @@ impl Client {
             notifications: Mutex::new(Some(rx)),
             output_schemas: OutputSchemas::default(),
             task_supports: Default::default(),
+            task_updates,
             roots_list_changed: capabilities.supports_roots_list_changed(),
             resource_listen: tokio::sync::Mutex::new((BTreeSet::new(), None)),
             list_caps: (options.max_list_items, options.max_list_bytes),
@@ -537,6 +568,9 @@ impl Client {
         let mut fallback = None;
         if asked.family() == Family::Stateless {
             let mut declared = capabilities.clone();
+            // 2026-07-28 sends the server no requests to run as tasks (its tasks are the
+            // extension's), so `task_requests` declares nothing there.
+            declared.tasks = None;
             if options.tasks {
                 declared
                     .extensions

@@ -24,6 +24,7 @@ use tokio::sync::mpsc;
 
 use super::cache::ResultCache;
 use super::handlers::{Elicitation, HandlerError, Roots, Sampling};
+use super::task_receiver::TaskReceiver;
 use crate::session::{BoxFuture, IncomingRequest, Peer, RequestContext, Service};
 use crate::sync::lock;
 use crate::transport::TransportEvent;
@@ -41,6 +42,11 @@ pub(super) struct ClientService {
     pub(super) acks: mpsc::UnboundedSender<SubscriptionsAcknowledgedParams>,
     /// The answers a notification can make stale, shared with the stateless requests.
     pub(super) cache: Arc<ResultCache>,
+    /// Where `notifications/tasks/status` goes, besides the stream: to the task waits.
+    pub(super) task_updates: super::task::TaskUpdates,
+    /// The server's requests run as tasks, when the host accepts them
+    /// ([`ClientOptions::task_requests`](super::ClientOptions::task_requests)).
+    pub(super) task_receiver: Option<TaskReceiver>,
 }
 
 /// The host's handlers for the server's requests, shared by the session (handshake family)
@@ -52,6 +58,23 @@ pub(super) struct Handlers {
 }
 
 impl Handlers {
+    /// Refuses, before its handler runs, a sampling or elicitation request the handler cannot
+    /// take (params that do not decode, or use what the client did not declare): the
+    /// error [`Handlers::answer`] would give. Any other request passes.
+    pub(super) fn check(&self, method: &str, params: Option<&RawValue>) -> Result<(), ErrorObject> {
+        match (method, &self.sampling, &self.elicitation) {
+            (CreateMessage::METHOD, Some(sampling), _) => {
+                let params = decode::<CreateMessage>(params)?;
+                check_sampling(sampling, &params).map_err(|e| e.into_error(CreateMessage::METHOD))
+            }
+            (Elicit::METHOD, _, Some(elicitation)) => {
+                let params = decode::<Elicit>(params)?;
+                check_mode(elicitation, &params).map_err(|e| e.into_error(Elicit::METHOD))
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// Answers one request of the server with the handler for its method; -32601 when there
     /// is none.
     pub(super) async fn answer(
@@ -121,6 +144,15 @@ impl Service for ClientService {
                 params,
                 context,
             } = request;
+            if let Some(receiver) = &self.task_receiver {
+                let params = params.as_deref();
+                if let Some(answer) = receiver
+                    .answer(&self.handlers, &method, params, &context)
+                    .await
+                {
+                    return answer;
+                }
+            }
             self.handlers
                 .answer(&method, params.as_deref(), context)
                 .await
@@ -160,6 +192,9 @@ impl Service for ClientService {
                 }
             },
         );
+        if let ServerNotification::TaskStatus(params) = &typed {
+            self.task_updates.tell(&params.task);
+        }
         // Nobody listening is fine: notifications are advisory.
         let _ = self.notifications.send(typed);
         Box::pin(async {})
@@ -185,7 +220,7 @@ impl ClientService {
     }
 }
 
-fn decode<R: Request>(params: Option<&RawValue>) -> Result<R::Params, ErrorObject>
+pub(super) fn decode<R: Request>(params: Option<&RawValue>) -> Result<R::Params, ErrorObject>
 where
     R::Params: DeserializeOwned,
 {
@@ -193,7 +228,7 @@ where
         .map_err(|e| ErrorObject::invalid_params(format!("Invalid params for {}: {e}", R::METHOD)))
 }
 
-fn encode<R: Request>(result: &impl Serialize) -> Result<Box<RawValue>, ErrorObject> {
+pub(super) fn encode<R: Request>(result: &impl Serialize) -> Result<Box<RawValue>, ErrorObject> {
     jsonrpc::to_raw(result).map_err(|e| {
         ErrorObject::internal(format!("could not encode the result of {}: {e}", R::METHOD))
     })

@@ -32,7 +32,7 @@ use tokio_util::sync::CancellationToken;
 use super::cache::ResultCache;
 use super::service::Handlers;
 use crate::error::RequestError;
-use crate::session::{Peer, RequestContext, RequestOptions};
+use crate::session::{Peer, RequestContext, RequestOptions, TaskStatusUpdate};
 use crate::transport::TransportError;
 
 /// How long to wait between polls of a task when the server suggests nothing, and the
@@ -402,7 +402,19 @@ impl Stateless {
         let mut answered = std::collections::HashSet::new();
         let mut task = handle;
         tracing::debug!(task = %id, method = R::METHOD, "the server runs the request as a task");
+        let mut reported: Option<(TaskStatus, Option<String>)> = None;
         loop {
+            if let Some(sink) = &options.task_status {
+                let now = (task.status, task.status_message.clone());
+                if reported.as_ref() != Some(&now) {
+                    sink(TaskStatusUpdate {
+                        task_id: id.clone(),
+                        status: now.0,
+                        message: now.1.clone(),
+                    });
+                    reported = Some(now);
+                }
+            }
             match task.status {
                 TaskStatus::Completed => {
                     let result = Value::Object(task.result.unwrap_or_default());

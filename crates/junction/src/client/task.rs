@@ -6,7 +6,8 @@
 //! `tasks/get` at the task's `pollInterval`, hands each status change to a callback, and
 //! fetches the result with `tasks/result` once the task is terminal.
 //! [`Client::call_tool_auto`] does both for a tool whose `execution.taskSupport` is
-//! `required` (from the last [`Client::list_tools`]), and a plain call otherwise.
+//! `required` (from the last [`Client::list_tools`]), and a plain call otherwise;
+//! [`Client::call_tool_preferring_task`] also for an `optional` one when asked to.
 //! [`Client::get_task`], [`Client::task_result`], [`Client::list_tasks`] and
 //! [`Client::cancel_task`] are the task methods themselves.
 //!
@@ -35,6 +36,8 @@ use junction_protocol::tasks::{
 };
 use junction_protocol::tools::{CallTool, CallToolParams, CallToolResult, TaskSupport, Tool};
 use serde_json::Value;
+use tokio::sync::watch;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::Client;
@@ -57,6 +60,34 @@ impl Request for CallToolAsTask {
 const DEFAULT_POLL: Duration = Duration::from_millis(500);
 const MIN_POLL: Duration = Duration::from_millis(50);
 const MAX_POLL: Duration = Duration::from_secs(30);
+
+/// How long to wait before polling `task` again: its `pollInterval`, bounded.
+pub(crate) fn poll_delay(task: &Task) -> Duration {
+    task.poll_interval
+        .map_or(DEFAULT_POLL, Duration::from_millis)
+        .clamp(MIN_POLL, MAX_POLL)
+}
+
+/// The last task the server reported in `notifications/tasks/status`, for
+/// [`Client::wait_for_task`] to follow without waiting for its next poll.
+#[derive(Debug, Clone)]
+pub(super) struct TaskUpdates(std::sync::Arc<watch::Sender<Option<Task>>>);
+
+impl Default for TaskUpdates {
+    fn default() -> Self {
+        TaskUpdates(std::sync::Arc::new(watch::channel(None).0))
+    }
+}
+
+impl TaskUpdates {
+    pub(super) fn tell(&self, task: &Task) {
+        self.0.send_replace(Some(task.clone()));
+    }
+
+    fn subscribe(&self) -> watch::Receiver<Option<Task>> {
+        self.0.subscribe()
+    }
+}
 
 /// The `execution.taskSupport` of each tool, as the last `tools/list` gave it.
 #[derive(Debug, Default)]
@@ -108,19 +139,42 @@ impl Client {
         self.send::<CallToolAsTask>(&params, options).await
     }
 
+    /// The `execution.taskSupport` of tool `name`, as the last [`Client::list_tools`] gave
+    /// it (`forbidden` for a tool it did not list).
+    pub fn task_support(&self, name: &str) -> TaskSupport {
+        self.task_supports.of(name)
+    }
+
     /// Calls a tool the way its `execution.taskSupport` asks (from the last
-    /// [`Client::list_tools`]): as a task, waited for with [`Client::wait_for_task`] (which
-    /// `options.cancel` cancels), when it is `required` and the server runs tool calls as
-    /// tasks; plainly, with `options`, otherwise.
+    /// [`Client::list_tools`]): as a task when it is `required`, plainly otherwise (see
+    /// [`Client::call_tool_preferring_task`]).
     pub async fn call_tool_auto(
         &self,
         params: CallToolParams,
         options: RequestOptions,
         on_status: impl FnMut(&Task) + Send,
     ) -> Result<CallToolResult, RequestError> {
-        let required = self.task_supports.of(&params.name) == TaskSupport::Required
-            && self.server_capabilities().supports_task_tool_calls();
-        if !required {
+        self.call_tool_preferring_task(params, false, options, on_status)
+            .await
+    }
+
+    /// Calls a tool as a task, waited for with [`Client::wait_for_task`] (which
+    /// `options.cancel` cancels), when the server runs tool calls as tasks and the tool's
+    /// `execution.taskSupport` (from the last [`Client::list_tools`]) is `required`, or is
+    /// `optional` and `prefer_task` is set; plainly, with `options`, otherwise.
+    pub async fn call_tool_preferring_task(
+        &self,
+        params: CallToolParams,
+        prefer_task: bool,
+        options: RequestOptions,
+        on_status: impl FnMut(&Task) + Send,
+    ) -> Result<CallToolResult, RequestError> {
+        let as_task = match self.task_supports.of(&params.name) {
+            TaskSupport::Required => true,
+            TaskSupport::Optional => prefer_task,
+            TaskSupport::Forbidden => false,
+        } && self.server_capabilities().supports_task_tool_calls();
+        if !as_task {
             return self.call_tool(params, options).await;
         }
         let cancel = options.cancel.clone();
@@ -176,7 +230,8 @@ impl Client {
     }
 
     /// Follows `task` to its end: polls `tasks/get` at its `pollInterval` (bounded to 50 ms
-    /// … 30 s), calls `on_status` for each change of status or status message, then returns
+    /// … 30 s), taking the task from a `notifications/tasks/status` instead when one comes
+    /// first, calls `on_status` for each change of status or status message, then returns
     /// the result from `tasks/result`. When `cancel` fires, the task is cancelled with
     /// `tasks/cancel` and the wait fails with [`RequestError::Cancelled`].
     pub async fn wait_for_task(
@@ -186,23 +241,34 @@ impl Client {
         cancel: Option<CancellationToken>,
     ) -> Result<CallToolResult, RequestError> {
         let cancel = cancel.unwrap_or_default();
+        let mut updates = self.task_updates.subscribe();
+        // A notification may have come between the task's creation and now.
+        updates.mark_changed();
         let mut last = task.clone();
         on_status(&last);
+        let poll = |task: &Task| Instant::now() + poll_delay(task);
+        let mut next_poll = poll(&last);
         while !last.status.is_terminal() {
-            let wait = last
-                .poll_interval
-                .map_or(DEFAULT_POLL, Duration::from_millis)
-                .clamp(MIN_POLL, MAX_POLL);
-            tokio::select! {
-                () = tokio::time::sleep(wait) => {}
+            let told = tokio::select! {
+                () = tokio::time::sleep_until(next_poll) => None,
+                Ok(()) = updates.changed() => updates
+                    .borrow_and_update()
+                    .clone()
+                    .filter(|t| t.task_id == last.task_id && t.last_updated_at >= last.last_updated_at),
                 () = cancel.cancelled() => {
                     if let Err(e) = self.cancel_task(&last.task_id).await {
                         tracing::debug!(task = %last.task_id, "could not cancel the task: {e}");
                     }
                     return Err(RequestError::Cancelled { method: CallTool::METHOD.to_owned() });
                 }
-            }
-            let now = self.get_task(&last.task_id).await?;
+            };
+            let now = match told {
+                Some(task) => task,
+                None if Instant::now() >= next_poll => self.get_task(&last.task_id).await?,
+                // Another task's notification.
+                None => continue,
+            };
+            next_poll = poll(&now);
             if now.status != last.status || now.status_message != last.status_message {
                 on_status(&now);
             }

@@ -7,10 +7,14 @@ use std::sync::Arc;
 use junction_protocol::elicitation::{Elicit, ElicitParams, ElicitResult};
 use junction_protocol::logging::LoggingLevel;
 use junction_protocol::meta::EmptyParams;
+use junction_protocol::meta::TaskMetadata;
 use junction_protocol::method::Request;
 use junction_protocol::roots::{ListRoots, ListRootsResult};
 use junction_protocol::sampling::{CreateMessage, CreateMessageParams, CreateMessageResult};
-use junction_protocol::tasks::{TaskStatus, RELATED_TASK_META};
+use junction_protocol::tasks::{
+    CancelTask, CreateTaskResult, GetTask, GetTaskPayload, TaskIdParams, TaskStatus,
+    RELATED_TASK_META,
+};
 use junction_protocol::ProtocolVersion;
 use serde_json::Value;
 
@@ -23,7 +27,7 @@ use super::registry::SessionState;
 use super::stateless::Call;
 use super::ServerHandle;
 use crate::error::RequestError;
-use crate::session::{RequestContext, RequestOptions};
+use crate::session::{Peer, RequestContext, RequestOptions};
 
 /// What a tool, resource, prompt or completion handler may use besides its arguments.
 ///
@@ -243,8 +247,41 @@ impl Context {
         &self,
         params: CreateMessageParams,
     ) -> Result<CreateMessageResult, RequestError> {
+        let required = ClientCapabilities {
+            sampling: Some(Default::default()),
+            ..Default::default()
+        };
+        let missing = self.sampling_missing(&params);
+        self.send::<CreateMessage>(missing, required, &params).await
+    }
+
+    /// Asks the client to sample as a task (2025-11-25): for a client whose sampling takes
+    /// long (a person reviewing it), `sampling/createMessage` with `task` (lifetime `ttl` ms
+    /// asked) is answered at once with a task, which this follows with `tasks/get` at its
+    /// `pollInterval` until it is terminal, then returns what `tasks/result` gives. Needs
+    /// what [`Context::create_message`] needs and the client capability
+    /// `tasks.requests.sampling.createMessage`, else nothing is sent and
+    /// [`RequestError::NotSupported`] says what is missing. When this handler is cancelled,
+    /// so is the task (`tasks/cancel`, if the client declared `tasks.cancel`).
+    pub async fn create_message_as_task(
+        &self,
+        mut params: CreateMessageParams,
+        ttl: Option<u64>,
+    ) -> Result<CreateMessageResult, RequestError> {
+        let missing = self.sampling_missing(&params).or_else(|| {
+            (!self
+                .capabilities()
+                .is_some_and(|c| c.supports_task_sampling()))
+            .then_some("the client did not declare `tasks.requests.sampling.createMessage`")
+        });
+        params.task = Some(TaskMetadata { ttl });
+        self.send_as_task::<CreateMessage>(missing, &params).await
+    }
+
+    /// Why the client cannot take `params` (`sampling/createMessage`), if it cannot.
+    fn sampling_missing(&self, params: &CreateMessageParams) -> Option<&'static str> {
         let caps = self.capabilities();
-        let missing = if !caps.is_some_and(|c| c.supports_sampling()) {
+        if !caps.is_some_and(|c| c.supports_sampling()) {
             Some("the client did not declare the `sampling` capability")
         } else if params.uses_tools() && !caps.is_some_and(|c| c.supports_sampling_tools()) {
             Some("the request carries tools but the client did not declare `sampling.tools`")
@@ -252,12 +289,7 @@ impl Context {
             Some("the request asks for context but the client did not declare `sampling.context`")
         } else {
             None
-        };
-        let required = ClientCapabilities {
-            sampling: Some(Default::default()),
-            ..Default::default()
-        };
-        self.send::<CreateMessage>(missing, required, &params).await
+        }
     }
 
     /// Asks the client's user for input (`elicitation/create`, 2025-06-18 and later). Form
@@ -269,25 +301,54 @@ impl Context {
         params: impl Into<ElicitParams>,
     ) -> Result<ElicitResult, RequestError> {
         let params = params.into();
-        let caps = self.capabilities();
-        let missing = if !self.version().is_some_and(|v| v.has_structured_output()) {
-            Some("the negotiated protocol revision has no elicitation (added in 2025-06-18)")
-        } else {
-            match &params {
-                ElicitParams::Form(_) if !caps.is_some_and(|c| c.supports_elicitation_form()) => {
-                    Some("the client did not declare form-mode elicitation (`elicitation` or `elicitation.form`)")
-                }
-                ElicitParams::Url(_) if !caps.is_some_and(|c| c.supports_elicitation_url()) => {
-                    Some("the client did not declare URL-mode elicitation (`elicitation.url`)")
-                }
-                _ => None,
-            }
-        };
         let required = ClientCapabilities {
             elicitation: Some(Default::default()),
             ..Default::default()
         };
+        let missing = self.elicitation_missing(&params);
         self.send::<Elicit>(missing, required, &params).await
+    }
+
+    /// Asks the client's user for input as a task (2025-11-25), as
+    /// [`Context::create_message_as_task`] does for sampling: needs what [`Context::elicit`]
+    /// needs and the client capability `tasks.requests.elicitation.create`.
+    pub async fn elicit_as_task(
+        &self,
+        params: impl Into<ElicitParams>,
+        ttl: Option<u64>,
+    ) -> Result<ElicitResult, RequestError> {
+        let mut params = params.into();
+        let missing = self.elicitation_missing(&params).or_else(|| {
+            (!self
+                .capabilities()
+                .is_some_and(|c| c.supports_task_elicitation()))
+            .then_some("the client did not declare `tasks.requests.elicitation.create`")
+        });
+        let task = Some(TaskMetadata { ttl });
+        match &mut params {
+            ElicitParams::Form(form) => form.task = task,
+            ElicitParams::Url(url) => url.task = task,
+        }
+        self.send_as_task::<Elicit>(missing, &params).await
+    }
+
+    /// Why the client cannot take `params` (`elicitation/create`), if it cannot.
+    fn elicitation_missing(&self, params: &ElicitParams) -> Option<&'static str> {
+        let caps = self.capabilities();
+        if !self.version().is_some_and(|v| v.has_structured_output()) {
+            return Some(
+                "the negotiated protocol revision has no elicitation (added in 2025-06-18)",
+            );
+        }
+        match params {
+            ElicitParams::Form(_) if !caps.is_some_and(|c| c.supports_elicitation_form()) => {
+                Some("the client did not declare form-mode elicitation (`elicitation` or `elicitation.form`)")
+            }
+            ElicitParams::Url(_) if !caps.is_some_and(|c| c.supports_elicitation_url()) => {
+                Some("the client did not declare URL-mode elicitation (`elicitation.url`)")
+            }
+            _ => None,
+        }
     }
 
     /// Asks the client for its roots (`roots/list`, client capability `roots`). Without the
@@ -355,6 +416,81 @@ impl Context {
 }
 
 impl Context {
+    /// A task-augmented request to the client (2025-11-25), followed to its end: polls
+    /// `tasks/get` until the task is terminal, then gives `tasks/result`; cancels the task
+    /// when this handler is cancelled.
+    async fn send_as_task<R: Request>(
+        &self,
+        missing: Option<&str>,
+        params: &R::Params,
+    ) -> Result<R::Result, RequestError> {
+        let missing = if self.call.is_some() {
+            Some("2026-07-28 has no task-augmented requests to the client")
+        } else {
+            missing
+        };
+        if let Some(reason) = missing {
+            return Err(RequestError::NotSupported {
+                method: R::METHOD.to_owned(),
+                reason: reason.to_owned(),
+            });
+        }
+        let peer = self.request.peer();
+        let cancel = self.request.cancellation();
+        let options = || RequestOptions {
+            related: Some(self.request.id().clone()),
+            ..RequestOptions::default()
+        };
+        let raw =
+            junction_protocol::jsonrpc::to_raw(params).map_err(|source| RequestError::Encode {
+                method: R::METHOD.to_owned(),
+                source,
+            })?;
+        let decode = |method: &str, source| RequestError::Decode {
+            method: method.to_owned(),
+            source,
+        };
+        let created = peer
+            .request_raw(
+                R::METHOD,
+                Some(raw),
+                RequestOptions {
+                    cancel: Some(cancel.clone()),
+                    ..options()
+                },
+            )
+            .await?;
+        let created: CreateTaskResult =
+            serde_json::from_str(created.get()).map_err(|e| decode(R::METHOD, e))?;
+        let mut task = created.task;
+        let id = TaskIdParams::new(task.task_id.clone());
+        let follow = async {
+            while !task.status.is_terminal() {
+                tokio::time::sleep(crate::client::poll_delay(&task)).await;
+                task = peer.request::<GetTask>(&id, options()).await?.task;
+            }
+            let payload = peer.request::<GetTaskPayload>(&id, options()).await?;
+            serde_json::from_value(Value::Object(payload)).map_err(|e| decode(R::METHOD, e))
+        };
+        // The session drops a cancelled handler's future: the guard cancels the task then.
+        let cancels = self
+            .capabilities()
+            .and_then(|c| c.tasks.as_ref())
+            .is_some_and(|t| t.cancel.is_some());
+        let mut guard = CancelOnDrop {
+            peer: peer.clone(),
+            task: cancels.then(|| id.clone()),
+        };
+        let result = tokio::select! {
+            result = follow => result,
+            () = cancel.cancelled() => {
+                return Err(RequestError::Cancelled { method: R::METHOD.to_owned() });
+            }
+        };
+        guard.task = None;
+        result
+    }
+
     /// A request of a task handler: the task is `input_required` while it waits; the request
     /// carries the related-task `_meta` and goes on the stream of the client's open
     /// `tasks/result`, if any.
@@ -450,6 +586,31 @@ impl Context {
             }
             None => std::future::pending().await,
         }
+    }
+}
+
+/// Cancels a task of the client (`tasks/cancel`) when dropped while it holds one: the
+/// handler that followed the task was cancelled.
+struct CancelOnDrop {
+    peer: Peer,
+    task: Option<TaskIdParams>,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let (Some(task), Ok(runtime)) = (self.task.take(), tokio::runtime::Handle::try_current())
+        else {
+            return;
+        };
+        let peer = self.peer.clone();
+        runtime.spawn(async move {
+            if let Err(e) = peer
+                .request::<CancelTask>(&task, RequestOptions::default())
+                .await
+            {
+                tracing::debug!(task = %task.task_id, "could not cancel the client's task: {e}");
+            }
+        });
     }
 }
 

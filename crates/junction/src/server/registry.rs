@@ -11,6 +11,7 @@ use junction_protocol::lifecycle::Implementation;
 use junction_protocol::logging::LoggingLevel;
 use junction_protocol::resources::ResourceUpdatedParams;
 use junction_protocol::tools::{CallToolResult, Tool};
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::lifecycle::Lifecycle;
@@ -171,6 +172,47 @@ enum ListKind {
     Prompts,
 }
 
+/// A change that sessions hear of.
+enum Change {
+    /// `notifications/resources/updated` for this URI.
+    Updated(String),
+    /// `notifications/*/list_changed` for this list.
+    List(ListKind),
+}
+
+impl Change {
+    /// The change a notification announces, if it announces one.
+    fn of(notification: &junction_protocol::Notification) -> Option<Self> {
+        #[derive(serde::Deserialize)]
+        struct Uri {
+            uri: String,
+        }
+        Some(match notification.method.as_str() {
+            UPDATED => {
+                let params = notification.params.as_deref()?;
+                let uri: Uri = serde_json::from_str(params.get()).ok()?;
+                Change::Updated(uri.uri)
+            }
+            m if m == ListKind::Tools.method() => Change::List(ListKind::Tools),
+            m if m == ListKind::Resources.method() => Change::List(ListKind::Resources),
+            m if m == ListKind::Prompts.method() => Change::List(ListKind::Prompts),
+            _ => return None,
+        })
+    }
+}
+
+const UPDATED: &str = "notifications/resources/updated";
+
+impl ListKind {
+    fn method(self) -> &'static str {
+        match self {
+            ListKind::Tools => "notifications/tools/list_changed",
+            ListKind::Resources => "notifications/resources/list_changed",
+            ListKind::Prompts => "notifications/prompts/list_changed",
+        }
+    }
+}
+
 /// The state of one served connection.
 pub(super) struct SessionState {
     pub(super) lifecycle: Lifecycle,
@@ -188,6 +230,9 @@ pub(super) struct SessionState {
     pub(super) listens: Mutex<Vec<Listen>>,
     /// The HTTP transport's controls over this connection, when it is an HTTP session.
     pub(super) http: OnceLock<crate::transport::http::server::SessionControl>,
+    /// Whether instances share this HTTP session: it hears of changes from the instance
+    /// holding its standalone stream, through the session store ([`Registry::publisher`]).
+    pub(super) shared: std::sync::atomic::AtomicBool,
     /// Who opened the session, when it came through bearer authorization.
     pub(super) identity: Option<crate::auth::resource::Identity>,
     /// What binds the tasks it creates to it, when it has no identity ([`super::task`]).
@@ -236,9 +281,20 @@ impl SessionState {
             sessionless: std::sync::atomic::AtomicBool::new(false),
             listens: Mutex::new(Vec::new()),
             http: OnceLock::new(),
+            shared: std::sync::atomic::AtomicBool::new(false),
             identity: crate::auth::resource::Identity::current(),
             key: super::task::session_key(),
         }
+    }
+
+    /// Whether this session hears of `change`: past the handshake, and subscribed to the
+    /// resource or told at `initialize` that the list changes.
+    fn hears(&self, change: &Change) -> bool {
+        self.lifecycle.is_ready()
+            && match change {
+                Change::Updated(uri) => lock(&self.subscriptions).contains(uri.as_str()),
+                Change::List(kind) => self.declared_list_changed(*kind),
+            }
     }
 
     fn declared_list_changed(&self, kind: ListKind) -> bool {
@@ -275,6 +331,8 @@ pub(super) struct Registry {
     /// The tasks of every session ([`super::task`]).
     pub(super) tasks: Arc<super::task::Tasks>,
     sessions: Mutex<Vec<Weak<SessionState>>>,
+    /// Publishes changes to every instance, once a session shared by instances came.
+    pub(super) publisher: OnceLock<crate::transport::http::server::ChangePublisher>,
 }
 
 /// Lists declared even while empty, because items will be added at run time.
@@ -312,6 +370,7 @@ impl Registry {
             state_key: super::stateless::StateKey::new(),
             tasks: Arc::new(tasks),
             sessions: Mutex::new(Vec::new()),
+            publisher: OnceLock::new(),
         }
     }
 
@@ -329,14 +388,6 @@ impl Registry {
                 .is_some_and(|s| s.peer.get().is_none_or(|p| !p.is_closed()))
         });
         sessions.iter().filter_map(Weak::upgrade).collect()
-    }
-
-    /// The sessions still open and past `notifications/initialized`.
-    fn ready_sessions(&self) -> Vec<Arc<SessionState>> {
-        self.live_sessions()
-            .into_iter()
-            .filter(|s| s.lifecycle.is_ready())
-            .collect()
     }
 
     /// Sends `method` to each open listen of each session that `wants` it, tagged with its
@@ -391,18 +442,54 @@ impl Registry {
     }
 
     fn changed(&self, kind: ListKind) -> usize {
-        let method = match kind {
-            ListKind::Tools => "notifications/tools/list_changed",
-            ListKind::Resources => "notifications/resources/list_changed",
-            ListKind::Prompts => "notifications/prompts/list_changed",
-        };
-        self.ready_sessions()
-            .iter()
-            .filter(|s| s.declared_list_changed(kind))
-            .filter_map(|s| s.peer.get())
-            .filter(|p| p.notify_raw(method, None, None).is_ok())
-            .count()
+        let method = kind.method();
+        self.tell(&Change::List(kind), method, None)
             + self.to_listens(method, &Default::default(), |l| l.wants(kind))
+    }
+
+    /// Sends `method` to the sessions held here that hear of `change`; returns how many were
+    /// told. Sessions that instances share are not told here: the change is published once to
+    /// every instance, and each tells those whose standalone stream it holds
+    /// ([`Registry::shared_change`]), so each session hears it once.
+    fn tell(&self, change: &Change, method: &str, params: Option<Box<RawValue>>) -> usize {
+        let mut told = 0;
+        for session in self.live_sessions() {
+            if session.shared.load(std::sync::atomic::Ordering::SeqCst) {
+                continue;
+            }
+            let sent = session.hears(change)
+                && session
+                    .peer
+                    .get()
+                    .is_some_and(|p| p.notify_raw(method, params.clone(), None).is_ok());
+            told += usize::from(sent);
+        }
+        if let Some(publisher) = self.publisher.get() {
+            publisher.publish(method, params.as_deref());
+        }
+        told
+    }
+
+    /// A change published by an instance sharing sessions with this one, for `session`,
+    /// whose standalone stream is held here: sent if the session hears of it, after taking
+    /// the subscriptions of its shared record.
+    pub(super) fn shared_change(
+        &self,
+        session: &SessionState,
+        change: crate::transport::SharedChange,
+    ) {
+        if let Some(subscriptions) = change.subscriptions {
+            *lock(&session.subscriptions) = subscriptions.into_iter().collect();
+        }
+        let notification = change.notification;
+        let Some(heard) = Change::of(&notification) else {
+            return;
+        };
+        if session.hears(&heard) {
+            if let Some(peer) = session.peer.get() {
+                let _ = peer.notify_raw(&notification.method, notification.params.clone(), None);
+            }
+        }
     }
 }
 
@@ -489,27 +576,16 @@ impl ServerHandle {
     }
 
     /// Sends `notifications/resources/updated` for `uri` to the sessions subscribed to it;
-    /// returns how many were told.
+    /// returns how many were told here (sessions that instances share hear of it through
+    /// their session store and are not counted).
     pub fn notify_resource_updated(&self, uri: &str) -> usize {
         let Ok(params) = jsonrpc::to_raw(&ResourceUpdatedParams::new(uri)) else {
             return 0;
         };
         self.registry
-            .ready_sessions()
-            .iter()
-            .filter(|s| lock(&s.subscriptions).contains(uri))
-            .filter_map(|s| s.peer.get())
-            .filter(|p| {
-                p.notify_raw(
-                    "notifications/resources/updated",
-                    Some(params.clone()),
-                    None,
-                )
-                .is_ok()
-            })
-            .count()
+            .tell(&Change::Updated(uri.to_owned()), UPDATED, Some(params))
             + self.registry.to_listens(
-                "notifications/resources/updated",
+                UPDATED,
                 &serde_json::Map::from_iter([("uri".to_owned(), serde_json::json!(uri))]),
                 |l| {
                     l.filter

@@ -571,7 +571,14 @@ impl Service for Router {
                 lock(&self.session.subscriptions).extend(restored.subscriptions);
             }
             TransportEvent::Http(control) => {
+                if let Some(publisher) = control.change_publisher() {
+                    self.session.shared.store(true, Ordering::SeqCst);
+                    let _ = self.server.registry.publisher.set(publisher);
+                }
                 let _ = self.session.http.set(control);
+            }
+            TransportEvent::Changed(change) => {
+                self.server.registry.shared_change(&self.session, *change);
             }
             _ => {}
         }

@@ -50,7 +50,9 @@ mod context;
 mod peer;
 
 pub use context::RequestContext;
-pub use peer::{Peer, ProgressSink, ProgressUpdate, RequestOptions};
+pub use peer::{
+    Peer, ProgressSink, ProgressUpdate, RequestOptions, TaskStatusSink, TaskStatusUpdate,
+};
 
 use std::future::Future;
 use std::pin::Pin;
@@ -157,9 +159,13 @@ impl Session {
     /// Must be called inside a Tokio runtime. The session runs until the transport closes or
     /// [`Peer::close`] is called; [`Peer::closed`] waits for that.
     pub fn start(connection: Connection, service: impl Service, options: SessionOptions) -> Peer {
-        let Connection { outgoing, incoming } = connection;
+        let Connection {
+            outgoing,
+            incoming,
+            request_id_prefix,
+        } = connection;
         let finish_running_on_eof = options.finish_running_on_eof;
-        let peer = Peer::new(outgoing, options);
+        let peer = Peer::new(outgoing, request_id_prefix, options);
         tokio::spawn(run(
             incoming,
             Arc::new(service),

@@ -37,6 +37,20 @@ pub struct ProgressUpdate {
 /// Receives the progress updates of one outgoing request.
 pub type ProgressSink = Arc<dyn Fn(ProgressUpdate) + Send + Sync>;
 
+/// Where the task an outgoing request became stands (the peer ran the request as a task).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskStatusUpdate {
+    /// The peer's id for the task.
+    pub task_id: String,
+    /// Where it stands.
+    pub status: junction_protocol::tasks::TaskStatus,
+    /// What it is doing, in the peer's words.
+    pub message: Option<String>,
+}
+
+/// Receives each status of the task an outgoing request became.
+pub type TaskStatusSink = Arc<dyn Fn(TaskStatusUpdate) + Send + Sync>;
+
 /// How one outgoing request is sent and awaited.
 #[derive(Clone, Default)]
 pub struct RequestOptions {
@@ -55,6 +69,9 @@ pub struct RequestOptions {
     /// Stop waiting (and cancel on the peer) when this token fires; the request then fails
     /// with [`RequestError::Cancelled`].
     pub cancel: Option<CancellationToken>,
+    /// When the peer runs the request as a task it chose to make (the 2026-07-28 tasks
+    /// extension), each change of the task's status or status message, its first included.
+    pub task_status: Option<TaskStatusSink>,
 }
 
 impl std::fmt::Debug for RequestOptions {
@@ -65,6 +82,7 @@ impl std::fmt::Debug for RequestOptions {
             .field("reset_timeout_on_progress", &self.reset_timeout_on_progress)
             .field("max_total", &self.max_total)
             .field("related", &self.related)
+            .field("task_status", &self.task_status.is_some())
             .finish()
     }
 }
@@ -108,6 +126,8 @@ struct Pending {
 struct Inner {
     outgoing: Mutex<Option<OutboundSender>>,
     next_id: AtomicI64,
+    /// See [`Connection::request_id_prefix`](crate::transport::Connection::request_id_prefix).
+    id_prefix: Option<String>,
     pending: Mutex<HashMap<RequestId, Pending>>,
     progress: Mutex<HashMap<ProgressToken, (ProgressSink, RequestId)>>,
     incoming: Mutex<HashMap<RequestId, CancellationToken>>,
@@ -160,11 +180,16 @@ impl Drop for PendingGuard<'_> {
 }
 
 impl Peer {
-    pub(super) fn new(outgoing: OutboundSender, options: SessionOptions) -> Peer {
+    pub(super) fn new(
+        outgoing: OutboundSender,
+        id_prefix: Option<String>,
+        options: SessionOptions,
+    ) -> Peer {
         Peer {
             inner: Arc::new(Inner {
                 outgoing: Mutex::new(Some(outgoing)),
                 next_id: AtomicI64::new(1),
+                id_prefix,
                 pending: Mutex::new(HashMap::new()),
                 progress: Mutex::new(HashMap::new()),
                 incoming: Mutex::new(HashMap::new()),
@@ -243,7 +268,11 @@ impl Peer {
         if self.inner.input_closed.is_cancelled() {
             return Err(self.closed_error(method));
         }
-        let id = RequestId::Number(self.inner.next_id.fetch_add(1, Ordering::Relaxed));
+        let n = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
+        let id = match &self.inner.id_prefix {
+            Some(prefix) => RequestId::String(format!("{prefix}{n}")),
+            None => RequestId::Number(n),
+        };
         let mut params = params;
         let (tx, mut rx) = oneshot::channel();
         let progressed = options
@@ -359,6 +388,12 @@ impl Peer {
                 method: method.to_owned(),
             },
         }
+    }
+
+    /// Why the transport broke, when it did (for example, an HTTP server that can no longer
+    /// be reached): the error its unanswered requests failed with.
+    pub fn broken(&self) -> Option<TransportError> {
+        lock(&self.inner.broken).clone()
     }
 
     /// Closes the session: stops reading, ends the write side once queued messages are out,

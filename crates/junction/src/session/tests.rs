@@ -434,3 +434,27 @@ async fn after_end_of_input_outgoing_requests_fail_at_once() {
     assert!(matches!(err, RequestError::Closed { .. }), "{err:?}");
     drop(sent);
 }
+
+#[tokio::test]
+async fn a_connection_with_a_request_id_prefix_numbers_its_requests_with_it() {
+    let (mut conn, mut raw) = memory::raw();
+    conn.request_id_prefix = Some("7f3a-".to_owned());
+    let peer = Session::start(conn, TestService::default(), SessionOptions::default());
+    let call = tokio::spawn({
+        let peer = peer.clone();
+        async move {
+            let first = peer.request_raw("echo", None, Default::default()).await;
+            let second = peer.request_raw("echo", None, Default::default()).await;
+            (first, second)
+        }
+    });
+    for expected in ["7f3a-1", "7f3a-2"] {
+        let request = raw.recv().await.unwrap();
+        assert_eq!(request["id"], expected);
+        let answer = json!({"jsonrpc": "2.0", "id": expected, "result": {"n": expected}});
+        raw.send(answer.to_string()).await;
+    }
+    let (first, second) = call.await.unwrap();
+    assert_eq!(first.unwrap().get(), r#"{"n":"7f3a-1"}"#);
+    assert_eq!(second.unwrap().get(), r#"{"n":"7f3a-2"}"#);
+}

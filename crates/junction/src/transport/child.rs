@@ -170,13 +170,7 @@ pub fn spawn(spec: &CommandSpec, limits: Limits) -> Result<(Connection, ChildPro
         stderr: tail,
         program: spec.program.clone(),
     };
-    Ok((
-        Connection {
-            outgoing: out_tx,
-            incoming: in_rx,
-        },
-        process,
-    ))
+    Ok((Connection::new(out_tx, in_rx), process))
 }
 
 async fn read_stderr(

@@ -54,10 +54,7 @@ fn raw_with(max_queued: usize) -> (Connection, RawPeer) {
     let (out_tx, out_rx) = outbound_queue(max_queued);
     let (in_tx, in_rx) = mpsc::channel(INBOUND_QUEUE);
     (
-        Connection {
-            outgoing: out_tx,
-            incoming: in_rx,
-        },
+        Connection::new(out_tx, in_rx),
         RawPeer {
             frames: in_tx,
             sent: out_rx,

@@ -108,6 +108,20 @@ pub enum TransportEvent {
     /// else; a server's handlers reach them through
     /// [`Context::http`](crate::server::Context::http).
     Http(http::server::SessionControl),
+    /// A change notification made by an instance sharing sessions with this one (or by this
+    /// one), for a session whose standalone stream this instance holds: the server sends it
+    /// if the session is concerned (subscribed to the resource, told of the list's changes).
+    Changed(Box<SharedChange>),
+}
+
+/// What [`TransportEvent::Changed`] carries.
+#[derive(Debug, Clone)]
+pub struct SharedChange {
+    /// `notifications/resources/updated` or `notifications/*/list_changed`, as made.
+    pub notification: junction_protocol::Notification,
+    /// The session's resource subscriptions as its shared record holds them, when the
+    /// change is a resource's; they replace those this instance knew.
+    pub subscriptions: Option<Vec<String>>,
 }
 
 /// What [`TransportEvent::Restored`] restores.
@@ -147,6 +161,22 @@ pub struct Connection {
     pub outgoing: OutboundSender,
     /// Frames received.
     pub incoming: mpsc::Receiver<Inbound>,
+    /// What the ids of requests sent on this connection start with. `None`: numbers 1, 2,
+    /// 3, ... Several processes that speak to one peer as one session (the instances of a
+    /// cluster sharing an HTTP session) each set a prefix of their own, so that the peer
+    /// never receives two requests with the same id: `Some("7f3a-")` gives `"7f3a-1"`, ...
+    pub request_id_prefix: Option<String>,
+}
+
+impl Connection {
+    /// A connection whose requests are numbered 1, 2, 3, ...
+    pub fn new(outgoing: OutboundSender, incoming: mpsc::Receiver<Inbound>) -> Connection {
+        Connection {
+            outgoing,
+            incoming,
+            request_id_prefix: None,
+        }
+    }
 }
 
 /// Limits every transport applies.

@@ -50,10 +50,7 @@ where
             reading.abort();
         }
     });
-    Connection {
-        outgoing: out_tx,
-        incoming: in_rx,
-    }
+    Connection::new(out_tx, in_rx)
 }
 
 /// What [`read_frames`] does with a line that cannot be JSON (it does not start with `{`

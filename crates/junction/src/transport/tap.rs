@@ -38,6 +38,7 @@ where
     let Connection {
         outgoing,
         mut incoming,
+        request_id_prefix,
     } = connection;
     let (tx, rx) = mpsc::channel(INBOUND_QUEUE);
     tokio::spawn(async move {
@@ -62,6 +63,7 @@ where
     Connection {
         outgoing,
         incoming: rx,
+        request_id_prefix,
     }
 }
 

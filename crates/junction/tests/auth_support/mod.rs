@@ -56,6 +56,9 @@ pub struct Behaviour {
     /// As the IdP of cross-app access, it answers a token exchange with this token type
     /// instead of an ID-JAG.
     pub issued_token_type: Option<String>,
+    /// The server issues DPoP-bound tokens (ES256 proofs): a token request with a `DPoP`
+    /// proof gets a token whose `cnf.jkt` is the proof key's thumbprint.
+    pub dpop: bool,
 }
 
 #[derive(Default)]
@@ -156,6 +159,23 @@ fn basic_client_id(authorization: &str) -> Option<String> {
         .map(|(_, v)| v.into_owned())
 }
 
+/// The thumbprint of the key in the `jwk` header of a request's DPoP proof (the proof's
+/// signature is the resource server's tests' business, not this server's).
+fn proof_thumbprint(headers: &HeaderMap) -> Option<String> {
+    use base64::Engine;
+    let proof = headers.get("dpop")?.to_str().ok()?;
+    let header = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(proof.split('.').next()?)
+        .ok()?;
+    let header: Value = serde_json::from_slice(&header).ok()?;
+    junction::auth::dpop::thumbprint(header.get("jwk")?)
+}
+
+/// The public half of [`ATTACKER_KEY`] as a JWK (a DPoP key in the resource server tests).
+pub fn attacker_jwk() -> Value {
+    json!({"kty": "EC", "crv": "P-256", "x": ATTACKER_X, "y": ATTACKER_Y})
+}
+
 /// The public half of [`ATTACKER_KEY`], to check what a client signed with it.
 pub fn attacker_public_key() -> jsonwebtoken::DecodingKey {
     jsonwebtoken::DecodingKey::from_ec_components(ATTACKER_X, ATTACKER_Y).unwrap()
@@ -206,6 +226,9 @@ async fn metadata(State(s): State<Shared>) -> Response {
     }
     if b.iss.is_some() {
         m["authorization_response_iss_parameter_supported"] = json!(true);
+    }
+    if b.dpop {
+        m["dpop_signing_alg_values_supported"] = json!(["ES256"]);
     }
     json_response(StatusCode::OK, m.to_string().into_bytes())
 }
@@ -335,13 +358,26 @@ async fn token(State(s): State<Shared>, headers: HeaderMap, body: String) -> Res
     } else {
         "alice".to_owned()
     };
-    let claims = json!({
+    let mut claims = json!({
         "iss": s.url, "sub": subject, "aud": audience, "scope": scope,
         "client_id": form.get("client_id"), "iat": now(), "exp": now() + expires_in,
     });
+    let bound_to = s
+        .behaviour
+        .lock()
+        .unwrap()
+        .dpop
+        .then(|| proof_thumbprint(&headers))
+        .flatten();
+    let token_type = if let Some(jkt) = &bound_to {
+        claims["cnf"] = json!({ "jkt": jkt });
+        "DPoP"
+    } else {
+        "Bearer"
+    };
     let access = sign(ISSUER_KEY, "k1", &claims);
     let answer = json!({
-        "access_token": access, "token_type": "Bearer", "expires_in": expires_in,
+        "access_token": access, "token_type": token_type, "expires_in": expires_in,
         "refresh_token": format!("refresh-{}", s.seen.lock().unwrap().token.len()), "scope": scope,
     });
     json_response(StatusCode::OK, answer.to_string().into_bytes())

@@ -26,6 +26,9 @@ pub const NO_COPIES: &str =
 /// The calendar's answer to a date it cannot read.
 pub const BAD_DATE: &str =
     "Date 'tomorrow' is not in YYYY-MM-DD form. Try again, for example 2026-11-03.";
+/// The library tool the demo runs as a task, and how its report begins.
+const TASK_TOOL: &str = "inventory_report";
+const REPORT_START: &str = "Inventory of ";
 /// The call the demo's user refuses.
 pub const DENIED_TOOL: &str = "tasks__delete_task";
 
@@ -293,6 +296,7 @@ pub fn after_run(dir: &Path, conversation: &[Message], kept: Check) -> Vec<Check
             (_, false) => Err("no event was added".to_owned()),
         },
     ));
+    checks.push(ran_as_task(library, conversation));
     checks.push(Check::new(
         format!("the model was told the user declined {DENIED_TOOL}"),
         if tool_results(conversation).any(|(name, text, error)| {
@@ -304,6 +308,45 @@ pub fn after_run(dir: &Path, conversation: &[Message], kept: Check) -> Vec<Check
         },
     ));
     checks
+}
+
+/// The inventory report was a task on the library server (its wire log, which holds what
+/// the server received, has the call and then the client's `tasks/get` of the task), and
+/// the model got the report.
+fn ran_as_task(library: &WireLog, conversation: &[Message]) -> Check {
+    let mut called = false;
+    let mut task_id = None;
+    let mut polls = 0;
+    for m in library.messages() {
+        match m.get("method").and_then(Value::as_str) {
+            Some("tools/call") => {
+                called |= m.pointer("/params/name").and_then(Value::as_str) == Some(TASK_TOOL);
+            }
+            Some("tasks/get") if called => {
+                polls += 1;
+                task_id = task_id.or_else(|| {
+                    m.pointer("/params/taskId")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                });
+            }
+            _ => {}
+        }
+    }
+    let reported = tool_results(conversation).any(|(name, text, error)| {
+        name == format!("library__{TASK_TOOL}") && !error && text.starts_with(REPORT_START)
+    });
+    Check::new(
+        format!("the library's {TASK_TOOL} ran as a task and the model got its report"),
+        match (called, task_id, reported) {
+            (false, _, _) => Err(format!(
+                "no tools/call of {TASK_TOOL} in the library's wire log"
+            )),
+            (true, None, _) => Err("the client never asked for a task's state".to_owned()),
+            (true, Some(_), false) => Err("the model got no report".to_owned()),
+            (true, Some(id), true) => Ok(format!("task {id}, polled {polls} times")),
+        },
+    )
 }
 
 /// `log`'s server received `word` only through `other`'s server, never its own.

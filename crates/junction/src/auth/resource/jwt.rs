@@ -79,7 +79,7 @@ impl JwtVerifier {
         Self::new(issuer, audience, secure_url("JWKS URL", &jwks)?)
     }
 
-    /// The accepted signing algorithms (replacing [`DEFAULT_ALGORITHMS`]).
+    /// The accepted signing algorithms (replacing `DEFAULT_ALGORITHMS`).
     pub fn algorithms(mut self, algorithms: impl IntoIterator<Item = Algorithm>) -> Self {
         self.algorithms = algorithms.into_iter().collect();
         self

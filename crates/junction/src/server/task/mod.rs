@@ -49,6 +49,10 @@
 //! to whoever holds the id. A request without the extension gets -32021 from the task
 //! methods and from a `required` tool; an `optional` one just runs.
 //!
+//! The same machinery runs a server's task-augmented `sampling/createMessage` and
+//! `elicitation/create` on the client ([`ClientOptions::task_requests`]);
+//! [`Context::create_message_as_task`] and [`Context::elicit_as_task`] send those and poll them.
+//!
 //! Tasks live in a [`TaskStore`]: [`MemoryStore`] by default (bounded, expiring at ttl), or
 //! one given with [`ServerBuilder::task_store`](super::ServerBuilder::task_store) (for example
 //! a database, so that a finished task's result outlives the process). A task still running
@@ -79,6 +83,9 @@
 //! ```
 //!
 //! [`ToolDef::task_support`]: super::ToolDef::task_support
+//! [`ClientOptions::task_requests`]: crate::client::ClientOptions::task_requests
+//! [`Context::create_message_as_task`]: super::Context::create_message_as_task
+//! [`Context::elicit_as_task`]: super::Context::elicit_as_task
 //! [`Context::elicit`]: super::Context::elicit
 //! [`Context::create_message`]: super::Context::create_message
 //! [`Context::list_roots`]: super::Context::list_roots
@@ -102,8 +109,12 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use junction_protocol::capabilities::{TaskRequests, TaskToolRequests, TasksCapability};
+use junction_protocol::meta::Meta;
 use junction_protocol::stateless::{InputRequest, InputRequests, InputResponses};
-use junction_protocol::tasks::{Task, TaskStatus, TaskStatusChanged, TaskStatusParams};
+use junction_protocol::tasks::{
+    GetTaskPayloadResult, ListTasksResult, RelatedTaskMetadata, Task, TaskStatus,
+    TaskStatusChanged, TaskStatusParams,
+};
 use junction_protocol::{ErrorObject, RequestId};
 use tokio_util::sync::CancellationToken;
 
@@ -208,15 +219,29 @@ struct Inputs {
 }
 
 /// What `tasks/cancel` found.
-pub(super) enum Cancelled {
+pub(crate) enum Cancelled {
     /// The task was running and is now cancelled.
     Now(Task),
     /// The task had ended already, with this status.
     Already(TaskStatus),
 }
 
-/// The tasks of one server: settings, store, and the handlers running now.
-pub(super) struct Tasks {
+impl Cancelled {
+    /// What the handshake family's `tasks/cancel` of task `id` answers: the cancelled task,
+    /// or -32602 for one that had ended.
+    pub(crate) fn task(self, id: &str) -> Result<Task, ErrorObject> {
+        match self {
+            Cancelled::Now(task) => Ok(task),
+            Cancelled::Already(status) => Err(ErrorObject::invalid_params(format!(
+                "Invalid params: task {id:?} is already {status} and cannot be cancelled"
+            ))),
+        }
+    }
+}
+
+/// The tasks of one server (or of a client that runs the server's requests as tasks):
+/// settings, store, and the handlers running now.
+pub(crate) struct Tasks {
     pub(super) settings: TaskSettings,
     store: Arc<dyn TaskStore>,
     live: Mutex<HashMap<String, Arc<Live>>>,
@@ -244,7 +269,7 @@ fn unknown(id: &str) -> ErrorObject {
 impl Tasks {
     /// Runs tasks with `settings` in `store`; tasks the store holds unfinished (their handler
     /// died with an earlier process) are marked failed.
-    pub(super) fn new(settings: TaskSettings, store: Arc<dyn TaskStore>) -> Self {
+    pub(crate) fn new(settings: TaskSettings, store: Arc<dyn TaskStore>) -> Self {
         match store.unfinished() {
             Ok(orphans) => {
                 for mut record in orphans {
@@ -271,7 +296,7 @@ impl Tasks {
 
     /// Creates a `working` task of `owner` for `method`, run by the caller, whose handler
     /// `cancel` stops; `peer` hears of its status changes.
-    pub(super) fn create(
+    pub(crate) fn create(
         &self,
         owner: &str,
         method: &str,
@@ -310,7 +335,7 @@ impl Tasks {
     }
 
     /// The task `id` as `owner` may see it.
-    pub(super) fn get(&self, owner: &str, id: &str) -> Result<TaskRecord, ErrorObject> {
+    pub(crate) fn get(&self, owner: &str, id: &str) -> Result<TaskRecord, ErrorObject> {
         match self.store.get(id, now_ms()).map_err(store_error)? {
             Some(record) if record.owner == owner => Ok(record),
             _ => Err(unknown(id)),
@@ -364,7 +389,7 @@ impl Tasks {
     }
 
     /// Ends the task `id` with its handler's outcome, unless it was cancelled first.
-    pub(super) fn finish(&self, id: &str, status: TaskStatus, outcome: TaskOutcome) {
+    pub(crate) fn finish(&self, id: &str, status: TaskStatus, outcome: TaskOutcome) {
         let result = self.change(id, |r, now| {
             let message = r.task.status_message.take();
             r.set_status(status, message, now);
@@ -382,7 +407,7 @@ impl Tasks {
 
     /// `tasks/cancel`: marks the task cancelled (before answering, for good) and fires its
     /// handler's token; a task that had ended stays as it was. -32602 for an unknown task.
-    pub(super) fn cancel(&self, owner: &str, id: &str) -> Result<Cancelled, ErrorObject> {
+    pub(crate) fn cancel(&self, owner: &str, id: &str) -> Result<Cancelled, ErrorObject> {
         let record = self.get(owner, id)?;
         if record.task.status.is_terminal() {
             return Ok(Cancelled::Already(record.task.status));
@@ -478,7 +503,7 @@ impl Tasks {
 
     /// `tasks/result`: waits until the task is terminal, then gives its outcome. `request` is
     /// the waiting request, on whose stream the handler's requests then travel.
-    pub(super) async fn outcome(
+    pub(crate) async fn outcome(
         &self,
         owner: &str,
         id: &str,
@@ -512,8 +537,71 @@ impl Tasks {
         waiter
     }
 
+    /// `tasks/result`: waits until the task is terminal, then answers what the request would
+    /// have (its result tagged with the related-task `_meta`, or its error).
+    pub(crate) async fn payload(
+        &self,
+        owner: &str,
+        id: &str,
+        request: &RequestId,
+    ) -> Result<GetTaskPayloadResult, ErrorObject> {
+        let (record, outcome) = self.outcome(owner, id, request).await?;
+        match outcome {
+            Some(TaskOutcome::Result(mut result)) => {
+                let mut meta: Meta = match result.remove("_meta") {
+                    Some(value) => serde_json::from_value(value).unwrap_or_default(),
+                    None => Meta::new(),
+                };
+                RelatedTaskMetadata::new(record.id()).write_to(&mut meta);
+                result.insert(
+                    "_meta".to_owned(),
+                    serde_json::to_value(meta).unwrap_or_default(),
+                );
+                Ok(result)
+            }
+            Some(TaskOutcome::Error(e)) => Err(e),
+            None => Err(ErrorObject::internal(format!(
+                "Task {:?} was {} and has no result",
+                record.id(),
+                record.task.status
+            ))),
+        }
+    }
+
+    /// `tasks/list`: `owner`'s tasks, oldest first, `size` a page; the cursor is the last
+    /// one's position.
+    pub(crate) fn list(
+        &self,
+        owner: &str,
+        cursor: Option<&str>,
+        size: usize,
+    ) -> Result<ListTasksResult, ErrorObject> {
+        let after = match cursor {
+            None => None,
+            Some(cursor) => Some(
+                cursor
+                    .split_once(':')
+                    .and_then(|(ms, id)| Some((ms.parse::<u64>().ok()?, id)))
+                    .ok_or_else(|| {
+                        ErrorObject::invalid_params(format!(
+                            "Invalid params: unknown cursor {cursor:?}; list again from the start"
+                        ))
+                    })?,
+            ),
+        };
+        let (page, more) = self.page(owner, after, size)?;
+        let next_cursor = more
+            .then(|| page.last().map(|t| format!("{}:{}", t.created_ms, t.id())))
+            .flatten();
+        Ok(ListTasksResult {
+            tasks: page.into_iter().map(|r| r.task).collect(),
+            next_cursor,
+            ..Default::default()
+        })
+    }
+
     /// One page of `owner`'s tasks after `after`, and whether more follow.
-    pub(super) fn page(
+    fn page(
         &self,
         owner: &str,
         after: Option<(u64, &str)>,

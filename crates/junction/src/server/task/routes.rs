@@ -6,12 +6,11 @@ use std::sync::{Arc, OnceLock};
 use std::task::Poll;
 
 use junction_protocol::capabilities::ClientCapabilities;
-use junction_protocol::meta::{EmptyResult, Meta, PaginatedParams};
+use junction_protocol::meta::{EmptyResult, PaginatedParams};
 use junction_protocol::stateless::{InputRequests, ResultType};
 use junction_protocol::task_extension::{DetailedTask, UpdateTaskParams, TASKS_EXTENSION};
 use junction_protocol::tasks::{
-    CreateTaskResult, GetTaskPayloadResult, ListTasksResult, RelatedTaskMetadata, TaskIdParams,
-    TaskResult, TaskStatus,
+    CreateTaskResult, GetTaskPayloadResult, ListTasksResult, TaskIdParams, TaskResult, TaskStatus,
 };
 use junction_protocol::tools::{CallToolResult, TaskSupport};
 use junction_protocol::version::Family;
@@ -19,7 +18,7 @@ use junction_protocol::{ErrorObject, ProtocolVersion};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::{Cancelled, TaskOutcome, TaskRecord, Tasks};
+use super::{TaskOutcome, TaskRecord, Tasks};
 use crate::server::registry::RegisteredTool;
 use crate::server::revision;
 use crate::server::route::Served;
@@ -331,29 +330,7 @@ pub(in crate::server) async fn result(
     p: TaskIdParams,
 ) -> Result<GetTaskPayloadResult, ErrorObject> {
     let tasks = tasks(&s, "tasks/result")?;
-    let (record, outcome) = tasks
-        .outcome(&owner(&s), &p.task_id, s.request.id())
-        .await?;
-    match outcome {
-        Some(TaskOutcome::Result(mut result)) => {
-            let mut meta: Meta = match result.remove("_meta") {
-                Some(value) => serde_json::from_value(value).unwrap_or_default(),
-                None => Meta::new(),
-            };
-            RelatedTaskMetadata::new(record.id()).write_to(&mut meta);
-            result.insert(
-                "_meta".to_owned(),
-                serde_json::to_value(meta).unwrap_or_default(),
-            );
-            Ok(result)
-        }
-        Some(TaskOutcome::Error(e)) => Err(e),
-        None => Err(ErrorObject::internal(format!(
-            "Task {:?} was {} and has no result",
-            record.id(),
-            record.task.status
-        ))),
-    }
+    tasks.payload(&owner(&s), &p.task_id, s.request.id()).await
 }
 
 /// `tasks/list`: the caller's tasks, oldest first; the cursor is the last one's position.
@@ -362,29 +339,8 @@ pub(in crate::server) async fn list(
     p: PaginatedParams,
 ) -> Result<ListTasksResult, ErrorObject> {
     let tasks = tasks(&s, "tasks/list")?;
-    let after = match &p.cursor {
-        None => None,
-        Some(cursor) => Some(
-            cursor
-                .split_once(':')
-                .and_then(|(ms, id)| Some((ms.parse::<u64>().ok()?, id)))
-                .ok_or_else(|| {
-                    ErrorObject::invalid_params(format!(
-                        "Invalid params: unknown cursor {cursor:?}; list again from the start"
-                    ))
-                })?,
-        ),
-    };
     let size = s.router.server.registry.page_size;
-    let (page, more) = tasks.page(&owner(&s), after, size)?;
-    let next_cursor = more
-        .then(|| page.last().map(|t| format!("{}:{}", t.created_ms, t.id())))
-        .flatten();
-    Ok(ListTasksResult {
-        tasks: page.into_iter().map(|r| r.task).collect(),
-        next_cursor,
-        ..Default::default()
-    })
+    tasks.list(&owner(&s), p.cursor.as_deref(), size)
 }
 
 /// `tasks/cancel`: on the handshake family the cancelled task, -32602 for one that had
@@ -396,13 +352,7 @@ pub(in crate::server) async fn cancel(
     let tasks = tasks(&s, "tasks/cancel")?;
     match (tasks.cancel(&owner(&s), &p.task_id)?, s.family) {
         (_, Family::Stateless) => Ok(TaskAnswer::Ack(EmptyResult::default())),
-        (Cancelled::Now(task), Family::Handshake) => Ok(TaskAnswer::Task(task.into())),
-        (Cancelled::Already(status), Family::Handshake) => {
-            Err(ErrorObject::invalid_params(format!(
-                "Invalid params: task {:?} is already {status} and cannot be cancelled",
-                p.task_id
-            )))
-        }
+        (cancelled, Family::Handshake) => Ok(TaskAnswer::Task(cancelled.task(&p.task_id)?.into())),
     }
 }
 

@@ -7,7 +7,7 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use reqwest::Url;
 
 use super::super::sse::{Event, Parser};
-use super::{transport_error, Driver};
+use super::Driver;
 use crate::sync::lock;
 use crate::transport::TransportError;
 
@@ -19,16 +19,15 @@ impl Driver {
                 "the HTTP+SSE endpoint could not be opened: {reason}"
             ))
         };
-        let mut headers = self.headers.clone();
-        self.authorize("GET", &self.url, &mut headers).await;
         let mut response = self
-            .http
-            .get(self.url.clone())
-            .headers(headers)
-            .header(ACCEPT, "text/event-stream")
-            .send()
+            .send_authorized("GET", &self.url, self.headers.clone(), |headers| {
+                self.http
+                    .get(self.url.clone())
+                    .headers(headers)
+                    .header(ACCEPT, "text/event-stream")
+            })
             .await
-            .map_err(|e| transport_error(&self.url, &e))?;
+            .map_err(|e| e.at(&self.url))?;
         if !response.status().is_success() {
             let content_type = response
                 .headers()
@@ -110,15 +109,15 @@ impl Driver {
     }
 
     pub(super) async fn post_legacy(&self, endpoint: &Url, message: &Message) {
-        let mut headers = self.headers.clone();
-        self.authorize("POST", endpoint, &mut headers).await;
+        let body = message.encode();
         let result = self
-            .http
-            .post(endpoint.clone())
-            .headers(headers)
-            .header(CONTENT_TYPE, "application/json")
-            .body(message.encode())
-            .send()
+            .send_authorized("POST", endpoint, self.headers.clone(), |headers| {
+                self.http
+                    .post(endpoint.clone())
+                    .headers(headers)
+                    .header(CONTENT_TYPE, "application/json")
+                    .body(body.clone())
+            })
             .await;
         match result {
             Ok(r) if r.status().is_success() => {}
@@ -138,7 +137,7 @@ impl Driver {
                 );
                 self.fail(message, error).await;
             }
-            Err(e) => self.fail(message, transport_error(endpoint, &e)).await,
+            Err(e) => self.fail(message, e.at(endpoint)).await,
         }
     }
 }

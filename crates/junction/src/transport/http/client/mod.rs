@@ -15,7 +15,9 @@
 //!   revision (read from the initialize result passing through), and sends both on every
 //!   later request, with any custom headers (e.g. `Authorization`).
 //! - After `notifications/initialized` is accepted, opens the standalone `GET` stream
-//!   (`405` means the server offers none) and reopens it when it breaks.
+//!   (`405` means the server offers none) and reopens it when it breaks. When it cannot be
+//!   reopened because nothing accepts connections at the URL any more, the server is gone:
+//!   the connection breaks ([`Inbound::Broken`]) with that error.
 //! - Falls back to the legacy transport when the initialize POST is answered `400`, `404` or
 //!   `405`: `GET` the URL, wait for the `endpoint` event, and POST there from then on.
 //! - Sends `DELETE` with the session id when the connection closes.
@@ -206,10 +208,7 @@ impl HttpClient {
             max_message: self.max_message,
         });
         let task = tokio::spawn(driver.run(out_rx));
-        let connection = Connection {
-            outgoing: out_tx,
-            incoming: in_rx,
-        };
+        let connection = Connection::new(out_tx, in_rx);
         (connection, Finished(task))
     }
 }

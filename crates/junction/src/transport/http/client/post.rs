@@ -13,27 +13,26 @@ use crate::sync::lock;
 use crate::transport::{FrameError, Inbound, TransportError};
 
 impl Driver {
-    pub(super) async fn post_raw(
+    /// Sends the request `build` makes from `headers` with this client's credentials added,
+    /// and answers the authorization challenges of its response: a `401` or `403` starts
+    /// [`OAuthClient::challenged`](crate::auth::OAuthClient::challenged) (a refresh, a login,
+    /// a step-up, or the server's new DPoP nonce) and the request is sent again, at most
+    /// [`MAX_AUTHORIZATIONS`] times. Every request of the client goes through here (the
+    /// POSTs, the GET streams, the DELETE, the legacy transport), so each one keeps the
+    /// server's latest DPoP nonce: a stream reopened after the nonce rotated recovers as a
+    /// POST does.
+    pub(super) async fn send_authorized(
         &self,
+        method: &str,
         url: &Url,
         headers: HeaderMap,
-        message: &Message,
+        build: impl Fn(HeaderMap) -> reqwest::RequestBuilder,
     ) -> Result<reqwest::Response, PostError> {
-        let body = message.encode();
         let mut challenges = 0;
         loop {
             let mut headers = headers.clone();
-            let sent = self.authorize("POST", url, &mut headers).await;
-            let response = self
-                .http
-                .post(url.clone())
-                .headers(headers)
-                .header(ACCEPT, "application/json, text/event-stream")
-                .header(CONTENT_TYPE, "application/json")
-                .body(body.clone())
-                .send()
-                .await
-                .map_err(PostError::Http)?;
+            let sent = self.authorize(method, url, &mut headers).await;
+            let response = build(headers).send().await.map_err(PostError::Http)?;
             let status = response.status();
             let Some(oauth) = &self.oauth else {
                 return Ok(response);
@@ -55,6 +54,24 @@ impl Driver {
                 .await
                 .map_err(PostError::Auth)?;
         }
+    }
+
+    pub(super) async fn post_raw(
+        &self,
+        url: &Url,
+        headers: HeaderMap,
+        message: &Message,
+    ) -> Result<reqwest::Response, PostError> {
+        let body = message.encode();
+        self.send_authorized("POST", url, headers, |headers| {
+            self.http
+                .post(url.clone())
+                .headers(headers)
+                .header(ACCEPT, "application/json, text/event-stream")
+                .header(CONTENT_TYPE, "application/json")
+                .body(body.clone())
+        })
+        .await
     }
 
     /// `initialize`: POST it, or fall back to the legacy transport.

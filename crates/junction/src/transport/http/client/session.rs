@@ -112,17 +112,16 @@ impl Driver {
         let Some(id) = lock(&self.state).session_id.clone() else {
             return;
         };
-        let mut headers = self.common_headers();
-        self.authorize("DELETE", &self.url, &mut headers).await;
         let result = self
-            .http
-            .delete(self.url.clone())
-            .headers(headers)
-            .send()
+            .send_authorized("DELETE", &self.url, self.common_headers(), |headers| {
+                self.http.delete(self.url.clone()).headers(headers)
+            })
             .await;
         match result {
             Ok(r) => tracing::debug!(session = %id, status = %r.status(), "session deleted"),
-            Err(e) => tracing::debug!(session = %id, error = %e, "could not delete the session"),
+            Err(e) => {
+                tracing::debug!(session = %id, error = %e.at(&self.url), "could not delete the session");
+            }
         }
     }
 }

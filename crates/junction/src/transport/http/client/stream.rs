@@ -10,7 +10,7 @@ use tokio::sync::oneshot;
 
 use super::super::sse::Parser;
 use super::super::LAST_EVENT_ID_HEADER;
-use super::Driver;
+use super::{Driver, PostError};
 use crate::sync::lock;
 use crate::transport::{FrameError, Inbound, TransportError};
 
@@ -98,7 +98,7 @@ impl Driver {
                     failures += 1;
                 }
                 Err(e) => {
-                    tracing::debug!(error = %e, "resuming an event stream failed");
+                    tracing::debug!(error = %e.at(&self.url), "resuming an event stream failed");
                     failures += 1;
                 }
             }
@@ -173,28 +173,34 @@ impl Driver {
     pub(super) async fn get(
         &self,
         last_event_id: Option<&str>,
-    ) -> Result<reqwest::Response, reqwest::Error> {
-        let mut headers = self.common_headers();
-        self.authorize("GET", &self.url, &mut headers).await;
-        let mut request = self
-            .http
-            .get(self.url.clone())
-            .headers(headers)
-            .header(ACCEPT, "text/event-stream");
-        if let Some(last) = last_event_id {
-            request = request.header(LAST_EVENT_ID_HEADER, last);
-        }
-        request.send().await
+    ) -> Result<reqwest::Response, PostError> {
+        self.send_authorized("GET", &self.url, self.common_headers(), |headers| {
+            let request = self
+                .http
+                .get(self.url.clone())
+                .headers(headers)
+                .header(ACCEPT, "text/event-stream");
+            match last_event_id {
+                Some(last) => request.header(LAST_EVENT_ID_HEADER, last),
+                None => request,
+            }
+        })
+        .await
     }
 
     /// The standalone GET stream: opened after initialization, reopened when it breaks.
     /// `ready` fires once the first attempt is answered (established or refused).
-    /// The stream ends with its session (`generation`).
+    /// The stream ends with its session (`generation`). When it was open and could not be
+    /// reopened because nothing accepts connections at the URL any more, the server is gone:
+    /// the connection breaks ([`Inbound::Broken`]) naming why, as a stdio connection ends
+    /// with its process, and its requests fail at once instead of waiting for answers that
+    /// cannot come.
     pub(super) async fn standalone(self: Arc<Self>, ready: oneshot::Sender<()>, generation: u64) {
         let mut cursor = StreamCursor::default();
         let mut failures = 0;
         let mut opened_once = false;
         let mut ready = Some(ready);
+        let mut unreachable = None;
         while failures < MAX_RECONNECTS
             && !self.closing.is_cancelled()
             && lock(&self.state).generation == generation
@@ -203,6 +209,12 @@ impl Driver {
             if let Some(ready) = ready.take() {
                 let _ = ready.send(());
             }
+            unreachable = match &attempt {
+                Err(PostError::Http(e)) if e.is_connect() => {
+                    Some(super::transport_error(&self.url, e))
+                }
+                _ => None,
+            };
             match attempt {
                 Ok(r) if r.status().is_success() => {
                     opened_once = true;
@@ -221,14 +233,25 @@ impl Driver {
                     failures += 1;
                 }
                 Err(e) => {
-                    tracing::debug!(error = %e, "the standalone GET stream failed");
+                    tracing::debug!(error = %e.at(&self.url), "the standalone GET stream failed");
                     failures += 1;
                 }
+            }
+            if failures >= MAX_RECONNECTS {
+                break;
             }
             tokio::select! {
                 _ = tokio::time::sleep(cursor.retry) => {}
                 _ = self.closing.cancelled() => return,
             }
+        }
+        let gone = opened_once
+            && !self.closing.is_cancelled()
+            && lock(&self.state).generation == generation;
+        if let Some(error) = unreachable.filter(|_| gone) {
+            tracing::debug!(%error, "the server is gone: the standalone stream cannot be reopened");
+            let _ = self.incoming.send(Inbound::Broken(error)).await;
+            self.closing.cancel();
         }
     }
 }

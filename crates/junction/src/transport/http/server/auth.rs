@@ -18,6 +18,16 @@
 //! otherwise `401` with `WWW-Authenticate: DPoP error="invalid_dpop_proof"` (or
 //! `invalid_token` for a bound token sent as a bearer token).
 //!
+//! - [`BearerAuth::require_dpop`]: only DPoP-bound tokens are accepted (an unbound one is
+//!   refused with `invalid_token`), the challenges are `DPoP algs="…"` ones, and the
+//!   protected resource metadata says so (`dpop_bound_access_tokens_required`,
+//!   `dpop_signing_alg_values_supported`);
+//! - [`BearerAuth::dpop_nonces`]: proofs must also carry a nonce this server issued
+//!   (RFC 9449 §9): one without it, or with an old one, is answered `401` with
+//!   `WWW-Authenticate: DPoP error="use_dpop_nonce"` and the nonce to use in the
+//!   `DPoP-Nonce` header, which every answer to a DPoP request carries. Nonces are kept in
+//!   the process (see [`ServerNonces`](dpop::ServerNonces)).
+//!
 //! The protected resource metadata (RFC 9728) is served, without authorization, at
 //! `/.well-known/oauth-protected-resource<path of the resource>`. While a request is served
 //! its caller is [`Identity::current`]; a server session records the identity that opened it
@@ -88,6 +98,10 @@ struct Inner {
     owners: Arc<Mutex<Owners>>,
     /// The `jti` of the DPoP proofs accepted within the proof window.
     proofs: Arc<Mutex<SeenProofs>>,
+    /// Whether only DPoP-bound tokens are accepted.
+    dpop_required: bool,
+    /// The nonces DPoP proofs must carry, when this server issues them.
+    nonces: Option<Arc<dpop::ServerNonces>>,
 }
 
 /// How many DPoP proof ids are remembered; beyond that the oldest are forgotten first
@@ -218,6 +232,8 @@ impl BearerAuth {
                     scopes_supported: None,
                     bearer_methods_supported: Some(vec!["header".to_owned()]),
                     resource_name: None,
+                    dpop_signing_alg_values_supported: None,
+                    dpop_bound_access_tokens_required: None,
                 },
                 metadata_url: format!("{}{metadata_path}", origin_of(resource)),
                 metadata_path,
@@ -225,6 +241,8 @@ impl BearerAuth {
                 max_body: DEFAULT_MAX_FRAME,
                 owners: Arc::new(Mutex::new(Owners::default())),
                 proofs: Arc::new(Mutex::new(SeenProofs::default())),
+                dpop_required: false,
+                nonces: None,
             }),
         }
     }
@@ -264,6 +282,29 @@ impl BearerAuth {
     pub fn max_body(mut self, bytes: usize) -> Self {
         Arc::make_mut(&mut self.inner).max_body = bytes;
         self
+    }
+
+    /// Accepts only DPoP-bound access tokens (RFC 9449 §7.1), and says so in the protected
+    /// resource metadata; a bearer token is refused with `invalid_token`.
+    pub fn require_dpop(mut self) -> Self {
+        let inner = Arc::make_mut(&mut self.inner);
+        inner.dpop_required = true;
+        inner.metadata.dpop_bound_access_tokens_required = Some(true);
+        inner.metadata.dpop_signing_alg_values_supported = Some(
+            dpop::ACCEPTED_ALGORITHMS
+                .iter()
+                .map(|a| (*a).to_owned())
+                .collect(),
+        );
+        self
+    }
+
+    /// Requires DPoP proofs to carry a nonce this server issued (RFC 9449 §9); see the
+    /// module docs. Fails only when the OS has no random source for the first nonce.
+    pub fn dpop_nonces(mut self) -> Result<Self, crate::auth::AuthError> {
+        let nonces = dpop::ServerNonces::new()?;
+        Arc::make_mut(&mut self.inner).nonces = Some(Arc::new(nonces));
+        Ok(self)
     }
 
     fn rules(mut self, change: impl FnOnce(&mut ScopeRules)) -> Self {
@@ -364,7 +405,23 @@ async fn check(
         tracing::debug!(%reason, "DPoP proof refused");
         return dpop_refusal(&inner, error, &reason);
     }
-    let (request, needed) = match needed_scopes(&inner, request).await {
+    let mut response = authorized(&inner, shared, identity, request, next).await;
+    if scheme == Scheme::Dpop {
+        give_nonce(&inner, &mut response);
+    }
+    response
+}
+
+/// The checks after the token and its binding: scopes, the session's owner; then the
+/// request itself.
+async fn authorized(
+    inner: &Inner,
+    shared: bool,
+    identity: Identity,
+    request: Request,
+    next: Next,
+) -> Response {
+    let (request, needed) = match needed_scopes(inner, request).await {
         Ok(read) => read,
         Err(refused) => return refused,
     };
@@ -376,7 +433,7 @@ async fn check(
     if !missing.is_empty() {
         tracing::debug!(subject = %identity.subject, ?missing, "bearer token lacks a scope");
         return challenge(
-            &inner,
+            inner,
             StatusCode::FORBIDDEN,
             Some("insufficient_scope"),
             &format!("the token lacks the scope {}", missing.join(" ")),
@@ -468,6 +525,13 @@ fn check_binding(
     let bound = identity.key_thumbprint.as_deref();
     let bad_proof = |reason: &str| ("invalid_dpop_proof", reason.to_owned());
     match (scheme, bound) {
+        (Scheme::Bearer, None) if inner.dpop_required => {
+            return Err((
+                "invalid_token",
+                "this resource accepts only DPoP-bound tokens; present one with the DPoP scheme and a proof"
+                    .to_owned(),
+            ))
+        }
         (Scheme::Bearer, None) => return Ok(()),
         (Scheme::Bearer, Some(_)) => {
             return Err((
@@ -508,6 +572,14 @@ fn check_binding(
             "the DPoP proof is signed by another key than the token is bound to",
         ));
     }
+    if let Some(nonces) = &inner.nonces {
+        if !nonces.accepts(verified.nonce.as_deref()) {
+            return Err((
+                dpop::USE_NONCE,
+                "the resource server requires a nonce it issued in the DPoP proof; use the one in the DPoP-Nonce header".to_owned(),
+            ));
+        }
+    }
     if !lock(&inner.proofs).first_time(&verified.jti, verified.iat, now) {
         return Err(bad_proof(
             "the DPoP proof was presented before (replayed jti)",
@@ -516,10 +588,11 @@ fn check_binding(
     Ok(())
 }
 
-/// A `401` with a DPoP challenge.
+/// A `401` with a DPoP challenge (and the nonce to use, when this server issues them).
 fn dpop_refusal(inner: &Inner, error: &str, description: &str) -> Response {
     let challenge = format!(
-        "DPoP algs=\"ES256 ES384 RS256 PS256 EdDSA\", error=\"{error}\", error_description=\"{description}\", resource_metadata=\"{}\"",
+        "DPoP algs=\"{}\", error=\"{error}\", error_description=\"{description}\", resource_metadata=\"{}\"",
+        dpop::ACCEPTED_ALGORITHMS.join(" "),
         inner.metadata_url
     );
     let body = serde_json::json!({"error": error, "error_description": description});
@@ -529,7 +602,18 @@ fn dpop_refusal(inner: &Inner, error: &str, description: &str) -> Response {
             .headers_mut()
             .insert(header::WWW_AUTHENTICATE, value);
     }
+    give_nonce(inner, &mut response);
     response
+}
+
+/// Names the current DPoP nonce in `response`, when this server issues them.
+fn give_nonce(inner: &Inner, response: &mut Response) {
+    let Some(nonces) = &inner.nonces else {
+        return;
+    };
+    if let Ok(value) = HeaderValue::from_str(&nonces.current()) {
+        response.headers_mut().insert(dpop::NONCE_HEADER, value);
+    }
 }
 
 fn token_in_query(query: Option<&str>) -> bool {
@@ -570,8 +654,15 @@ fn challenge(
     description: &str,
     scopes: &[String],
 ) -> Response {
-    let mut challenge = String::from("Bearer");
+    // A resource that takes only DPoP-bound tokens challenges with that scheme (RFC 9449
+    // §7.1), naming the algorithms of the proofs it accepts.
     let mut params = Vec::new();
+    let mut challenge = if inner.dpop_required {
+        params.push(format!("algs=\"{}\"", dpop::ACCEPTED_ALGORITHMS.join(" ")));
+        String::from("DPoP")
+    } else {
+        String::from("Bearer")
+    };
     if let Some(error) = error {
         params.push(format!("error=\"{error}\""));
         params.push(format!("error_description=\"{description}\""));

@@ -20,7 +20,10 @@ use super::session_store::{stream_instance, RecordChange, Routed, RoutedKind, Se
 use super::Shared;
 use crate::sync::lock;
 use crate::transport::http::sse::Event;
-use crate::transport::{RestoredSession, TransportEvent};
+use crate::transport::{RestoredSession, SharedChange, TransportEvent};
+
+/// The notification of a resource's change, the one change whose audience is its subscribers.
+const RESOURCE_UPDATED: &str = "notifications/resources/updated";
 
 /// How long an instance counts as alive after its last heartbeat.
 const HEARTBEAT_TTL: Duration = Duration::from_secs(6);
@@ -76,6 +79,10 @@ async fn receive(shared: Weak<Shared>, mut rx: mpsc::Receiver<Routed>) {
         let Some(shared) = shared.upgrade() else {
             return;
         };
+        if let RoutedKind::Changed(frame) = &routed.kind {
+            changed(&shared, frame).await;
+            continue;
+        }
         let me = shared.cluster.as_ref().map(|c| c.instance);
         if Some(routed.origin) == me {
             continue;
@@ -103,7 +110,44 @@ async fn receive(shared: Weak<Shared>, mut rx: mpsc::Receiver<Routed>) {
                     session.close();
                 }
             }
+            RoutedKind::Changed(_) => {}
         }
+    }
+}
+
+/// Hands a change notification published by any instance to the sessions whose standalone
+/// stream is open here, each with the subscriptions of its shared record when the change is
+/// a resource's (a subscription may have been taken by another instance).
+async fn changed(shared: &Shared, frame: &str) {
+    let Ok(Message::Notification(notification)) = Message::decode(frame.as_bytes()) else {
+        tracing::warn!("ignoring a published change that is not a notification");
+        return;
+    };
+    let Some(cluster) = &shared.cluster else {
+        return;
+    };
+    let about_resource = notification.method == RESOURCE_UPDATED;
+    let holders: Vec<Arc<HttpSession>> = shared.sessions_holding_standalone();
+    for session in holders {
+        let subscriptions = if about_resource {
+            match cluster.store.load(&session.id).await {
+                Ok(Some(record)) => Some(record.subscriptions),
+                Ok(None) => continue,
+                Err(e) => {
+                    tracing::error!(session = %session.id, error = %e, "cannot read a session's subscriptions; using those it had here");
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        let change = SharedChange {
+            notification: notification.clone(),
+            subscriptions,
+        };
+        session
+            .event(TransportEvent::Changed(Box::new(change)))
+            .await;
     }
 }
 
@@ -142,12 +186,9 @@ pub(super) fn wrong_subject() -> Refusal {
     )
 }
 
-/// Restores session `id` from the shared store, if it is there: `Ok(None)` when it is not
-/// (or there is no store).
-pub(super) async fn restore(
-    shared: &Arc<Shared>,
-    id: &str,
-) -> Result<Option<Arc<HttpSession>>, Refusal> {
+/// The shared record of session `id`, if there is one; refused when it belongs to another
+/// subject than the current request's.
+async fn shared_record(shared: &Shared, id: &str) -> Result<Option<SessionRecord>, Refusal> {
     let Some(cluster) = &shared.cluster else {
         return Ok(None);
     };
@@ -157,6 +198,18 @@ pub(super) async fn restore(
     if record.subject != current_subject() {
         return Err(wrong_subject());
     }
+    Ok(Some(record))
+}
+
+/// Restores session `id` from the shared store, if it is there: `Ok(None)` when it is not
+/// (or there is no store).
+pub(super) async fn restore(
+    shared: &Arc<Shared>,
+    id: &str,
+) -> Result<Option<Arc<HttpSession>>, Refusal> {
+    let Some(record) = shared_record(shared, id).await? else {
+        return Ok(None);
+    };
     let initialize: InitializeParams = match serde_json::from_str(&record.initialize) {
         Ok(params) => params,
         Err(e) => {
@@ -194,6 +247,27 @@ pub(super) async fn restore(
         "restored a session opened on another instance"
     );
     Ok(Some(shared.adopt_session(session)?))
+}
+
+/// Routes a notification or response POSTed for session `id`, which this instance does not
+/// hold, to the instances that do, without restoring a copy here: the record is read only to
+/// refuse another subject (`403`) or an unknown session (`Ok(false)`).
+pub(super) async fn route_only(
+    shared: &Shared,
+    id: &str,
+    message: &Message,
+    frame: &[u8],
+) -> Result<bool, Refusal> {
+    if shared_record(shared, id).await?.is_none() {
+        return Ok(false);
+    }
+    if matches!(message, Message::Notification(n) if n.method == INITIALIZED) {
+        initialized(shared, id).await;
+    }
+    if let Ok(text) = std::str::from_utf8(frame) {
+        publish(shared, id, RoutedKind::Deliver(text.to_owned()));
+    }
+    Ok(true)
 }
 
 /// Saves the record of a session this instance has just initialized.
@@ -326,6 +400,12 @@ pub(super) fn follow(shared: &Arc<Shared>, session: &HttpSession, last: EventId)
                 return;
             }
         };
+        if request.is_none() && last.stream as u32 != 0 {
+            // Not the standalone stream (its instance's id with 0 below), and the store no
+            // longer knows its request: the session's bounds or the event ttl dropped the stream.
+            tracing::info!(session = %id, stream = last.stream, "a resumed stream is no longer in the session store; ending it");
+            return;
+        }
         let mut after = last;
         while !tx.is_closed() {
             let events = match store.read_after(&id, after, FOLLOW_WAIT).await {

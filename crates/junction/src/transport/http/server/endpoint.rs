@@ -154,6 +154,14 @@ async fn post_inner(
         _ => None,
     };
     let Some((id, is_initialize)) = request else {
+        if let Some(session_id) = session_header(headers) {
+            if shared.cluster.is_some() && shared.session(session_id).is_none() {
+                return match cluster::route_only(shared, session_id, &message, &frame).await? {
+                    true => Ok(empty(StatusCode::ACCEPTED)),
+                    false => Err(unknown_session()),
+                };
+            }
+        }
         let session = find_session(shared, headers).await?;
         if matches!(&message, Message::Notification(n) if n.method == INITIALIZED) {
             // Recorded before it is answered: the client's next request may reach the

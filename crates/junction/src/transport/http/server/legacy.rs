@@ -54,13 +54,7 @@ pub(super) async fn open(State(shared): State<Arc<Shared>>) -> Response {
     let (out_tx, out_rx) = outbound_queue(usize::MAX);
     let (in_tx, in_rx) = mpsc::channel(INBOUND_QUEUE);
     lock(&shared.legacy).insert(id.clone(), LegacySession { inbound: in_tx });
-    (shared.serve)(
-        Connection {
-            outgoing: out_tx,
-            incoming: in_rx,
-        },
-        SessionControl::none(),
-    );
+    (shared.serve)(Connection::new(out_tx, in_rx), SessionControl::none());
     tokio::spawn(forward(shared.clone(), id, out_rx, sse_tx));
     sse_response(sse_rx)
 }

@@ -70,6 +70,8 @@ mod guard;
 mod legacy;
 mod listener;
 #[cfg(feature = "redis")]
+mod redis_scripts;
+#[cfg(feature = "redis")]
 mod redis_store;
 mod session;
 mod session_store;
@@ -81,7 +83,8 @@ pub use event_store::{
     DEFAULT_TOTAL_EVENT_BYTES,
 };
 #[cfg(feature = "redis")]
-pub use redis_store::{RedisSessionStore, DEFAULT_EVENT_TTL, DEFAULT_STREAM_EVENTS};
+pub use redis_store::{RedisLimits, RedisSessionStore, DEFAULT_EVENT_TTL, DEFAULT_SESSION_EVENTS};
+pub(crate) use session::ChangePublisher;
 pub use session::SessionControl;
 pub use session_store::{
     RecordChange, Routed, RoutedKind, SessionRecord, SessionStore, StoreError, StreamEvents,
@@ -578,6 +581,15 @@ impl Shared {
             .get(id)
             .filter(|s| !s.is_closed())
             .cloned()
+    }
+
+    /// The sessions whose standalone GET stream is open on this instance.
+    fn sessions_holding_standalone(&self) -> Vec<Arc<HttpSession>> {
+        lock(&self.sessions)
+            .values()
+            .filter(|s| s.holds_standalone())
+            .cloned()
+            .collect()
     }
 
     fn remove_session(&self, id: &str) -> Option<Arc<HttpSession>> {

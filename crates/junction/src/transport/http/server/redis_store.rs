@@ -10,13 +10,20 @@
 //! | `P:s:ID:ev:STREAM` | stream | the stream's events, entry id `0-(SEQ+1)`, field `d` | event ttl, renewed by each event |
 //! | `P:s:ID:req` | hash | stream → the JSON id of the request it answers | event ttl |
 //! | `P:s:ID:streams` | set | the session's stream numbers, to delete them with it | event ttl |
+//! | `P:s:ID:evi` | list | one `STREAM SEQ BYTES` entry per event kept, oldest first | event ttl |
+//! | `P:s:ID:evb` | string | the bytes of the session's events kept | event ttl |
+//! | `P:live` | sorted set | every live session, scored by its last activity (ms) | never (pruned) |
 //! | `P:i:INSTANCE` | string | an instance's heartbeat | heartbeat ttl |
 //!
 //! and the channel `P:route` carries every [`Routed`] message as JSON.
 //!
-//! Each stream keeps at most [`RedisSessionStore::max_stream_events`] entries (`XADD MAXLEN ~`),
-//! so a stream costs Redis at most that many times the largest message (4 MiB with the
-//! default body limit, usually a few hundred bytes). Writes of events go through one task
+//! What Redis keeps is bounded ([`RedisLimits`]): each session keeps at most
+//! [`RedisLimits::session_events`] events and [`RedisLimits::session_bytes`] bytes of them, over
+//! all its streams (its oldest events go first; its newest always stays), and at most
+//! [`RedisLimits::sessions`] sessions live over all instances (a new one ends the session idle
+//! the longest, everywhere). So the events of a deployment take at most `sessions x
+//! session_bytes` bytes of Redis, besides each key's bookkeeping. The accounting runs in Lua
+//! scripts ([`super::redis_scripts`]), atomically. Writes of events go through one task
 //! that pipelines them in order, as many as have piled up while the previous pipeline ran;
 //! an SSE response sends an event once the pipeline holding it has been answered
 //! ([`SessionStore::pending_writes`]), so what a client has seen is in Redis. While Redis is
@@ -35,14 +42,16 @@ use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::AsyncCommands;
 use tokio::sync::{mpsc, watch};
 
-use super::event_store::EventId;
+use super::event_store::{EventId, DEFAULT_SESSION_EVENT_BYTES};
+use super::redis_scripts::Scripts;
 use super::session_store::{
     RecordChange, Routed, SessionRecord, SessionStore, StoreError, StreamEvents,
 };
+use super::DEFAULT_MAX_SESSIONS;
 use crate::session::BoxFuture;
 
-/// How many events each stream keeps by default.
-pub const DEFAULT_STREAM_EVENTS: usize = 1000;
+/// How many events each session keeps in Redis by default (as many as in memory).
+pub const DEFAULT_SESSION_EVENTS: usize = 1024;
 
 /// How long events stay in Redis after a stream's last one, by default: 30 minutes, the
 /// default idle timeout.
@@ -63,12 +72,38 @@ pub struct RedisSessionStore {
     inner: Arc<Inner>,
 }
 
+/// What a [`RedisSessionStore`] keeps, at most, and for how long.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RedisLimits {
+    /// The most events one session keeps, over all its streams ([`DEFAULT_SESSION_EVENTS`]).
+    pub session_events: usize,
+    /// The most bytes of events one session keeps ([`DEFAULT_SESSION_EVENT_BYTES`], as in
+    /// memory); a single larger event is kept alone.
+    pub session_bytes: usize,
+    /// The most sessions live at once over all instances ([`DEFAULT_MAX_SESSIONS`]); give
+    /// the same number as [`HttpServer::max_sessions`](super::HttpServer::max_sessions).
+    pub sessions: usize,
+    /// How long a session's events stay after its last one ([`DEFAULT_EVENT_TTL`]).
+    pub event_ttl: Duration,
+}
+
+impl Default for RedisLimits {
+    fn default() -> Self {
+        RedisLimits {
+            session_events: DEFAULT_SESSION_EVENTS,
+            session_bytes: DEFAULT_SESSION_EVENT_BYTES,
+            sessions: DEFAULT_MAX_SESSIONS,
+            event_ttl: DEFAULT_EVENT_TTL,
+        }
+    }
+}
+
 struct Inner {
     client: redis::Client,
     connection: ConnectionManager,
     prefix: String,
-    max_stream_events: usize,
-    event_ttl: Duration,
+    limits: RedisLimits,
+    scripts: Scripts,
     writes: mpsc::UnboundedSender<Write>,
     /// How many writes have been queued.
     queued: AtomicU64,
@@ -115,16 +150,14 @@ impl RedisSessionStore {
     /// Connects to `url` (`redis://HOST:PORT[/DB]`) and checks that Redis answers: an
     /// unreachable Redis is an error here, not later.
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
-        Self::connect_with(url, "junction", DEFAULT_STREAM_EVENTS, DEFAULT_EVENT_TTL).await
+        Self::connect_with(url, "junction", RedisLimits::default()).await
     }
 
-    /// Like [`RedisSessionStore::connect`], with the key prefix, the most events kept per
-    /// stream, and how long events outlive their stream's last one.
+    /// Like [`RedisSessionStore::connect`], with the key prefix and the limits.
     pub async fn connect_with(
         url: &str,
         prefix: &str,
-        max_stream_events: usize,
-        event_ttl: Duration,
+        limits: RedisLimits,
     ) -> Result<Self, StoreError> {
         let client = redis::Client::open(url).map_err(failed)?;
         let config = ConnectionManagerConfig::new()
@@ -146,8 +179,12 @@ impl RedisSessionStore {
             client,
             connection,
             prefix: prefix.to_owned(),
-            max_stream_events: max_stream_events.max(1),
-            event_ttl,
+            limits: RedisLimits {
+                session_events: limits.session_events.max(1),
+                sessions: limits.sessions.max(1),
+                ..limits
+            },
+            scripts: Scripts::new(),
             writes,
             queued: AtomicU64::new(0),
             written,
@@ -156,9 +193,9 @@ impl RedisSessionStore {
         Ok(RedisSessionStore { inner })
     }
 
-    /// The most events each stream keeps.
-    pub fn max_stream_events(&self) -> usize {
-        self.inner.max_stream_events
+    /// What this store keeps, at most.
+    pub fn limits(&self) -> RedisLimits {
+        self.inner.limits
     }
 }
 
@@ -174,6 +211,31 @@ impl Inner {
     }
     fn instance_key(&self, instance: u32) -> String {
         format!("{}:i:{instance}", self.prefix)
+    }
+    fn live_key(&self) -> String {
+        format!("{}:live", self.prefix)
+    }
+
+    /// Adds to `pipe` the commands that save a new session's `record` under `id`, expiring
+    /// after `ttl`, and enter it among the live sessions (which may end the one idle the
+    /// longest). The pipeline must load [`Scripts::enter`] first.
+    fn create_commands(
+        &self,
+        pipe: &mut redis::Pipeline,
+        id: &str,
+        record: &SessionRecord,
+        ttl: Duration,
+    ) {
+        record_commands(pipe, &self.session_key(id), record, ttl);
+        let mut enter = self.scripts.enter.prepare_invoke();
+        enter
+            .arg(self.live_key())
+            .arg(id)
+            .arg(self.limits.sessions)
+            .arg(u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX))
+            .arg(format!("{}:s:", self.prefix))
+            .arg(self.channel());
+        pipe.invoke_script(&enter).ignore();
     }
 
     /// Queues `write`, counted before it is sent so that [`SessionStore::pending_writes`]
@@ -222,28 +284,28 @@ async fn write_events(
     while rx.recv_many(&mut batch, 256).await > 0 {
         let Some(inner) = inner.upgrade() else { return };
         written += batch.len() as u64;
-        let ttl = ttl_secs(inner.event_ttl);
+        let ttl = ttl_secs(inner.limits.event_ttl);
         let mut pipe = redis::pipe();
+        // Loaded by every pipeline: a Redis restarted meanwhile has forgotten them.
+        pipe.load_script(&inner.scripts.append)
+            .ignore()
+            .load_script(&inner.scripts.enter)
+            .ignore();
         for write in batch.drain(..) {
             match write {
                 Write::Event { session, id, data } => {
-                    let key = inner.stream_key(&session, id.stream);
-                    pipe.cmd("XADD")
-                        .arg(&key)
-                        .arg("MAXLEN")
-                        .arg("~")
-                        .arg(inner.max_stream_events)
-                        .arg(format!("0-{}", id.seq + 1))
-                        .arg("d")
+                    let mut append = inner.scripts.append.prepare_invoke();
+                    append
+                        .arg(inner.session_key(&session))
+                        .arg(id.stream)
+                        .arg(id.seq + 1)
                         .arg(data.as_ref())
-                        .ignore()
-                        .expire(&key, ttl)
-                        .ignore();
-                    let streams = format!("{}:streams", inner.session_key(&session));
-                    pipe.sadd(&streams, id.stream)
-                        .ignore()
-                        .expire(&streams, ttl)
-                        .ignore();
+                        .arg(inner.limits.session_events)
+                        .arg(inner.limits.session_bytes)
+                        .arg(ttl)
+                        .arg(inner.live_key())
+                        .arg(&session);
+                    pipe.invoke_script(&append).ignore();
                 }
                 Write::Opened {
                     session,
@@ -260,7 +322,7 @@ async fn write_events(
                     session,
                     record,
                     ttl,
-                } => record_commands(&mut pipe, &inner.session_key(&session), &record, ttl),
+                } => inner.create_commands(&mut pipe, &session, &record, ttl),
             }
         }
         let mut connection = inner.connection.clone();
@@ -280,8 +342,10 @@ impl SessionStore for RedisSessionStore {
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
             let mut pipe = redis::pipe();
-            pipe.atomic();
-            record_commands(&mut pipe, &self.inner.session_key(id), record, ttl);
+            pipe.atomic()
+                .load_script(&self.inner.scripts.enter)
+                .ignore();
+            self.inner.create_commands(&mut pipe, id, record, ttl);
             let mut connection = self.inner.connection.clone();
             pipe.query_async::<()>(&mut connection)
                 .await
@@ -325,6 +389,12 @@ impl SessionStore for RedisSessionStore {
             let subs = format!("{key}:subs");
             let ttl = ttl_secs(ttl);
             let mut pipe = redis::pipe();
+            let mut touch = self.inner.scripts.touch.prepare_invoke();
+            touch.arg(self.inner.live_key()).arg(id);
+            pipe.load_script(&self.inner.scripts.touch)
+                .ignore()
+                .invoke_script(&touch)
+                .ignore();
             match change {
                 RecordChange::Touch => {}
                 RecordChange::LogLevel(level) => {
@@ -350,20 +420,16 @@ impl SessionStore for RedisSessionStore {
 
     fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
-            let key = self.inner.session_key(id);
             let mut connection = self.inner.connection.clone();
-            let streams: Vec<u64> = connection
-                .smembers(format!("{key}:streams"))
+            self.inner
+                .scripts
+                .remove
+                .arg(self.inner.session_key(id))
+                .arg(self.inner.live_key())
+                .arg(id)
+                .invoke_async::<()>(&mut connection)
                 .await
-                .map_err(failed)?;
-            let mut keys = vec![
-                key.clone(),
-                format!("{key}:subs"),
-                format!("{key}:req"),
-                format!("{key}:streams"),
-            ];
-            keys.extend(streams.iter().map(|s| self.inner.stream_key(id, *s)));
-            connection.del::<_, ()>(keys).await.map_err(failed)
+                .map_err(failed)
         })
     }
 

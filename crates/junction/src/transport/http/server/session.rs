@@ -193,6 +193,19 @@ impl SessionControl {
         self.session.upgrade().is_some_and(|s| s.close_stream(None))
     }
 
+    /// What publishes change notifications to every instance, when the session is shared
+    /// by instances through a [`SessionStore`](super::SessionStore): then it hears of
+    /// changes from the instance holding its standalone stream, not from the one that made
+    /// them.
+    pub(crate) fn change_publisher(&self) -> Option<ChangePublisher> {
+        let session = self.session.upgrade()?;
+        let cluster = session.cluster.as_ref()?;
+        Some(ChangePublisher {
+            publish: cluster.publish.clone(),
+            instance: cluster.instance,
+        })
+    }
+
     /// The `Mcp-Param-*` headers of the request this session serves (2026-07-28, where a
     /// session serves one request): each name without the prefix, lowercase, and its raw
     /// value. Empty for sessions of the handshake family.
@@ -201,6 +214,32 @@ impl SessionControl {
             .upgrade()
             .map(|s| lock(&s.param_headers).clone())
             .unwrap_or_default()
+    }
+}
+
+/// Publishes change notifications to every instance sharing a session store.
+#[derive(Debug, Clone)]
+pub(crate) struct ChangePublisher {
+    publish: mpsc::UnboundedSender<Routed>,
+    instance: u32,
+}
+
+impl ChangePublisher {
+    /// Publishes a change notification (`method` with `params`) to every instance, this one
+    /// included; each hands it to the sessions whose standalone stream it holds
+    /// ([`super::session_store::RoutedKind::Changed`]).
+    pub(crate) fn publish(&self, method: &str, params: Option<&serde_json::value::RawValue>) {
+        let frame = match params {
+            Some(params) => {
+                serde_json::json!({"jsonrpc": "2.0", "method": method, "params": params})
+            }
+            None => serde_json::json!({"jsonrpc": "2.0", "method": method}),
+        };
+        let _ = self.publish.send(Routed {
+            origin: self.instance,
+            session: String::new(),
+            kind: RoutedKind::Changed(frame.to_string()),
+        });
     }
 }
 
@@ -349,13 +388,14 @@ impl HttpSession {
             // The queue is empty: this is the first thing the served session reads.
             let _ = tx.try_send(Inbound::Event(TransportEvent::Http(control.clone())));
         }
-        serve(
-            Connection {
-                outgoing: out_tx,
-                incoming: in_rx,
-            },
-            control,
-        );
+        let mut connection = Connection::new(out_tx, in_rx);
+        // Another instance may send this client requests of the same session: ids carry the
+        // instance so that the client never sees one twice and each answer finds its sender.
+        connection.request_id_prefix = session
+            .cluster
+            .as_ref()
+            .map(|c| format!("{:x}-", c.instance));
+        serve(connection, control);
         tokio::spawn(route(session.clone(), out_rx));
         session
     }
@@ -486,17 +526,23 @@ impl HttpSession {
     /// open here.
     pub(super) fn push_standalone(&self, data: Bytes) {
         let mut state = lock(&self.state);
-        if state.closed {
-            return;
-        }
-        let live = matches!(
-            state.streams.get(&self.standalone),
-            Some(Stream { sink: Sink::Live(tx), .. }) if !tx.is_closed()
-        );
-        if live {
+        if self.standalone_live(&state) {
             let stream = self.standalone;
             let _ = self.push(&mut state, stream, data);
         }
+    }
+
+    /// Whether the client's standalone GET stream is open on this instance.
+    pub(super) fn holds_standalone(&self) -> bool {
+        self.standalone_live(&lock(&self.state))
+    }
+
+    fn standalone_live(&self, state: &State) -> bool {
+        !state.closed
+            && matches!(
+                state.streams.get(&self.standalone),
+                Some(Stream { sink: Sink::Live(tx), .. }) if !tx.is_closed()
+            )
     }
 
     async fn forward(&self, frame: Bytes) -> bool {

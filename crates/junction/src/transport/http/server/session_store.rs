@@ -15,7 +15,8 @@
 //! - **Routing.** What the client POSTs besides requests (responses to the server's requests,
 //!   `notifications/cancelled`, ...) is published to every instance ([`Routed`]) and taken
 //!   by the instance it concerns: a response by the one that sent the request, a
-//!   notification by each instance holding the session. A server message for the
+//!   notification by each instance holding the session (an instance that does not hold it
+//!   checks its record and publishes, without restoring a copy). A server message for the
 //!   standalone GET stream made on an instance that does not hold that stream is published
 //!   too, and sent by the instance that does.
 //! - **Streams.** Stream ids carry the instance that holds the stream (its upper 32 bits), and
@@ -29,6 +30,12 @@
 //!   answered `initialize` is recorded in the session's record before it is answered, and
 //!   routed; a request that reaches the first instance before the routed notification does
 //!   finds it in the record, so the handshake's order holds across instances.
+//! - **Changes.** A change notification the server makes (a resource updated, a list
+//!   changed) is published to every instance rather than sent to the sessions held where it
+//!   was made ([`RoutedKind::Changed`]); each instance hands it to the sessions whose
+//!   standalone GET stream it holds, with their subscriptions read from their records, so a
+//!   session hears it once, whichever instance made the change and whichever took its
+//!   `resources/subscribe`.
 
 use std::time::Duration;
 
@@ -97,6 +104,11 @@ pub enum RoutedKind {
     Standalone(String),
     /// The client ended the session (`DELETE`).
     End,
+    /// A change notification (`notifications/resources/updated`, `notifications/*/list_changed`)
+    /// made on the publishing instance, for every session of every instance that it concerns
+    /// (its [`Routed::session`] is empty): each session hears it from the instance holding
+    /// its standalone GET stream, the publisher included.
+    Changed(String),
 }
 
 /// Events read back from a shared stream.
@@ -198,6 +210,7 @@ mod tests {
             RoutedKind::Deliver("{\"a\":1}".into()),
             RoutedKind::Standalone("{}".into()),
             RoutedKind::End,
+            RoutedKind::Changed("{}".into()),
         ] {
             let m = Routed {
                 origin: 7,
