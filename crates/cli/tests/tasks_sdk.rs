@@ -1,9 +1,12 @@
-//! The TypeScript SDK's (1.32.2) `experimental.tasks` client against the library served by
-//! `junction serve library --http` (2025-11-25 tasks): `callToolStream` with a task gets
-//! the task, its status messages and the report; `listTasks`, `getTask`, `getTaskResult`
-//! and `cancelTask` get what the specification says (tests-interop/ts-tasks-client.mjs).
+//! The SDKs' task clients against the library served by `junction serve library --http`
+//! (2025-11-25 tasks): the TypeScript SDK's (1.32.2) `experimental.tasks`
+//! (tests-interop/ts-tasks-client.mjs) and the Python SDK's (1.30.0; 2.x has none)
+//! `session.experimental` (tests-interop/py-tasks-client.py). A task call gets the task, its
+//! status messages and the report; listing, getting, collecting and cancelling get what the
+//! specification says.
 //!
-//! Needs `JUNCTION_NODE` and `JUNCTION_NODE_MODULES`, which `scripts/test` exports.
+//! Needs `JUNCTION_NODE`, `JUNCTION_NODE_MODULES` and `JUNCTION_PYTHON_TASKS`, which
+//! `scripts/test` exports.
 
 mod common;
 
@@ -14,6 +17,12 @@ use serde_json::Value;
 const TS_TASKS_CLIENT: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../../tests-interop/ts-tasks-client.mjs"
+);
+
+/// The Python tasks client, beside it.
+const PY_TASKS_CLIENT: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../tests-interop/py-tasks-client.py"
 );
 
 #[test]
@@ -65,6 +74,54 @@ fn the_typescript_sdk_task_client_follows_cancels_and_collects_our_tasks() {
         out["payload"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
         Value::from(id),
         "{out:#}"
+    );
+    for answer in ["cancelled", "afterCancel"] {
+        assert_eq!(out[answer]["status"], "cancelled", "{answer}: {out:#}");
+        assert_ne!(out[answer]["taskId"], Value::from(id), "{out:#}");
+    }
+    server.stop();
+}
+
+#[test]
+fn the_python_sdk_task_client_polls_cancels_and_collects_our_tasks() {
+    let server = HttpServe::start("library", &[]);
+    let ran = run(
+        &peer("JUNCTION_PYTHON_TASKS"),
+        &[
+            PY_TASKS_CLIENT,
+            &server.url,
+            "inventory_report",
+            r#"{"subject":"science"}"#,
+        ],
+    );
+    let out = ran.json();
+    assert_eq!(ran.code, 0, "{out:#}\n{}", ran.stderr);
+
+    let created = &out["created"];
+    assert_eq!(created["status"], "working", "{out:#}");
+    assert_eq!(created["ttl"], 60_000, "{out:#}");
+    let id = created["taskId"].as_str().expect("a task id");
+    let polled = out["polled"].as_array().expect("the statuses polled");
+    assert!(
+        polled
+            .iter()
+            .any(|s| s["statusMessage"] == "Counting the science shelf"),
+        "the status message reaches the SDK: {out:#}"
+    );
+    assert_eq!(polled.last().map(|s| &s["status"]), Some(&"completed".into()));
+
+    let report = out["payload"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(report.starts_with("Inventory of 5 titles:"), "{out:#}");
+    assert_eq!(
+        out["payload"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+        Value::from(id),
+        "{out:#}"
+    );
+    assert_eq!(
+        out["listed"],
+        serde_json::json!([{"taskId": id, "status": "completed"}])
     );
     for answer in ["cancelled", "afterCancel"] {
         assert_eq!(out[answer]["status"], "cancelled", "{answer}: {out:#}");

@@ -25,6 +25,7 @@ use std::sync::{Arc, PoisonError, RwLock};
 use tokio::time::Instant;
 
 use junction::client::{ClientOptions, Elicitation, HandlerError, Roots, Sampling};
+use junction::server::task::TaskSettings;
 use junction_protocol::elicitation::{ElicitParams, ElicitResult};
 use junction_protocol::roots::Root;
 use junction_protocol::sampling::{CreateMessageParams, CreateMessageResult};
@@ -151,6 +152,9 @@ impl Mediation {
                 })
                 .with_url(),
             )
+            // A person may take minutes to answer: a server may ask as a task and come back
+            // for the answer instead of holding a request open.
+            .task_requests(TaskSettings::default())
     }
 }
 

@@ -82,6 +82,30 @@ fn asking_server(label: &'static str, roots_heard: mpsc::UnboundedSender<Vec<Str
                 Err(e) => format!("elicitation failed: {e}"),
             }
         }))
+        .tool(tool("ask_name_as_task", |ctx: Context, _: Nothing| async move {
+            let form = FormParams::new(
+                "What is your name?",
+                RequestedSchema::new().required("name", PrimitiveSchemaDefinition::string()),
+            );
+            match ctx.elicit_as_task(form, Some(60_000)).await {
+                Ok(r) => format!(
+                    "{:?} as a task: {}",
+                    r.action,
+                    serde_json::to_string(&r.content).unwrap_or_default()
+                ),
+                Err(e) => format!("elicitation failed: {e}"),
+            }
+        }))
+        .tool(tool("summarize_as_task", |ctx: Context, t: Topic| async move {
+            let params = CreateMessageParams::new(
+                vec![SamplingMessage::user_text(format!("One line on {}", t.topic))],
+                64,
+            );
+            match ctx.create_message_as_task(params, Some(60_000)).await {
+                Ok(answer) => format!("sampled as a task by {}", answer.model),
+                Err(e) => format!("sampling failed: {e}"),
+            }
+        }))
         .tool(tool("log_in", |ctx: Context, _: Nothing| async move {
             let url = UrlParams::new(
                 "Log in to continue",
@@ -403,6 +427,47 @@ async fn elicitation_accept_decline_and_cancel_each_reach_the_tool_with_the_serv
             ElicitAction::Accept,
             ElicitAction::Accept
         ]
+    );
+}
+
+#[tokio::test]
+async fn a_server_may_ask_the_person_as_a_task_and_collects_the_answer_when_it_is_given() {
+    let rig = rig(
+        vec![("desk", handshake())],
+        r#"[
+            {"toolCalls": [{"name": "desk__ask_name_as_task"}]},
+            {"toolCalls": [{"name": "desk__summarize_as_task", "arguments": {"topic": "tides"}}]},
+            {"sampling": {"text": "Tides follow the moon."}},
+            {"text": "done"}
+        ]"#,
+        ScriptedInteraction::new()
+            .elicitations([ElicitationAnswer::Accept(BTreeMap::from([(
+                "name".to_owned(),
+                "Ada".into(),
+            )]))])
+            .sampling([Approval::Allow]),
+    )
+    .await;
+    rig.host.send("Who am I?").await.unwrap();
+    let results = rig.results();
+    assert_eq!(results[0], r#"Accept as a task: {"name":"Ada"}"#);
+    assert!(
+        results[1].starts_with("sampled as a task by "),
+        "{}",
+        results[1]
+    );
+    let frames = rig.frames("desk");
+    let init = frames
+        .lines()
+        .find(|l| l.contains("\"initialize\""))
+        .unwrap_or_default();
+    assert!(
+        init.contains(r#""requests":{"elicitation":{"create":{}},"sampling":{"createMessage":{}}}"#),
+        "the host declares task-augmented questions: {init}"
+    );
+    assert!(
+        frames.contains(r#""method":"tasks/result""#),
+        "the server collected the answers as tasks: {frames}"
     );
 }
 

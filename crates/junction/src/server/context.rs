@@ -89,10 +89,17 @@ impl Context {
 
     /// Sets the status message of the task this handler runs as (what `tasks/get` and
     /// `notifications/tasks/status` show while it works); does nothing outside a task.
+    ///
+    /// On 2026-07-28 a call becomes a task only once its handler has waited: a message set
+    /// before that is kept, and the task starts with it.
     pub fn task_status(&self, message: impl Into<String>) {
-        if let Some(id) = self.task_id() {
-            let tasks = &self.server.registry.tasks;
+        let tasks = &self.server.registry.tasks;
+        if let Some(id) = &self.task {
             tasks.set_status(id, TaskStatus::Working, Some(message.into()));
+        } else if let Some(call) = &self.call {
+            if let Some((id, message)) = call.status_or_pending(message.into()) {
+                tasks.set_status(&id, TaskStatus::Working, Some(message));
+            }
         }
     }
 

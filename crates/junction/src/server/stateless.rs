@@ -74,12 +74,31 @@ pub(super) struct Call {
     pub(super) rounds: Rounds,
     /// Set once the server runs this request on as a task (the tasks extension).
     task: std::sync::OnceLock<Arc<str>>,
+    /// A status message the handler set before the request became a task: the task starts
+    /// with it. Its lock also orders [`Call::promote`] against [`Call::status_or_pending`].
+    pending_status: Mutex<Option<String>>,
 }
 
 impl Call {
-    /// From now on the handler runs as task `id`: its input requests are the task's.
-    pub(super) fn promote(&self, id: &str) {
+    /// From now on the handler runs as task `id`: its input requests are the task's. Returns
+    /// the status message the handler set before, which the task starts with.
+    pub(super) fn promote(&self, id: &str) -> Option<String> {
+        let mut pending = lock(&self.pending_status);
         let _ = self.task.set(id.into());
+        pending.take()
+    }
+
+    /// The task to give status `message` to, or `None` when the request is not (yet) a task:
+    /// then `message` is kept for the task it may become.
+    pub(super) fn status_or_pending(&self, message: String) -> Option<(Arc<str>, String)> {
+        let mut pending = lock(&self.pending_status);
+        match self.task.get() {
+            Some(id) => Some((id.clone(), message)),
+            None => {
+                *pending = Some(message);
+                None
+            }
+        }
     }
 
     /// The task this request's handler runs as, once promoted.
@@ -158,6 +177,7 @@ pub(super) fn read(
             signal: tokio::sync::Notify::new(),
         },
         task: std::sync::OnceLock::new(),
+        pending_status: Mutex::new(None),
     }))
 }
 

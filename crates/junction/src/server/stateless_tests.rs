@@ -551,9 +551,19 @@ async fn confirm(ctx: Context, _: NoArgs) -> Result<String, String> {
     ))
 }
 
+/// Says what it is doing at once, then works a while, then says more.
+async fn staged(ctx: Context, _: NoArgs) -> String {
+    ctx.task_status("fetching the catalogue");
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    ctx.task_status("counting copies");
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    "counted".to_owned()
+}
+
 fn task_server() -> Server {
     Server::builder("s", "1.0.0")
         .tool(tool("confirm", confirm).task_support(TaskSupport::Optional))
+        .tool(tool("staged", staged).task_support(TaskSupport::Optional))
         .tool(tool("quick", greet).task_support(TaskSupport::Optional))
         .tool(tool("must", greet).task_support(TaskSupport::Required))
         .build()
@@ -686,6 +696,33 @@ async fn the_tasks_extension_runs_a_slow_call_as_a_task_the_client_answers_and_p
         -32601,
         "removed in the extension"
     );
+}
+
+#[tokio::test]
+async fn a_status_set_before_the_call_became_a_task_is_the_tasks_first_status() {
+    let (conn, mut raw) = memory::raw();
+    task_server().serve(conn);
+    let caps = json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    raw.send(request(
+        1,
+        "tools/call",
+        json!({"name": "staged", "arguments": {}}),
+        caps.clone(),
+    ))
+    .await;
+    let handle = raw.recv().await.unwrap()["result"].clone();
+    assert_eq!(handle["resultType"], "task", "{handle}");
+    assert_eq!(handle["statusMessage"], "fetching the catalogue", "{handle}");
+    let task = handle["taskId"].as_str().unwrap().to_owned();
+
+    raw.send(request(2, "tasks/get", json!({"taskId": task}), caps.clone()))
+        .await;
+    let first = raw.recv().await.unwrap()["result"].clone();
+    assert_eq!(first["statusMessage"], "fetching the catalogue", "{first}");
+
+    let mut id = 10;
+    let done = poll(&mut raw, &mut id, &task, "completed", &caps).await;
+    assert_eq!(done["result"]["content"][0]["text"], "counted", "{done}");
 }
 
 #[tokio::test]

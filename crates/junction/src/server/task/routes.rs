@@ -260,9 +260,12 @@ pub(in crate::server) async fn decide(
             result.clone(),
         )));
     }
-    let record = tasks.create(&owner, "tools/call", None, cancel.clone(), None)?;
+    let mut record = tasks.create(&owner, "tools/call", None, cancel.clone(), None)?;
     let id = record.id().to_owned();
-    call.promote(&id);
+    if let Some(message) = call.promote(&id) {
+        tasks.set_status(&id, TaskStatus::Working, Some(message.clone()));
+        record.task.status_message = Some(message);
+    }
     tracing::debug!(task = %id, "the call runs on as a task");
     match done {
         Some(result) => {
