@@ -108,7 +108,10 @@ fn the_python_sdk_task_client_polls_cancels_and_collects_our_tasks() {
             .any(|s| s["statusMessage"] == "Counting the science shelf"),
         "the status message reaches the SDK: {out:#}"
     );
-    assert_eq!(polled.last().map(|s| &s["status"]), Some(&"completed".into()));
+    assert_eq!(
+        polled.last().map(|s| &s["status"]),
+        Some(&"completed".into())
+    );
 
     let report = out["payload"]["content"][0]["text"]
         .as_str()

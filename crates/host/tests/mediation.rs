@@ -82,30 +82,39 @@ fn asking_server(label: &'static str, roots_heard: mpsc::UnboundedSender<Vec<Str
                 Err(e) => format!("elicitation failed: {e}"),
             }
         }))
-        .tool(tool("ask_name_as_task", |ctx: Context, _: Nothing| async move {
-            let form = FormParams::new(
-                "What is your name?",
-                RequestedSchema::new().required("name", PrimitiveSchemaDefinition::string()),
-            );
-            match ctx.elicit_as_task(form, Some(60_000)).await {
-                Ok(r) => format!(
-                    "{:?} as a task: {}",
-                    r.action,
-                    serde_json::to_string(&r.content).unwrap_or_default()
-                ),
-                Err(e) => format!("elicitation failed: {e}"),
-            }
-        }))
-        .tool(tool("summarize_as_task", |ctx: Context, t: Topic| async move {
-            let params = CreateMessageParams::new(
-                vec![SamplingMessage::user_text(format!("One line on {}", t.topic))],
-                64,
-            );
-            match ctx.create_message_as_task(params, Some(60_000)).await {
-                Ok(answer) => format!("sampled as a task by {}", answer.model),
-                Err(e) => format!("sampling failed: {e}"),
-            }
-        }))
+        .tool(tool(
+            "ask_name_as_task",
+            |ctx: Context, _: Nothing| async move {
+                let form = FormParams::new(
+                    "What is your name?",
+                    RequestedSchema::new().required("name", PrimitiveSchemaDefinition::string()),
+                );
+                match ctx.elicit_as_task(form, Some(60_000)).await {
+                    Ok(r) => format!(
+                        "{:?} as a task: {}",
+                        r.action,
+                        serde_json::to_string(&r.content).unwrap_or_default()
+                    ),
+                    Err(e) => format!("elicitation failed: {e}"),
+                }
+            },
+        ))
+        .tool(tool(
+            "summarize_as_task",
+            |ctx: Context, t: Topic| async move {
+                let params = CreateMessageParams::new(
+                    vec![SamplingMessage::user_text(format!(
+                        "One line on {}",
+                        t.topic
+                    ))],
+                    64,
+                );
+                match ctx.create_message_as_task(params, Some(60_000)).await {
+                    Ok(answer) => format!("sampled as a task by {}", answer.model),
+                    Err(e) => format!("sampling failed: {e}"),
+                }
+            },
+        ))
         .tool(tool("log_in", |ctx: Context, _: Nothing| async move {
             let url = UrlParams::new(
                 "Log in to continue",
@@ -432,7 +441,7 @@ async fn elicitation_accept_decline_and_cancel_each_reach_the_tool_with_the_serv
 
 #[tokio::test]
 async fn a_server_may_ask_the_person_as_a_task_and_collects_the_answer_when_it_is_given() {
-    let rig = rig(
+    let mut rig = rig(
         vec![("desk", handshake())],
         r#"[
             {"toolCalls": [{"name": "desk__ask_name_as_task"}]},
@@ -462,12 +471,18 @@ async fn a_server_may_ask_the_person_as_a_task_and_collects_the_answer_when_it_i
         .find(|l| l.contains("\"initialize\""))
         .unwrap_or_default();
     assert!(
-        init.contains(r#""requests":{"elicitation":{"create":{}},"sampling":{"createMessage":{}}}"#),
+        init.contains(
+            r#""requests":{"sampling":{"createMessage":{}},"elicitation":{"create":{}}}"#
+        ),
         "the host declares task-augmented questions: {init}"
     );
+    // The host's frames: each question answered at once with a task, then its answer given
+    // to the server's `tasks/result`.
+    let created = frames.matches(r#""result":{"task":{"taskId""#).count();
+    assert_eq!(created, 2, "both questions became tasks: {frames}");
     assert!(
-        frames.contains(r#""method":"tasks/result""#),
-        "the server collected the answers as tasks: {frames}"
+        frames.contains(r#""io.modelcontextprotocol/related-task""#),
+        "the answers came back as the tasks' results: {frames}"
     );
 }
 

@@ -712,11 +712,19 @@ async fn a_status_set_before_the_call_became_a_task_is_the_tasks_first_status() 
     .await;
     let handle = raw.recv().await.unwrap()["result"].clone();
     assert_eq!(handle["resultType"], "task", "{handle}");
-    assert_eq!(handle["statusMessage"], "fetching the catalogue", "{handle}");
+    assert_eq!(
+        handle["statusMessage"], "fetching the catalogue",
+        "{handle}"
+    );
     let task = handle["taskId"].as_str().unwrap().to_owned();
 
-    raw.send(request(2, "tasks/get", json!({"taskId": task}), caps.clone()))
-        .await;
+    raw.send(request(
+        2,
+        "tasks/get",
+        json!({"taskId": task}),
+        caps.clone(),
+    ))
+    .await;
     let first = raw.recv().await.unwrap()["result"].clone();
     assert_eq!(first["statusMessage"], "fetching the catalogue", "{first}");
 
