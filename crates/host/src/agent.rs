@@ -58,6 +58,8 @@ use crate::servers::{
     ConnectedServer, RestartError, RootsError, ServerSettings, Servers, StartFailure, StartOptions,
     Stopped,
 };
+use crate::state_file::StateFileError;
+use crate::tasks_left::TaskLedger;
 use crate::tool_call::{self, CallFailure, DEFAULT_TOOL_TIMEOUT};
 
 /// How many model calls one [`Host::run`] makes at most, unless told otherwise.
@@ -118,6 +120,25 @@ pub enum HostError {
     /// A server could not be started again.
     #[error(transparent)]
     Restart(#[from] RestartError),
+    /// The tasks left running could not be read or written.
+    #[error("the file of tasks left running could not be used: {0}")]
+    TasksLeft(#[from] StateFileError),
+    /// No task left running has that id (or an id starting with it).
+    #[error("no task left running has an id starting with `{0}` (/tasks lists them)")]
+    UnknownTask(String),
+    /// More than one task left running has an id starting with that.
+    #[error("more than one task left running has an id starting with `{0}`; give more of it")]
+    AmbiguousTask(String),
+    /// The task left running has not ended yet.
+    #[error("task {task_id} is still {status}{}; collect it once it has ended", message.as_ref().map(|m| format!(" ({m})")).unwrap_or_default())]
+    TaskRunning {
+        /// The task.
+        task_id: String,
+        /// `working` or `input_required`.
+        status: junction_protocol::tasks::TaskStatus,
+        /// What its server last said it is doing.
+        message: Option<String>,
+    },
 }
 
 /// Why [`Host::run`] stopped.
@@ -152,10 +173,12 @@ pub struct Host {
     policy: Policy,
     model: Arc<dyn Model>,
     consent: Arc<dyn Consent>,
-    events: EventSink,
-    conversation: Conversation,
+    pub(crate) events: EventSink,
+    pub(crate) conversation: Conversation,
     max_steps: usize,
-    max_tool_output: usize,
+    pub(crate) max_tool_output: usize,
+    /// The tool calls running as tasks, and those earlier runs left ([`crate::tasks_left`]).
+    pub(crate) tasks: Arc<TaskLedger>,
     tool_timeout: Duration,
     system_prompt: String,
     interrupt: CancellationToken,
@@ -244,7 +267,16 @@ impl Host {
             system_prompt: DEFAULT_SYSTEM_PROMPT.to_owned(),
             interrupt: CancellationToken::new(),
             down: HashMap::new(),
+            tasks: Arc::new(TaskLedger::in_memory()),
         }
+    }
+
+    /// Keeps the tool calls that run as tasks in `ledger`, so that a task still running
+    /// when this host ends is listed by the next (see [`crate::tasks_left`]); by default
+    /// they are kept in memory only.
+    pub fn with_task_ledger(mut self, ledger: TaskLedger) -> Self {
+        self.tasks = Arc::new(ledger);
+        self
     }
 
     /// Starts the servers of `config` and builds its policy (reading remembered answers).
@@ -596,9 +628,10 @@ impl Host {
                     let call_id = call.id.clone();
                     let interrupt = interrupt.clone();
                     let timeout = server.tool_timeout.unwrap_or(self.tool_timeout);
+                    let tasks = self.tasks.clone();
                     running.spawn(async move {
                         let called = tool_call::call(
-                            &server, params, timeout, &interrupt, &events, &call_id,
+                            &server, params, timeout, &interrupt, &events, &call_id, &tasks,
                         )
                         .await;
                         let mut media = Vec::new();
@@ -791,7 +824,7 @@ impl Host {
         }
     }
 
-    fn server(&self, name: &str) -> Result<&Arc<ConnectedServer>, HostError> {
+    pub(crate) fn server(&self, name: &str) -> Result<&Arc<ConnectedServer>, HostError> {
         self.servers
             .get(name)
             .ok_or_else(|| HostError::UnknownServer(name.to_owned()))

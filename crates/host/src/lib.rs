@@ -90,6 +90,8 @@ pub mod resources;
 pub mod saved;
 pub mod server_log;
 pub mod servers;
+pub mod state_file;
+pub mod tasks_left;
 pub mod tool_call;
 
 pub use agent::{Host, HostError, Stop, TurnOutcome};

@@ -28,6 +28,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::events::{Event, EventSink};
 use crate::servers::ConnectedServer;
+use crate::tasks_left::{LeftTask, TaskLedger};
 
 /// How long a tool call may stay silent (no answer, no progress) unless told otherwise.
 pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(600);
@@ -99,6 +100,7 @@ pub(crate) async fn call(
     interrupt: &CancellationToken,
     events: &EventSink,
     call_id: &str,
+    tasks: &Arc<TaskLedger>,
 ) -> Result<CallToolResult, CallFailure> {
     let activity = Arc::new(Mutex::new(Instant::now()));
     let id = call_id.to_owned();
@@ -114,8 +116,25 @@ pub(crate) async fn call(
     // as one and waited for; on 2026-07-28 the server decides and the client follows the
     // task it gets. Either way each status of the task is shown and counts as activity.
     let id = call_id.to_owned();
+    // The call's task is written down while it runs: a chat that ends before it does
+    // leaves it for the next one to collect.
+    let followed: Arc<Mutex<Option<String>>> = Arc::default();
+    let follow = {
+        let (tasks, followed) = (tasks.clone(), followed.clone());
+        let (server, tool) = (server.name.clone(), params.name.clone());
+        move |task_id: &str| {
+            let mut followed = followed.lock().unwrap_or_else(PoisonError::into_inner);
+            if followed.is_none() {
+                if let Err(e) = tasks.follow(LeftTask::new(&server, &tool, task_id)) {
+                    tracing::warn!("the task of {server}__{tool} is not written down: {e}");
+                }
+                *followed = Some(task_id.to_owned());
+            }
+        }
+    };
     let task_status: TaskStatusSink =
         reporting(&activity, events, move |update: TaskStatusUpdate| {
+            follow(&update.task_id);
             Event::TaskStatus {
                 call_id: id.clone(),
                 task_id: update.task_id,
@@ -146,7 +165,7 @@ pub(crate) async fn call(
     let call = server
         .client
         .call_tool_preferring_task(params, prefer_task, options, on_status);
-    tokio::select! {
+    let ended = tokio::select! {
         result = call => match result {
             Ok(result) => {
                 server.slow_tools.took(&tool, started.elapsed());
@@ -157,7 +176,20 @@ pub(crate) async fn call(
         },
         // Dropping the call sends `notifications/cancelled` to the server.
         () = silence(timeout, &activity, server.attention.watch()) => Err(CallFailure::TimedOut(timeout)),
+    };
+    let task = followed
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take();
+    if let Some(task_id) = task {
+        if let Err(e) = tasks.forget(&server.name, &task_id) {
+            tracing::warn!(
+                "the ended task of {}__{tool} stays written down: {e}",
+                server.name
+            );
+        }
     }
+    ended
 }
 
 /// A sink for the updates of a call: each one counts as activity and becomes the event

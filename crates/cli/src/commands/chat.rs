@@ -43,7 +43,7 @@ use tokio::sync::Mutex;
 use super::host_options::{report, HostOptions, Output};
 use crate::signals::{Signals, Stop, TerminalModes};
 use crate::terminal::editor::{self, ChatEditor};
-use crate::terminal::{listing, Style, Terminal};
+use crate::terminal::{left_tasks, listing, Style, Terminal};
 
 /// The arguments of `junction chat`.
 #[derive(Debug, clap::Args)]
@@ -68,6 +68,7 @@ const HELP: &[&str] = &[
     "  /mcp                  each server's authorization (issuer, scopes, expiry) and state",
     "  /logs [N]             the last N (20) log messages of the servers",
     "  /roots [add DIR]      the roots each server is offered; add a directory to them",
+    "  /tasks [collect|cancel|forget ID]  tool calls an earlier chat left running",
     "  /help                 this help",
     "  /quit                 leave",
 ];
@@ -168,6 +169,7 @@ pub async fn run(args: ChatArgs) -> ExitCode {
         Err(e) => return report("chat", e),
     };
     let mut lines = vec![listing::summary(&host)];
+    lines.extend(left_tasks::at_start(&host));
     if let Some(saving) = &saving {
         lines.push(format!(
             "conversation {} (go on with it later: --resume {0})",
@@ -312,6 +314,7 @@ async fn handle(host: &mut Host, failures: &mut Vec<StartFailure>, line: &str) -
         }
         "/logs" => return logs(line.split_whitespace().nth(1)),
         "/roots" => return roots(host, line["/roots".len()..].trim()),
+        "/tasks" => return left_tasks::command(host, &line["/tasks".len()..]).await,
         _ => {}
     }
     if first.starts_with('/') {

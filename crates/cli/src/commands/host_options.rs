@@ -17,6 +17,7 @@ use junction_host::policy::{default_consent_file, Action, Rule};
 use junction_host::saved::{ConversationStore, SavedConversation, SavedError};
 use junction_host::server_log::ServerLog;
 use junction_host::servers::{StartFailure, StartOptions};
+use junction_host::tasks_left::{default_tasks_file, TaskLedger};
 use junction_host::{display, Host};
 use junction_protocol::logging::LoggingLevel;
 use junction_protocol::roots::Root;
@@ -410,6 +411,9 @@ impl HostOptions {
         .await
         .map_err(|e| SetupError::Failed(e.into()))?;
         host.set_conversation(conversation);
+        if let Some(file) = default_tasks_file() {
+            host = host.with_task_ledger(TaskLedger::in_file(file));
+        }
         Ok(Started {
             host,
             failures,

@@ -23,6 +23,7 @@ pub mod editor;
 pub mod events;
 pub mod formats;
 pub mod interaction;
+pub mod left_tasks;
 pub mod listing;
 pub mod markdown;
 pub mod spinner;

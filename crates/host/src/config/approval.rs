@@ -14,28 +14,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::ServerConfig;
+use crate::state_file::{self, StateFileError};
 
-/// Why the approvals could not be read or saved.
-#[derive(Debug, thiserror::Error)]
-pub enum ApprovalError {
-    /// The file could not be read or written.
-    #[error("{}: {source}", path.display())]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// The operating system's reason.
-        #[source]
-        source: std::io::Error,
-    },
-    /// The file is not in the expected shape; it is left untouched.
-    #[error("{}: not a project approvals file ({reason}); fix or remove it", path.display())]
-    Malformed {
-        /// The file.
-        path: PathBuf,
-        /// The parser's reason.
-        reason: String,
-    },
-}
+/// What the file holds, as errors name it.
+const WHAT: &str = "project approvals";
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -68,16 +50,9 @@ fn file_key(config: &Path) -> String {
 
 impl Approvals {
     /// Reads `path`; a missing file means nothing approved yet.
-    pub fn load(path: impl Into<PathBuf>) -> Result<Approvals, ApprovalError> {
+    pub fn load(path: impl Into<PathBuf>) -> Result<Approvals, StateFileError> {
         let path = path.into();
-        let file = match std::fs::read_to_string(&path) {
-            Ok(text) => serde_json::from_str(&text).map_err(|e| ApprovalError::Malformed {
-                path: path.clone(),
-                reason: e.to_string(),
-            })?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => File::default(),
-            Err(source) => return Err(ApprovalError::Io { path, source }),
-        };
+        let file = state_file::load(&path, WHAT)?;
         Ok(Approvals { path, file })
     }
 
@@ -97,21 +72,13 @@ impl Approvals {
 
     /// Approves `server` as it is written now, and saves (to a new file renamed over the old
     /// one, so that a failed write loses nothing).
-    pub fn approve(&mut self, server: &ServerConfig) -> Result<(), ApprovalError> {
+    pub fn approve(&mut self, server: &ServerConfig) -> Result<(), StateFileError> {
         self.file
             .approved
             .entry(file_key(&server.source))
             .or_default()
             .insert(server.name.clone(), server.fingerprint.clone());
-        let io = |source| ApprovalError::Io {
-            path: self.path.clone(),
-            source,
-        };
-        if let Some(dir) = self.path.parent() {
-            std::fs::create_dir_all(dir).map_err(io)?;
-        }
-        let text = serde_json::to_string_pretty(&self.file).map_err(|e| io(e.into()))?;
-        super::edit::write_atomically(&self.path, &text).map_err(io)
+        state_file::save(&self.path, &self.file)
     }
 }
 
@@ -148,7 +115,7 @@ mod tests {
         std::fs::write(&store, "{\"approved\": 3}").unwrap();
         assert!(matches!(
             Approvals::load(&store),
-            Err(ApprovalError::Malformed { .. })
+            Err(StateFileError::Malformed { .. })
         ));
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -81,6 +81,7 @@ pub use form_defaults::{default_of, fill_defaults};
 pub use handlers::{Elicitation, HandlerError, Roots, Sampling};
 pub use junction_protocol::messages::ServerNotification;
 pub use stateless::Subscription;
+pub use task::ToolTask;
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};

@@ -415,52 +415,20 @@ impl Stateless {
                     reported = Some(now);
                 }
             }
-            match task.status {
-                TaskStatus::Completed => {
-                    let result = Value::Object(task.result.unwrap_or_default());
-                    return serde_json::from_value(result).map_err(|source| RequestError::Decode {
-                        method: R::METHOD.to_owned(),
-                        source,
-                    });
+            if let Some(ended) = ended::<R>(&mut task) {
+                return ended;
+            }
+            if task.status == TaskStatus::InputRequired {
+                // Each request once: a later poll may list it again until the answer lands.
+                let inputs = task.input_requests.take().unwrap_or_default();
+                let fresh = inputs.iter().filter(|(key, _)| !answered.contains(*key));
+                let responses = self.answer::<R>(peer, fresh, options).await?;
+                if !responses.is_empty() {
+                    answered.extend(responses.keys().cloned());
+                    let update = serde_json::json!({"taskId": id, "inputResponses": responses});
+                    self.task_method(peer, "tasks/update", update, options)
+                        .await?;
                 }
-                TaskStatus::Failed => {
-                    let error = task.error.unwrap_or_else(|| {
-                        ErrorObject::internal(format!(
-                            "task {id:?} failed without an error{}",
-                            task.status_message
-                                .map(|m| format!(": {m}"))
-                                .unwrap_or_default()
-                        ))
-                    });
-                    return Err(RequestError::Remote {
-                        method: R::METHOD.to_owned(),
-                        error,
-                    });
-                }
-                TaskStatus::Cancelled => {
-                    return Err(RequestError::Remote {
-                        method: R::METHOD.to_owned(),
-                        error: ErrorObject::internal(format!(
-                            "the server cancelled task {id:?}{}",
-                            task.status_message
-                                .map(|m| format!(": {m}"))
-                                .unwrap_or_default()
-                        )),
-                    });
-                }
-                TaskStatus::InputRequired => {
-                    // Each request once: a later poll may list it again until the answer lands.
-                    let inputs = task.input_requests.take().unwrap_or_default();
-                    let fresh = inputs.iter().filter(|(key, _)| !answered.contains(*key));
-                    let responses = self.answer::<R>(peer, fresh, options).await?;
-                    if !responses.is_empty() {
-                        answered.extend(responses.keys().cloned());
-                        let update = serde_json::json!({"taskId": id, "inputResponses": responses});
-                        self.task_method(peer, "tasks/update", update, options)
-                            .await?;
-                    }
-                }
-                TaskStatus::Working => {}
             }
             let wait = task
                 .poll_interval_ms
@@ -476,19 +444,32 @@ impl Stateless {
                     return Err(RequestError::Cancelled { method: R::METHOD.to_owned() });
                 }
             }
-            let answer = self
-                .task_method(
-                    peer,
-                    "tasks/get",
-                    serde_json::json!({"taskId": id}),
-                    options,
-                )
-                .await?;
-            task = serde_json::from_str(answer.get()).map_err(|source| RequestError::Decode {
-                method: "tasks/get".to_owned(),
-                source,
-            })?;
+            task = self.get_task(peer, &id, options).await?;
         }
+    }
+
+    /// `tasks/get` of the tasks extension: the task as it stands, with its result, error
+    /// or questions inlined.
+    pub(super) async fn get_task(
+        &self,
+        peer: &Peer,
+        id: &str,
+        options: &RequestOptions,
+    ) -> Result<DetailedTask, RequestError> {
+        let params = serde_json::json!({"taskId": id});
+        let answer = self.task_method(peer, "tasks/get", params, options).await?;
+        serde_json::from_str(answer.get()).map_err(|source| RequestError::Decode {
+            method: "tasks/get".to_owned(),
+            source,
+        })
+    }
+
+    /// `tasks/cancel` of the tasks extension.
+    pub(super) async fn cancel_task(&self, peer: &Peer, id: &str) -> Result<(), RequestError> {
+        let params = serde_json::json!({"taskId": id});
+        self.task_method(peer, "tasks/cancel", params, &RequestOptions::default())
+            .await
+            .map(drop)
     }
 
     /// Opens `subscriptions/listen` with `filter` and waits for its acknowledgement.
@@ -592,4 +573,41 @@ impl Subscription {
             })
         })
     }
+}
+
+/// What an `R` request run as task `task` ended with, once the task is terminal: its result
+/// as `R`'s, its JSON-RPC error as the server's answer, a cancellation as an error saying so.
+pub(super) fn ended<R: Request>(
+    task: &mut DetailedTask,
+) -> Option<Result<R::Result, RequestError>> {
+    let id = &task.task_id;
+    let said = || {
+        task.status_message
+            .as_ref()
+            .map(|m| format!(": {m}"))
+            .unwrap_or_default()
+    };
+    Some(match task.status {
+        TaskStatus::Completed => {
+            let result = Value::Object(task.result.take().unwrap_or_default());
+            serde_json::from_value(result).map_err(|source| RequestError::Decode {
+                method: R::METHOD.to_owned(),
+                source,
+            })
+        }
+        TaskStatus::Failed => {
+            let error = task.error.take().unwrap_or_else(|| {
+                ErrorObject::internal(format!("task {id:?} failed without an error{}", said()))
+            });
+            Err(RequestError::Remote {
+                method: R::METHOD.to_owned(),
+                error,
+            })
+        }
+        TaskStatus::Cancelled => Err(RequestError::Remote {
+            method: R::METHOD.to_owned(),
+            error: ErrorObject::internal(format!("the server cancelled task {id:?}{}", said())),
+        }),
+        TaskStatus::Working | TaskStatus::InputRequired => return None,
+    })
 }

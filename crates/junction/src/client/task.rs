@@ -109,6 +109,22 @@ impl TaskSupports {
     }
 }
 
+/// Where the task of a tool call stands ([`Client::tool_task`]).
+#[derive(Debug)]
+pub enum ToolTask {
+    /// Still running: `working`, or `input_required` (waiting for answers its caller must
+    /// give while following it).
+    Running {
+        /// Its status.
+        status: TaskStatus,
+        /// What the server last said it is doing.
+        message: Option<String>,
+    },
+    /// Ended: the tool's result, or what the call ended with instead (a failure or a
+    /// cancellation, as [`RequestError::Remote`]).
+    Ended(Result<CallToolResult, RequestError>),
+}
+
 impl Client {
     fn require_tasks(&self, method: &str, ok: bool, what: &str) -> Result<(), RequestError> {
         if ok {
@@ -227,6 +243,52 @@ impl Client {
             .send::<CancelTask>(&TaskIdParams::new(task_id), RequestOptions::default())
             .await?;
         Ok(result.task)
+    }
+
+    /// Where the task of a tool call stands now, read once, in either family: on 2026-07-28
+    /// the tasks extension's `tasks/get` (the result or error inlined once it ended); in the
+    /// handshake family `tasks/get`, then `tasks/result` once the task is terminal. For a
+    /// task made by an earlier session: whether the server still knows it is the server's
+    /// to say (its tasks may be bound to a session or an identity).
+    pub async fn tool_task(&self, task_id: &str) -> Result<ToolTask, RequestError> {
+        if let Some(stateless) = self.dialect.stateless() {
+            let options = RequestOptions::default();
+            let mut task = stateless.get_task(&self.peer, task_id, &options).await?;
+            return Ok(match super::stateless::ended::<CallTool>(&mut task) {
+                Some(ended) => ToolTask::Ended(ended),
+                None => ToolTask::Running {
+                    status: task.status,
+                    message: task.status_message,
+                },
+            });
+        }
+        let task = self.get_task(task_id).await?;
+        Ok(match task.status {
+            TaskStatus::Working | TaskStatus::InputRequired => ToolTask::Running {
+                status: task.status,
+                message: task.status_message,
+            },
+            TaskStatus::Completed | TaskStatus::Failed => {
+                ToolTask::Ended(self.task_result(task_id).await)
+            }
+            TaskStatus::Cancelled => ToolTask::Ended(Err(RequestError::Remote {
+                method: CallTool::METHOD.to_owned(),
+                error: junction_protocol::ErrorObject::internal(format!(
+                    "the server cancelled task {task_id:?}{}",
+                    task.status_message
+                        .map(|m| format!(": {m}"))
+                        .unwrap_or_default()
+                )),
+            })),
+        })
+    }
+
+    /// Cancels the task of a tool call, in either family (`tasks/cancel`).
+    pub async fn cancel_tool_task(&self, task_id: &str) -> Result<(), RequestError> {
+        match self.dialect.stateless() {
+            Some(stateless) => stateless.cancel_task(&self.peer, task_id).await,
+            None => self.cancel_task(task_id).await.map(drop),
+        }
     }
 
     /// Follows `task` to its end: polls `tasks/get` at its `pollInterval` (bounded to 50 ms
