@@ -82,7 +82,7 @@ pub struct EmptyResult {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub result_type: Option<String>,
+    pub result_type: Option<crate::stateless::ResultType>,
     /// Unknown members, kept (results are open).
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -141,7 +141,7 @@ mod tests {
     fn empty_result_keeps_unknown_members_and_result_type() {
         let wire = json!({"resultType": "complete", "_meta": {"a": 1}, "vendor": [1]});
         let r: EmptyResult = serde_json::from_value(wire.clone()).unwrap();
-        assert_eq!(r.result_type.as_deref(), Some("complete"));
+        assert_eq!(r.result_type, Some(crate::stateless::ResultType::Complete));
         assert_eq!(serde_json::to_value(&r).unwrap(), wire);
         assert_eq!(
             serde_json::to_value(EmptyResult::default()).unwrap(),

@@ -190,7 +190,7 @@ pub struct ListPromptsResult {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub result_type: Option<String>,
+    pub result_type: Option<crate::stateless::ResultType>,
     /// Unknown members, kept.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -269,7 +269,7 @@ pub struct GetPromptResult {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub result_type: Option<String>,
+    pub result_type: Option<crate::stateless::ResultType>,
     /// Unknown members, kept.
     #[serde(flatten)]
     pub extra: Map<String, Value>,

@@ -293,7 +293,7 @@ pub struct ListResourcesResult {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub result_type: Option<String>,
+    pub result_type: Option<crate::stateless::ResultType>,
     /// Unknown members, kept.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -331,7 +331,7 @@ pub struct ListResourceTemplatesResult {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub result_type: Option<String>,
+    pub result_type: Option<crate::stateless::ResultType>,
     /// Unknown members, kept.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -410,7 +410,7 @@ pub struct ReadResourceResult {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub result_type: Option<String>,
+    pub result_type: Option<crate::stateless::ResultType>,
     /// Unknown members, kept.
     #[serde(flatten)]
     pub extra: Map<String, Value>,

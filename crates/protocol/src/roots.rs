@@ -50,7 +50,7 @@ pub struct ListRootsResult {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub result_type: Option<String>,
+    pub result_type: Option<crate::stateless::ResultType>,
     /// Unknown members, kept.
     #[serde(flatten)]
     pub extra: Map<String, Value>,

@@ -460,7 +460,7 @@ pub struct CreateMessageResult {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub result_type: Option<String>,
+    pub result_type: Option<crate::stateless::ResultType>,
     /// Unknown members, kept.
     #[serde(flatten)]
     pub extra: Map<String, Value>,

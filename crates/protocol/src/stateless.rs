@@ -43,12 +43,16 @@ pub const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 pub const META_RELATED_TASK: &str = crate::tasks::RELATED_TASK_META;
 
 /// `resultType`: how to read a result. Open: unknown strings are kept.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub enum ResultType {
     /// An ordinary, final result (also what an absent `resultType` means).
+    #[default]
     Complete,
     /// The server needs input first; see [`InputRequiredResult`].
     InputRequired,
+    /// The server runs the request on as a task (the tasks extension,
+    /// [`crate::task_extension`]).
+    Task,
     /// A type this crate does not know.
     Other(String),
 }
@@ -59,6 +63,7 @@ impl ResultType {
         match member {
             None | Some("complete") => ResultType::Complete,
             Some("input_required") => ResultType::InputRequired,
+            Some(crate::task_extension::RESULT_TYPE_TASK) => ResultType::Task,
             Some(other) => ResultType::Other(other.to_owned()),
         }
     }
@@ -68,6 +73,7 @@ impl ResultType {
         match self {
             ResultType::Complete => "complete",
             ResultType::InputRequired => "input_required",
+            ResultType::Task => crate::task_extension::RESULT_TYPE_TASK,
             ResultType::Other(s) => s,
         }
     }
@@ -208,7 +214,7 @@ pub struct DiscoverResult {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub result_type: Option<String>,
+    pub result_type: Option<crate::stateless::ResultType>,
     /// `_meta` (carries the server's identity).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
@@ -226,7 +232,7 @@ impl DiscoverResult {
             instructions: None,
             ttl_ms: 0,
             cache_scope: CacheScope::Private,
-            result_type: Some(ResultType::Complete.as_str().to_owned()),
+            result_type: Some(ResultType::Complete),
             meta: None,
             extra: Map::new(),
         }
@@ -295,7 +301,7 @@ pub struct InputRequiredResult {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub result_type: Option<String>,
+    pub result_type: Option<crate::stateless::ResultType>,
     /// `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
@@ -308,7 +314,7 @@ impl InputRequiredResult {
     /// An empty `input_required` result; add requests with [`InputRequiredResult::ask`].
     pub fn new() -> Self {
         InputRequiredResult {
-            result_type: Some(ResultType::InputRequired.as_str().to_owned()),
+            result_type: Some(ResultType::InputRequired),
             ..Default::default()
         }
     }
@@ -507,7 +513,7 @@ mod tests {
         });
         let r: DiscoverResult = serde_json::from_value(wire.clone()).unwrap();
         assert_eq!(
-            ResultType::of(r.result_type.as_deref()),
+            r.result_type.clone().unwrap_or_default(),
             ResultType::Complete
         );
         assert_eq!(r.cache_scope, CacheScope::Public);
@@ -532,7 +538,7 @@ mod tests {
         });
         let r: InputRequiredResult = serde_json::from_value(wire.clone()).unwrap();
         assert_eq!(
-            ResultType::of(r.result_type.as_deref()),
+            r.result_type.clone().unwrap_or_default(),
             ResultType::InputRequired
         );
         assert_eq!(serde_json::to_value(&r).unwrap(), wire);
@@ -557,6 +563,19 @@ mod tests {
             json!("x")
         );
         assert!(ResultType::of(None).is_complete());
+        let task: ResultType = serde_json::from_value(json!("task")).unwrap();
+        assert_eq!(task, ResultType::Task);
+        assert_eq!(serde_json::to_value(task).unwrap(), json!("task"));
+    }
+
+    #[test]
+    fn a_results_result_type_is_typed_and_absent_means_complete() {
+        let listed: crate::tools::ListToolsResult =
+            serde_json::from_value(json!({"tools": [], "resultType": "complete"})).unwrap();
+        assert_eq!(listed.result_type, Some(ResultType::Complete));
+        let plain: crate::tools::CallToolResult =
+            serde_json::from_value(json!({"content": []})).unwrap();
+        assert_eq!(plain.result_type.unwrap_or_default(), ResultType::Complete);
     }
 
     #[test]

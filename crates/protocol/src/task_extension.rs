@@ -90,7 +90,7 @@ pub struct DetailedTask {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub result_type: Option<String>,
+    pub result_type: Option<crate::stateless::ResultType>,
     /// `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
@@ -129,18 +129,18 @@ impl DetailedTask {
         self.input_requests = None;
         self.result = None;
         self.error = None;
-        self.result_type = Some(RESULT_TYPE_TASK.to_owned());
+        self.result_type = Some(ResultType::Task);
         self
     }
 
     /// Whether this is a task's handle rather than a `tasks/get` answer.
     pub fn is_handle(&self) -> bool {
-        self.result_type.as_deref() == Some(RESULT_TYPE_TASK)
+        self.result_type == Some(ResultType::Task)
     }
 
     /// The `resultType` as the stateless envelope reads it.
     pub fn result_type(&self) -> ResultType {
-        ResultType::of(self.result_type.as_deref())
+        self.result_type.clone().unwrap_or_default()
     }
 }
 

@@ -177,7 +177,7 @@ pub struct TaskResult {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub result_type: Option<String>,
+    pub result_type: Option<crate::stateless::ResultType>,
     /// Unknown members, kept.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -213,7 +213,7 @@ pub struct CreateTaskResult {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub result_type: Option<String>,
+    pub result_type: Option<crate::stateless::ResultType>,
     /// Unknown members, kept.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -280,7 +280,7 @@ pub struct ListTasksResult {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub result_type: Option<String>,
+    pub result_type: Option<crate::stateless::ResultType>,
     /// Unknown members, kept.
     #[serde(flatten)]
     pub extra: Map<String, Value>,

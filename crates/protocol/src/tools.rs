@@ -276,7 +276,7 @@ pub struct ListToolsResult {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub result_type: Option<String>,
+    pub result_type: Option<crate::stateless::ResultType>,
     /// Unknown members, kept (results are open).
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -373,7 +373,7 @@ pub struct CallToolResult {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub result_type: Option<String>,
+    pub result_type: Option<crate::stateless::ResultType>,
     /// Unknown members, kept (results are open).
     #[serde(flatten)]
     pub extra: Map<String, Value>,

@@ -19,7 +19,7 @@ use junction_protocol::stateless::{
     Discover, DiscoverParams, DiscoverResult, InputRequest, InputRequiredResult, ResultType,
     StatelessMeta, SubscriptionFilter, SubscriptionsAcknowledgedParams, SubscriptionsListen,
 };
-use junction_protocol::task_extension::{DetailedTask, RESULT_TYPE_TASK, TASKS_EXTENSION};
+use junction_protocol::task_extension::{DetailedTask, TASKS_EXTENSION};
 use junction_protocol::tasks::TaskStatus;
 use junction_protocol::{ErrorCode, ErrorObject, RequestId};
 use serde_json::value::RawValue;
@@ -229,13 +229,13 @@ impl Stateless {
             #[derive(serde::Deserialize)]
             struct Kind {
                 #[serde(rename = "resultType")]
-                result_type: Option<String>,
+                result_type: Option<ResultType>,
                 /// Read in the same pass, for the cache.
                 #[serde(rename = "ttlMs")]
                 ttl_ms: Option<Value>,
             }
             let kind: Kind = serde_json::from_str(result.get()).map_err(decode)?;
-            match ResultType::of(kind.result_type.as_deref()) {
+            match kind.result_type.unwrap_or_default() {
                 ResultType::Complete => {
                     if let Some(key) = cache_key.take() {
                         self.cache.put(key, &params, &result, kind.ttl_ms.as_ref());
@@ -249,10 +249,16 @@ impl Stateless {
                     self.fulfil::<R>(peer, &asked, &options, &mut params)
                         .await?;
                 }
-                ResultType::Other(kind) if kind == RESULT_TYPE_TASK && self.follows_tasks() => {
+                ResultType::Task if self.follows_tasks() => {
                     let handle: DetailedTask =
                         serde_json::from_str(result.get()).map_err(decode)?;
                     return self.follow::<R>(peer, handle, &options).await;
+                }
+                ResultType::Task => {
+                    return Err(RequestError::Invalid {
+                        method: R::METHOD.to_owned(),
+                        reason: "the server answered with a task, but this client did not declare the tasks extension (ClientOptions::tasks)".to_owned(),
+                    })
                 }
                 ResultType::Other(other) => {
                     return Err(RequestError::Invalid {

@@ -373,8 +373,8 @@ pub(super) trait Answer: Serialize + Send + 'static {
     }
 }
 
-fn complete(result_type: &mut Option<String>) {
-    result_type.get_or_insert_with(|| ResultType::Complete.as_str().to_owned());
+fn complete(result_type: &mut Option<ResultType>) {
+    result_type.get_or_insert(ResultType::Complete);
 }
 
 /// Puts `io.modelcontextprotocol/serverInfo` in a result's `_meta`.

@@ -383,8 +383,7 @@ impl Answer for TaskAnswer {
 
 impl Answer for DetailedTask {
     fn stamp(&mut self, server_info: &Value, _: Option<(u64, CacheScope)>) {
-        self.result_type
-            .get_or_insert_with(|| ResultType::Complete.as_str().to_owned());
+        self.result_type.get_or_insert(ResultType::Complete);
         with_server_info(&mut self.meta, server_info);
     }
 }
