@@ -10,66 +10,9 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::annotations::{Annotations, Role};
 use crate::meta::Meta;
 use crate::resources::{Resource, ResourceContents};
-
-/// Who a piece of content is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Role {
-    /// The person.
-    User,
-    /// The model.
-    Assistant,
-}
-
-impl Role {
-    /// The name on the wire.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::User => "user",
-            Role::Assistant => "assistant",
-        }
-    }
-}
-
-/// Hints about how to use a piece of content.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Annotations {
-    /// Who it is meant for.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub audience: Option<Vec<Role>>,
-    /// Importance from 0 (optional) to 1 (required).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub priority: Option<f64>,
-    /// When it last changed (ISO 8601).
-    #[serde(
-        rename = "lastModified",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub last_modified: Option<String>,
-}
-
-impl Annotations {
-    /// Sets who it is for.
-    pub fn audience(mut self, audience: impl IntoIterator<Item = Role>) -> Self {
-        self.audience = Some(audience.into_iter().collect());
-        self
-    }
-
-    /// Sets the priority (0 to 1).
-    pub fn priority(mut self, priority: f64) -> Self {
-        self.priority = Some(priority);
-        self
-    }
-
-    /// Sets when it last changed (ISO 8601).
-    pub fn last_modified(mut self, when: impl Into<String>) -> Self {
-        self.last_modified = Some(when.into());
-        self
-    }
-}
 
 /// `TextContent`: text.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

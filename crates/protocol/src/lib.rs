@@ -21,6 +21,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod annotations;
 pub mod capabilities;
 pub mod completion;
 pub mod content;

@@ -11,7 +11,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::content::Annotations;
+use crate::annotations::Annotations;
 use crate::lifecycle::Icon;
 use crate::meta::{Cursor, EmptyResult, Meta, NotificationParams, PaginatedParams, RequestMeta};
 use crate::stateless::{CacheScope, InputResponses};
@@ -485,7 +485,7 @@ notification!(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::content::Role;
+    use crate::annotations::Role;
     use serde_json::json;
 
     #[test]
