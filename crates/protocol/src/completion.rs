@@ -3,10 +3,10 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 
-use crate::meta::{Meta, RequestMeta};
+use crate::meta::RequestMeta;
 use crate::request;
+use crate::result_tail::wire_result;
 
 /// The most values one completion result may carry.
 pub const MAX_COMPLETION_VALUES: usize = 100;
@@ -136,24 +136,13 @@ impl Completion {
     }
 }
 
-/// The result of `completion/complete`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct CompleteResult {
-    /// The suggestions.
-    pub completion: Completion,
-    /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// `resultType` (2026-07-28); absent means `complete`.
-    #[serde(
-        rename = "resultType",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub result_type: Option<crate::stateless::ResultType>,
-    /// Unknown members, kept.
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
+wire_result! {
+    /// The result of `completion/complete`.
+    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+    pub struct CompleteResult {
+        /// The suggestions.
+        pub completion: Completion,
+    }
 }
 
 impl CompleteResult {

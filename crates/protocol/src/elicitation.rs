@@ -32,6 +32,7 @@ pub use schema::{
 
 use crate::error::{ErrorCode, ErrorObject};
 use crate::meta::{Meta, RequestMeta, TaskMetadata};
+use crate::result_tail::wire_result;
 use crate::{notification, request};
 
 fn object_type() -> String {
@@ -413,27 +414,16 @@ impl From<Vec<String>> for ElicitValue {
     }
 }
 
-/// The result of `elicitation/create`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ElicitResult {
-    /// What the user did.
-    pub action: ElicitAction,
-    /// The submitted values (form mode, accept only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub content: Option<BTreeMap<String, ElicitValue>>,
-    /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// `resultType` (2026-07-28); absent means `complete`.
-    #[serde(
-        rename = "resultType",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub result_type: Option<crate::stateless::ResultType>,
-    /// Unknown members, kept.
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
+wire_result! {
+    /// The result of `elicitation/create`.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct ElicitResult {
+        /// What the user did.
+        pub action: ElicitAction,
+        /// The submitted values (form mode, accept only).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub content: Option<BTreeMap<String, ElicitValue>>,
+    }
 }
 
 impl ElicitResult {

@@ -35,6 +35,7 @@ pub mod meta;
 pub mod method;
 pub mod prompts;
 pub mod resources;
+mod result_tail;
 pub mod roots;
 pub mod sampling;
 pub mod stateless;

@@ -1,5 +1,6 @@
 //! `_meta` and the small shared pieces every params and result type uses.
 
+use crate::result_tail::wire_result;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -70,22 +71,12 @@ pub struct EmptyParams {
     pub meta: Option<RequestMeta>,
 }
 
-/// A result with no members but `_meta` and whatever a peer adds (`{}` on the wire).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct EmptyResult {
-    /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// `resultType` (2026-07-28); absent means `complete`.
-    #[serde(
-        rename = "resultType",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub result_type: Option<crate::stateless::ResultType>,
-    /// Unknown members, kept (results are open).
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
+wire_result! {
+    /// A result with no members but `_meta` and whatever a peer adds (`{}` on the wire).
+    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+    pub struct EmptyResult {
+
+    }
 }
 
 /// The params of a notification that carries nothing but `_meta`.

@@ -3,12 +3,12 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 
 use crate::content::{ContentBlock, Role};
 use crate::lifecycle::Icon;
 use crate::meta::{Cursor, Meta, NotificationParams, PaginatedParams, RequestMeta};
-use crate::stateless::{CacheScope, InputResponses};
+use crate::result_tail::wire_result;
+use crate::stateless::InputResponses;
 use crate::{notification, request};
 
 /// One argument a prompt takes.
@@ -159,41 +159,20 @@ impl PromptMessage {
     }
 }
 
-/// The result of `prompts/list`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ListPromptsResult {
-    /// One page of prompts.
-    pub prompts: Vec<Prompt>,
-    /// The cursor of the next page.
-    #[serde(
-        rename = "nextCursor",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub next_cursor: Option<Cursor>,
-    /// `ttlMs` (2026-07-28).
-    #[serde(rename = "ttlMs", default, skip_serializing_if = "Option::is_none")]
-    pub ttl_ms: Option<u64>,
-    /// `cacheScope` (2026-07-28).
-    #[serde(
-        rename = "cacheScope",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub cache_scope: Option<CacheScope>,
-    /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// `resultType` (2026-07-28); absent means `complete`.
-    #[serde(
-        rename = "resultType",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub result_type: Option<crate::stateless::ResultType>,
-    /// Unknown members, kept.
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
+wire_result! {
+    /// The result of `prompts/list`.
+    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+    cached pub struct ListPromptsResult {
+        /// One page of prompts.
+        pub prompts: Vec<Prompt>,
+        /// The cursor of the next page.
+        #[serde(
+            rename = "nextCursor",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )]
+        pub next_cursor: Option<Cursor>,
+    }
 }
 
 /// The params of `prompts/list`.
@@ -252,27 +231,16 @@ impl GetPromptParams {
     }
 }
 
-/// The result of `prompts/get`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct GetPromptResult {
-    /// What the prompt is for.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// The messages.
-    pub messages: Vec<PromptMessage>,
-    /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// `resultType` (2026-07-28); absent means `complete`.
-    #[serde(
-        rename = "resultType",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub result_type: Option<crate::stateless::ResultType>,
-    /// Unknown members, kept.
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
+wire_result! {
+    /// The result of `prompts/get`.
+    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+    pub struct GetPromptResult {
+        /// What the prompt is for.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub description: Option<String>,
+        /// The messages.
+        pub messages: Vec<PromptMessage>,
+    }
 }
 
 impl GetPromptResult {

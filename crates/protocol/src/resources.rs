@@ -9,12 +9,12 @@
 //! ```
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 
 use crate::annotations::Annotations;
 use crate::lifecycle::Icon;
 use crate::meta::{Cursor, EmptyResult, Meta, NotificationParams, PaginatedParams, RequestMeta};
-use crate::stateless::{CacheScope, InputResponses};
+use crate::result_tail::wire_result;
+use crate::stateless::InputResponses;
 use crate::{notification, request};
 
 /// A resource a server offers (also the body of a `resource_link` content block).
@@ -262,79 +262,37 @@ impl ResourceTemplate {
     }
 }
 
-/// The result of `resources/list`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ListResourcesResult {
-    /// One page of resources.
-    pub resources: Vec<Resource>,
-    /// The cursor of the next page.
-    #[serde(
-        rename = "nextCursor",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub next_cursor: Option<Cursor>,
-    /// `ttlMs` (2026-07-28): how long the page may be cached, in milliseconds.
-    #[serde(rename = "ttlMs", default, skip_serializing_if = "Option::is_none")]
-    pub ttl_ms: Option<u64>,
-    /// `cacheScope` (2026-07-28).
-    #[serde(
-        rename = "cacheScope",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub cache_scope: Option<CacheScope>,
-    /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// `resultType` (2026-07-28); absent means `complete`.
-    #[serde(
-        rename = "resultType",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub result_type: Option<crate::stateless::ResultType>,
-    /// Unknown members, kept.
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
+wire_result! {
+    /// The result of `resources/list`.
+    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+    cached pub struct ListResourcesResult {
+        /// One page of resources.
+        pub resources: Vec<Resource>,
+        /// The cursor of the next page.
+        #[serde(
+            rename = "nextCursor",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )]
+        pub next_cursor: Option<Cursor>,
+    }
 }
 
-/// The result of `resources/templates/list`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ListResourceTemplatesResult {
-    /// One page of templates.
-    #[serde(rename = "resourceTemplates")]
-    pub resource_templates: Vec<ResourceTemplate>,
-    /// The cursor of the next page.
-    #[serde(
-        rename = "nextCursor",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub next_cursor: Option<Cursor>,
-    /// `ttlMs` (2026-07-28).
-    #[serde(rename = "ttlMs", default, skip_serializing_if = "Option::is_none")]
-    pub ttl_ms: Option<u64>,
-    /// `cacheScope` (2026-07-28).
-    #[serde(
-        rename = "cacheScope",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub cache_scope: Option<CacheScope>,
-    /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// `resultType` (2026-07-28); absent means `complete`.
-    #[serde(
-        rename = "resultType",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub result_type: Option<crate::stateless::ResultType>,
-    /// Unknown members, kept.
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
+wire_result! {
+    /// The result of `resources/templates/list`.
+    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+    cached pub struct ListResourceTemplatesResult {
+        /// One page of templates.
+        #[serde(rename = "resourceTemplates")]
+        pub resource_templates: Vec<ResourceTemplate>,
+        /// The cursor of the next page.
+        #[serde(
+            rename = "nextCursor",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )]
+        pub next_cursor: Option<Cursor>,
+    }
 }
 
 /// The params of `resources/list`.
@@ -386,34 +344,13 @@ pub type SubscribeParams = UriParams;
 /// The params of `resources/unsubscribe`.
 pub type UnsubscribeParams = UriParams;
 
-/// The result of `resources/read`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ReadResourceResult {
-    /// One or more contents (a directory may give its children).
-    pub contents: Vec<ResourceContents>,
-    /// `ttlMs` (2026-07-28).
-    #[serde(rename = "ttlMs", default, skip_serializing_if = "Option::is_none")]
-    pub ttl_ms: Option<u64>,
-    /// `cacheScope` (2026-07-28).
-    #[serde(
-        rename = "cacheScope",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub cache_scope: Option<CacheScope>,
-    /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// `resultType` (2026-07-28); absent means `complete`.
-    #[serde(
-        rename = "resultType",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub result_type: Option<crate::stateless::ResultType>,
-    /// Unknown members, kept.
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
+wire_result! {
+    /// The result of `resources/read`.
+    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+    cached pub struct ReadResourceResult {
+        /// One or more contents (a directory may give its children).
+        pub contents: Vec<ResourceContents>,
+    }
 }
 
 impl ReadResourceResult {

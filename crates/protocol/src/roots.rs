@@ -1,9 +1,9 @@
 //! Roots (schema 2025-11-25): the `file://` boundaries a client tells a server about.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 
 use crate::meta::{EmptyParams, Meta, NotificationParams};
+use crate::result_tail::wire_result;
 use crate::{notification, request};
 
 /// One root.
@@ -36,24 +36,13 @@ impl Root {
     }
 }
 
-/// The result of `roots/list`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ListRootsResult {
-    /// The roots.
-    pub roots: Vec<Root>,
-    /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// `resultType` (2026-07-28); absent means `complete`.
-    #[serde(
-        rename = "resultType",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub result_type: Option<crate::stateless::ResultType>,
-    /// Unknown members, kept.
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
+wire_result! {
+    /// The result of `roots/list`.
+    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+    pub struct ListRootsResult {
+        /// The roots.
+        pub roots: Vec<Root>,
+    }
 }
 
 impl ListRootsResult {

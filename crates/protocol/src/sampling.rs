@@ -22,6 +22,7 @@ use serde_json::{Map, Value};
 use crate::content::{AudioContent, ContentBlock, ImageContent, Role, TextContent};
 use crate::meta::{Meta, RequestMeta, TaskMetadata};
 use crate::request;
+use crate::result_tail::wire_result;
 use crate::tools::Tool;
 
 /// `ToolUseContent`: the model asks to call a tool.
@@ -435,35 +436,24 @@ impl fmt::Display for StopReason {
     }
 }
 
-/// The result of `sampling/createMessage`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CreateMessageResult {
-    /// Who speaks (normally `assistant`).
-    pub role: Role,
-    /// What the model produced.
-    pub content: SamplingContent,
-    /// The model that produced it.
-    pub model: String,
-    /// Why it stopped.
-    #[serde(
-        rename = "stopReason",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub stop_reason: Option<StopReason>,
-    /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// `resultType` (2026-07-28); absent means `complete`.
-    #[serde(
-        rename = "resultType",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub result_type: Option<crate::stateless::ResultType>,
-    /// Unknown members, kept.
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
+wire_result! {
+    /// The result of `sampling/createMessage`.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct CreateMessageResult {
+        /// Who speaks (normally `assistant`).
+        pub role: Role,
+        /// What the model produced.
+        pub content: SamplingContent,
+        /// The model that produced it.
+        pub model: String,
+        /// Why it stopped.
+        #[serde(
+            rename = "stopReason",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )]
+        pub stop_reason: Option<StopReason>,
+    }
 }
 
 impl CreateMessageResult {

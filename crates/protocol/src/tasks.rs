@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::meta::{Cursor, Meta, PaginatedParams, RequestMeta};
+use crate::result_tail::wire_result;
 use crate::{notification, request};
 
 pub use crate::meta::TaskMetadata;
@@ -162,25 +163,14 @@ impl Task {
     }
 }
 
-/// A result that is a task plus result members (`GetTaskResult`, `CancelTaskResult`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TaskResult {
-    /// The task, flattened into the result.
-    #[serde(flatten)]
-    pub task: Task,
-    /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// `resultType` (2026-07-28); absent means `complete`.
-    #[serde(
-        rename = "resultType",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub result_type: Option<crate::stateless::ResultType>,
-    /// Unknown members, kept.
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
+wire_result! {
+    /// A result that is a task plus result members (`GetTaskResult`, `CancelTaskResult`).
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct TaskResult {
+        /// The task, flattened into the result.
+        #[serde(flatten)]
+        pub task: Task,
+    }
 }
 
 impl From<Task> for TaskResult {
@@ -199,24 +189,13 @@ pub type GetTaskResult = TaskResult;
 /// The result of `tasks/cancel`.
 pub type CancelTaskResult = TaskResult;
 
-/// The answer to a task-augmented request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CreateTaskResult {
-    /// The new task.
-    pub task: Task,
-    /// `_meta` (may carry [`MODEL_IMMEDIATE_RESPONSE_META`]).
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// `resultType` (2026-07-28); absent means `complete`.
-    #[serde(
-        rename = "resultType",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub result_type: Option<crate::stateless::ResultType>,
-    /// Unknown members, kept.
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
+wire_result! {
+    /// The answer to a task-augmented request.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct CreateTaskResult {
+        /// The new task.
+        pub task: Task,
+    }
 }
 
 impl CreateTaskResult {
@@ -259,31 +238,20 @@ pub type GetTaskPayloadResult = Map<String, Value>;
 /// The params of `tasks/list`.
 pub type ListTasksParams = PaginatedParams;
 
-/// The result of `tasks/list`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ListTasksResult {
-    /// One page of tasks.
-    pub tasks: Vec<Task>,
-    /// The cursor of the next page.
-    #[serde(
-        rename = "nextCursor",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub next_cursor: Option<Cursor>,
-    /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// `resultType` (2026-07-28); absent means `complete`.
-    #[serde(
-        rename = "resultType",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub result_type: Option<crate::stateless::ResultType>,
-    /// Unknown members, kept.
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
+wire_result! {
+    /// The result of `tasks/list`.
+    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+    pub struct ListTasksResult {
+        /// One page of tasks.
+        pub tasks: Vec<Task>,
+        /// The cursor of the next page.
+        #[serde(
+            rename = "nextCursor",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )]
+        pub next_cursor: Option<Cursor>,
+    }
 }
 
 /// The params of `notifications/tasks/status`: the whole task plus `_meta`.

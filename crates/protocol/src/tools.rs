@@ -17,7 +17,8 @@ use serde_json::{Map, Value};
 use crate::content::ContentBlock;
 use crate::lifecycle::Icon;
 use crate::meta::{Cursor, Meta, NotificationParams, PaginatedParams, RequestMeta, TaskMetadata};
-use crate::stateless::{CacheScope, InputResponses};
+use crate::result_tail::wire_result;
+use crate::stateless::InputResponses;
 use crate::{notification, request};
 
 /// Hints about a tool's behaviour. Untrusted unless the server is trusted.
@@ -245,41 +246,20 @@ impl Tool {
     }
 }
 
-/// The result of `tools/list`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ListToolsResult {
-    /// One page of tools.
-    pub tools: Vec<Tool>,
-    /// The cursor of the next page; absent on the last.
-    #[serde(
-        rename = "nextCursor",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub next_cursor: Option<Cursor>,
-    /// `ttlMs` (2026-07-28): how long the page may be cached, in milliseconds.
-    #[serde(rename = "ttlMs", default, skip_serializing_if = "Option::is_none")]
-    pub ttl_ms: Option<u64>,
-    /// `cacheScope` (2026-07-28).
-    #[serde(
-        rename = "cacheScope",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub cache_scope: Option<CacheScope>,
-    /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// `resultType` (2026-07-28); absent means `complete`.
-    #[serde(
-        rename = "resultType",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub result_type: Option<crate::stateless::ResultType>,
-    /// Unknown members, kept (results are open).
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
+wire_result! {
+    /// The result of `tools/list`.
+    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+    cached pub struct ListToolsResult {
+        /// One page of tools.
+        pub tools: Vec<Tool>,
+        /// The cursor of the next page; absent on the last.
+        #[serde(
+            rename = "nextCursor",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )]
+        pub next_cursor: Option<Cursor>,
+    }
 }
 
 /// The params of `tools/list`.
@@ -349,34 +329,23 @@ impl CallToolParams {
     }
 }
 
-/// The result of `tools/call`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct CallToolResult {
-    /// The unstructured result (may be empty).
-    pub content: Vec<ContentBlock>,
-    /// The structured result, conforming to the tool's `outputSchema` (2025-06-18).
-    #[serde(
-        rename = "structuredContent",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub structured_content: Option<Value>,
-    /// Whether the tool failed (a tool execution error, for the model to read).
-    #[serde(rename = "isError", default, skip_serializing_if = "Option::is_none")]
-    pub is_error: Option<bool>,
-    /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// `resultType` (2026-07-28); absent means `complete`.
-    #[serde(
-        rename = "resultType",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub result_type: Option<crate::stateless::ResultType>,
-    /// Unknown members, kept (results are open).
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
+wire_result! {
+    /// The result of `tools/call`.
+    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+    pub struct CallToolResult {
+        /// The unstructured result (may be empty).
+        pub content: Vec<ContentBlock>,
+        /// The structured result, conforming to the tool's `outputSchema` (2025-06-18).
+        #[serde(
+            rename = "structuredContent",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )]
+        pub structured_content: Option<Value>,
+        /// Whether the tool failed (a tool execution error, for the model to read).
+        #[serde(rename = "isError", default, skip_serializing_if = "Option::is_none")]
+        pub is_error: Option<bool>,
+    }
 }
 
 impl CallToolResult {
@@ -442,6 +411,7 @@ notification!(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stateless::CacheScope;
     use serde_json::json;
 
     #[test]
