@@ -173,10 +173,10 @@ pub struct Host {
     policy: Policy,
     model: Arc<dyn Model>,
     consent: Arc<dyn Consent>,
-    pub(crate) events: EventSink,
-    pub(crate) conversation: Conversation,
+    events: EventSink,
+    conversation: Conversation,
     max_steps: usize,
-    pub(crate) max_tool_output: usize,
+    max_tool_output: usize,
     /// The tool calls running as tasks, and those earlier runs left ([`crate::tasks_left`]).
     pub(crate) tasks: Arc<TaskLedger>,
     tool_timeout: Duration,
@@ -969,9 +969,15 @@ impl Host {
             .map(contents_text)
             .collect::<Vec<_>>()
             .join("\n");
-        let (text, _) = cap_text(text, self.max_tool_output);
         let media = result.contents.iter().filter_map(contents_media).collect();
-        let source = format!("@{server_name}:{uri}");
+        self.add_context(format!("@{server_name}:{uri}"), text, media);
+        Ok(())
+    }
+
+    /// Adds `text` (cut to the output cap) and `media` from `source` to the conversation,
+    /// for the model to read with the next message.
+    pub(crate) fn add_context(&mut self, source: String, text: String, media: Vec<Media>) {
+        let (text, _) = cap_text(text, self.max_tool_output);
         self.events.emit(Event::ContextAttached {
             source: source.clone(),
             chars: text.chars().count(),
@@ -981,7 +987,6 @@ impl Host {
             text,
             media,
         });
-        Ok(())
     }
 
     /// Ends every server (see [`Servers::shutdown`]); the host keeps its conversation.

@@ -28,8 +28,7 @@ use junction_protocol::tasks::TaskStatus;
 use serde::{Deserialize, Serialize};
 
 use crate::agent::{Host, HostError};
-use crate::conversation::{cap_text, result_media, result_text, Message};
-use crate::events::Event;
+use crate::conversation::{result_media, result_text};
 use crate::state_file::{self, StateFileError};
 
 /// What the file holds, as errors name it.
@@ -281,22 +280,11 @@ impl Host {
             Err(e) => return Err(request(e)),
         };
         let source = format!("task {} of {}__{}", task.task_id, task.server, task.tool);
-        let (text, _) = cap_text(
-            format!(
-                "The call of `{}__{}` left running in an earlier chat {text}",
-                task.server, task.tool
-            ),
-            self.max_tool_output,
+        let text = format!(
+            "The call of `{}__{}` left running in an earlier chat {text}",
+            task.server, task.tool
         );
-        self.events.emit(Event::ContextAttached {
-            source: source.clone(),
-            chars: text.chars().count(),
-        });
-        self.conversation.push(Message::Context {
-            source,
-            text,
-            media,
-        });
+        self.add_context(source, text, media);
         self.tasks.forget(&task.server, &task.task_id)?;
         Ok(task)
     }
