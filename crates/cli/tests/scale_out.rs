@@ -543,35 +543,182 @@ async fn a_change_made_through_one_instance_reaches_the_subscribers_on_another_o
     );
 }
 
-/// A tool list changed through instance B is announced once to a session listening on A.
+/// A 2026-07-28 client of `url` (no session).
+async fn client_2026(url: &str) -> junction::client::Client {
+    use junction::client::{Client, ClientOptions};
+    use junction::protocol::ProtocolVersion;
+    use junction::transport::http::client::HttpClient;
+    let (connection, _finished) = HttpClient::new(url).expect("an HTTP client").start();
+    let options = ClientOptions::new("scale-test", "1").version(ProtocolVersion::V2026_07_28);
+    Client::connect(connection, options)
+        .await
+        .expect("connects on 2026-07-28")
+}
+
+/// Instance B serves only 2026-07-28 requests (no session, so it never serves a shared
+/// one): the changes it makes still reach a session subscribed on A, which holds its
+/// standalone stream, and a 2026-07-28 `subscriptions/listen` held by A, once each.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_list_changed_through_one_instance_is_announced_once_on_another() {
-    let cluster = Cluster::start("conformance", 2, &[]);
+async fn changes_made_by_an_instance_that_served_no_session_reach_sessions_and_listens_on_another()
+{
+    use junction::client::ServerNotification;
+    use junction::protocol::stateless::SubscriptionFilter;
+    use junction::protocol::tools::CallToolParams;
+
+    let pg = Postgres::start();
+    let db = pg.database("tasks");
+    let cluster = Cluster::start("tasks", 2, &["--db".to_owned(), db]);
     let (a, b) = (cluster.instances[0].url(), cluster.instances[1].url());
-    let mut listener = Mcp::new();
-    listener.initialize(&a, json!({})).await;
-    let mut stream = listener.listen(&a).await;
+    let open = "tasks://open";
+    let task = "tasks://2";
+    let mut session = Mcp::new();
+    session.initialize(&a, json!({})).await;
+    session
+        .request(&a, 1, "resources/subscribe", json!({"uri": open}))
+        .await;
+    let mut stream = session.listen(&a).await;
+    let listener = client_2026(&a).await;
+    let mut notifications = listener
+        .take_notifications()
+        .expect("the notification stream");
+    let filter = SubscriptionFilter {
+        resource_subscriptions: Some(vec![open.to_owned(), task.to_owned()]),
+        ..Default::default()
+    };
+    let listening = listener
+        .listen(filter)
+        .await
+        .expect("the listen is acknowledged");
+
+    let editor = client_2026(&b).await;
+    let add = CallToolParams::new("add_task").argument("title", "call the plumber");
+    editor
+        .call_tool(add, Default::default())
+        .await
+        .expect("add_task is answered");
+    // Task 2 is a seeded open task: completing it updates the open list, then the task.
+    let complete = CallToolParams::new("complete_task").argument("id", 2);
+    let completed = editor
+        .call_tool(complete, Default::default())
+        .await
+        .expect("complete_task is answered");
+    let text = completed.content[0].as_text().unwrap_or_default();
+    assert!(text.starts_with("Completed task 2"), "{text}");
+
+    let mut listened = Vec::new();
+    while listened.last().map(String::as_str) != Some(task) {
+        let notification = tokio::time::timeout(SAFETY, notifications.recv())
+            .await
+            .expect("the listen hears the changes made on B")
+            .expect("the notification stream stays open");
+        if let ServerNotification::ResourceUpdated(params) = notification {
+            listened.push(params.uri);
+        }
+    }
+    assert_eq!(
+        listened,
+        [open, open, task],
+        "the listen hears each change once, in order"
+    );
+    listening.cancel();
+
+    let uris: Vec<Value> = heard(
+        &session,
+        &b,
+        &mut stream,
+        "notifications/resources/updated",
+        2,
+    )
+    .await
+    .into_iter()
+    .map(|params| params["uri"].clone())
+    .collect();
+    assert_eq!(
+        uris,
+        [json!(open), json!(open)],
+        "the session hears each change once"
+    );
+}
+
+/// The lists are each instance's own (a tool is code, which Junction cannot carry to another
+/// process), so the application makes a list change on every instance (here a call of
+/// `test_trigger_tool_change` through each), and each instance announces the change it made
+/// to the sessions whose standalone stream it holds and to its listens: every session and
+/// every listen hears it once, and every instance lists the new tool.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_list_change_made_on_every_instance_is_announced_once_to_each_session_and_listed_everywhere(
+) {
+    use junction::client::ServerNotification;
+    use junction::protocol::stateless::SubscriptionFilter;
+
+    let cluster = Cluster::start("conformance", 2, &[]);
+    let urls = [cluster.instances[0].url(), cluster.instances[1].url()];
+    let mut sessions = Vec::new();
+    for url in &urls {
+        let mut mcp = Mcp::new();
+        mcp.initialize(url, json!({})).await;
+        let stream = mcp.listen(url).await;
+        sessions.push((mcp, stream));
+    }
+    let listener = client_2026(&urls[0]).await;
+    let mut notifications = listener
+        .take_notifications()
+        .expect("the notification stream");
+    let filter = SubscriptionFilter {
+        tools_list_changed: Some(true),
+        ..Default::default()
+    };
+    let listening = listener
+        .listen(filter)
+        .await
+        .expect("the listen is acknowledged");
+
     let mut editor = Mcp::new();
-    editor.initialize(&b, json!({})).await;
-    for id in 1..=2 {
-        editor
+    editor.initialize(&urls[0], json!({})).await;
+    for (id, url) in urls.iter().enumerate() {
+        let added = editor
             .request(
-                &b,
-                id,
+                url,
+                id as u64 + 1,
                 "tools/call",
                 json!({"name": "test_trigger_tool_change"}),
             )
             .await;
+        assert_eq!(text_of(&added), "Added test_dynamic_tool", "{url}");
     }
-    let told = heard(
-        &listener,
-        &b,
-        &mut stream,
-        "notifications/tools/list_changed",
-        2,
-    )
-    .await;
-    assert_eq!(told.len(), 2, "one announcement per change: {told:?}");
+    for (id, url) in urls.iter().enumerate() {
+        let list = editor
+            .request(url, id as u64 + 10, "tools/list", json!({}))
+            .await;
+        let names: Vec<&str> = list["result"]["tools"]
+            .as_array()
+            .expect("a tool list")
+            .iter()
+            .filter_map(|t| t["name"].as_str())
+            .collect();
+        assert!(
+            names.contains(&"test_dynamic_tool"),
+            "{url} lists it: {names:?}"
+        );
+    }
+
+    let heard_by_listen = tokio::time::timeout(SAFETY, notifications.recv())
+        .await
+        .expect("the listen hears the change")
+        .expect("the notification stream stays open");
+    assert!(
+        matches!(heard_by_listen, ServerNotification::ToolListChanged(_)),
+        "{heard_by_listen:?}"
+    );
+    for (n, (mcp, stream)) in sessions.iter_mut().enumerate() {
+        let told = heard(mcp, &urls[1], stream, "notifications/tools/list_changed", 1).await;
+        assert_eq!(told.len(), 1, "session {n} hears the change once: {told:?}");
+    }
+    listening.cancel();
+    assert!(
+        notifications.try_recv().is_err(),
+        "the listen heard the change once"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

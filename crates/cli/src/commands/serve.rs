@@ -332,6 +332,7 @@ async fn serve_http(
     args: &ServeArgs,
     log: Option<WireLog>,
 ) -> ExitCode {
+    let changes = server.clone();
     let mut http = HttpServer::new(move |connection| {
         server.serve(WireLog::tap(log.as_ref(), connection));
     });
@@ -386,6 +387,9 @@ async fn serve_http(
             Ok(store) => {
                 tracing::info!(redis = %url, "sharing sessions through Redis");
                 http = http.session_store(store);
+                if let Some(shared) = http.shared_changes() {
+                    changes.share_changes(shared);
+                }
             }
             Err(e) => {
                 eprintln!("junction serve: cannot use Redis at {url}: {e}");

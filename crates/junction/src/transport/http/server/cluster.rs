@@ -115,7 +115,8 @@ async fn receive(shared: Weak<Shared>, mut rx: mpsc::Receiver<Routed>) {
     }
 }
 
-/// Hands a change notification published by any instance to the sessions whose standalone
+/// Hands a change notification published by any instance to the server's hearers (its
+/// 2026-07-28 listens, [`super::SharedChanges::hear`]) and to the sessions whose standalone
 /// stream is open here, each with the subscriptions of its shared record when the change is
 /// a resource's (a subscription may have been taken by another instance).
 async fn changed(shared: &Shared, frame: &str) {
@@ -126,6 +127,7 @@ async fn changed(shared: &Shared, frame: &str) {
     let Some(cluster) = &shared.cluster else {
         return;
     };
+    cluster.changes.heard(&notification);
     let about_resource = notification.method == RESOURCE_UPDATED;
     let holders: Vec<Arc<HttpSession>> = shared.sessions_holding_standalone();
     for session in holders {
