@@ -1018,6 +1018,85 @@ async fn the_session_cap_holds_over_all_instances_sharing_redis() {
     }
 }
 
+/// How many sessions Redis holds busy: scored by a lease that ends after Redis' clock.
+fn busy_in_redis(redis: &Redis) -> usize {
+    const COUNT: &str = "local t = redis.call('TIME') \
+        local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) \
+        return redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')";
+    let count = redis.cli(&["eval", COUNT, "1", "junction:live"]);
+    count.parse().unwrap_or_else(|_| panic!("a count: {count}"))
+}
+
+/// `initialize` without a session: the raw answer.
+async fn initialize_at(url: &str) -> reqwest::Response {
+    let params = json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                        "clientInfo": {"name": "scale-test", "version": "1"}});
+    Mcp::new().send(url, 0, "initialize", params).await
+}
+
+/// The cap over all instances, when every live session is busy (here a tool waiting for the
+/// client's sampling answer, on each of two instances), refuses a new session with `503` and
+/// `Retry-After` on every instance, as one instance alone does, instead of ending a session
+/// in the middle of its request; once the requests are answered, a new session is admitted
+/// (after Retry-After) and the cap still holds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_session_cap_over_all_instances_answers_503_when_every_session_is_busy() {
+    let flags = ["--max-sessions".to_owned(), "2".to_owned()];
+    let cluster = Cluster::start("conformance", 2, &flags);
+    let urls = [cluster.instances[0].url(), cluster.instances[1].url()];
+    let mut waiting = Vec::new();
+    for url in &urls {
+        let mut mcp = Mcp::new();
+        mcp.initialize(url, json!({"sampling": {}})).await;
+        let call = json!({"name": "test_sampling", "arguments": {"prompt": "hi"}});
+        let mut stream = SseReader::new(mcp.send(url, 1, "tools/call", call).await);
+        let request = next_request(&mut stream, "sampling/createMessage").await;
+        waiting.push((mcp, url, stream, request));
+    }
+    let deadline = Instant::now() + SAFETY;
+    while busy_in_redis(&cluster.redis) < 2 {
+        assert!(
+            Instant::now() < deadline,
+            "Redis never marked the two sessions busy"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    for url in &urls {
+        let refused = initialize_at(url).await;
+        assert_eq!(refused.status(), 503, "{url}");
+        assert_eq!(
+            refused
+                .headers()
+                .get("retry-after")
+                .and_then(|v| v.to_str().ok()),
+            Some("1"),
+            "{url}"
+        );
+    }
+    for (mcp, url, stream, request) in &mut waiting {
+        mcp.respond(
+            url,
+            &request["id"],
+            json!({"role": "assistant", "content": {"type": "text", "text": "still here"},
+                   "model": "test", "stopReason": "endTurn"}),
+        )
+        .await;
+        let result = response_to(stream, 1).await;
+        assert_eq!(text_of(&result), "LLM response: still here", "{url}");
+    }
+    let deadline = Instant::now() + SAFETY;
+    loop {
+        let response = initialize_at(&urls[0]).await;
+        if response.status() == 200 {
+            break;
+        }
+        assert_eq!(response.status(), 503);
+        assert!(Instant::now() < deadline, "a new session is never admitted");
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    assert_eq!(cluster.redis.cli(&["zcard", "junction:live"]), "2");
+}
+
 #[path = "../../junction/tests/auth_support/mod.rs"]
 mod auth_support;
 

@@ -16,7 +16,9 @@ use super::endpoint::settings;
 use super::event_store::EventId;
 use super::guard::{refuse, Refusal, TRANSPORT_ERROR};
 use super::session::{EventReceiver, HttpSession, INITIALIZED};
-use super::session_store::{stream_instance, RecordChange, Routed, RoutedKind, SessionRecord};
+use super::session_store::{
+    stream_instance, RecordChange, Routed, RoutedKind, SessionRecord, BUSY_LEASE,
+};
 use super::Shared;
 use crate::sync::lock;
 use crate::transport::http::sse::Event;
@@ -32,7 +34,8 @@ const HEARTBEAT_TTL: Duration = Duration::from_secs(6);
 /// that the instance is still alive.
 const FOLLOW_WAIT: Duration = Duration::from_secs(1);
 
-/// Starts the tasks of a shared store: publishing, receiving, heartbeat.
+/// Starts the tasks of a shared store: publishing, receiving, heartbeat (with the report of
+/// which sessions are busy here).
 pub(super) fn start(shared: &Arc<Shared>, publish: mpsc::UnboundedReceiver<Routed>) {
     let Some(cluster) = &shared.cluster else {
         return;
@@ -45,10 +48,17 @@ pub(super) fn start(shared: &Arc<Shared>, publish: mpsc::UnboundedReceiver<Route
         Arc::downgrade(shared),
         store.listen(),
     )));
+    let weak = Arc::downgrade(shared);
     tasks.push(tokio::spawn(async move {
         let mut failing = false;
+        let mut activity = Activity::default();
         loop {
-            match store.heartbeat(instance, HEARTBEAT_TTL).await {
+            let Some(sessions) = weak.upgrade().map(|shared| shared.activity()) else {
+                return;
+            };
+            let reported = activity.report(sessions, &*store).await;
+            let beat = store.heartbeat(instance, HEARTBEAT_TTL).await;
+            match reported.and(beat) {
                 Ok(()) if failing => {
                     tracing::info!("the session store is reachable again");
                     failing = false;
@@ -63,6 +73,61 @@ pub(super) fn start(shared: &Arc<Shared>, publish: mpsc::UnboundedReceiver<Route
             tokio::time::sleep(HEARTBEAT_TTL / 3).await;
         }
     }));
+}
+
+/// What an instance last reported of its sessions' business ([`SessionStore::activity`]).
+#[derive(Default)]
+struct Activity {
+    /// When the last report was made.
+    last: Option<std::time::Instant>,
+    /// The sessions it reported busy.
+    busy: std::collections::HashSet<String>,
+}
+
+impl Activity {
+    /// Reports the sessions held here that are busy, and those that settled since the last
+    /// report (busy then, or active since, and idle now).
+    /// `sessions`: each session held here, with when it became idle (`None`: busy).
+    async fn report(
+        &mut self,
+        sessions: Vec<(String, Option<std::time::Instant>)>,
+        store: &dyn super::SessionStore,
+    ) -> Result<(), super::StoreError> {
+        let now = std::time::Instant::now();
+        let mut busy = Vec::new();
+        let mut settled = Vec::new();
+        for (id, idle_since) in sessions {
+            match idle_since {
+                None => busy.push(id),
+                Some(since)
+                    if self.busy.contains(&id) || self.last.is_some_and(|last| since >= last) =>
+                {
+                    settled.push(id)
+                }
+                Some(_) => {}
+            }
+        }
+        self.last = Some(now);
+        self.busy = busy.iter().cloned().collect();
+        store.activity(&busy, &settled, BUSY_LEASE).await
+    }
+}
+
+/// Makes room for a new session under the cap over all instances ([`SessionStore::admit`]):
+/// refused with `503` when every live session is busy. A store that cannot be reached admits
+/// it (the session is then this instance's only).
+pub(super) async fn admit(shared: &Shared) -> Result<(), Refusal> {
+    let Some(cluster) = &shared.cluster else {
+        return Ok(());
+    };
+    match cluster.store.admit(shared.config.idle_timeout).await {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(super::all_busy()),
+        Err(e) => {
+            tracing::error!(error = %e, "cannot check the session cap over all instances; admitting the session");
+            Ok(())
+        }
+    }
 }
 
 async fn publish_all(store: Arc<dyn super::SessionStore>, mut rx: mpsc::UnboundedReceiver<Routed>) {

@@ -217,6 +217,7 @@ async fn post_inner(
                 format!("Internal error: no random session id available: {e}"),
             )
         })?;
+        cluster::admit(shared).await?;
         let session = HttpSession::start(
             session_id,
             settings(shared, true),

@@ -591,12 +591,7 @@ impl Shared {
                     .filter_map(|(id, s)| s.idle_since().map(|since| (since, id.clone())))
                     .min();
                 let Some((_, id)) = oldest else {
-                    return Err(guard::refuse(
-                        axum::http::StatusCode::SERVICE_UNAVAILABLE,
-                        guard::TRANSPORT_ERROR,
-                        "Service Unavailable: the server has as many sessions as it allows, all busy; retry later",
-                    )
-                    .retry_after(1));
+                    return Err(all_busy());
                 };
                 sessions.remove(&id)
             } else {
@@ -640,6 +635,15 @@ impl Shared {
             .cloned()
     }
 
+    /// Each session held here, with when it became idle (`None` while it is busy).
+    fn activity(&self) -> Vec<(String, Option<std::time::Instant>)> {
+        lock(&self.sessions)
+            .iter()
+            .filter(|(_, s)| !s.is_closed())
+            .map(|(id, s)| (id.clone(), s.idle_since()))
+            .collect()
+    }
+
     /// The sessions whose standalone GET stream is open on this instance.
     fn sessions_holding_standalone(&self) -> Vec<Arc<HttpSession>> {
         lock(&self.sessions)
@@ -652,6 +656,16 @@ impl Shared {
     fn remove_session(&self, id: &str) -> Option<Arc<HttpSession>> {
         lock(&self.sessions).remove(id)
     }
+}
+
+/// The refusal of a new session when the sessions are at the cap and all busy.
+fn all_busy() -> guard::Refusal {
+    guard::refuse(
+        axum::http::StatusCode::SERVICE_UNAVAILABLE,
+        guard::TRANSPORT_ERROR,
+        "Service Unavailable: the server has as many sessions as it allows, all busy; retry later",
+    )
+    .retry_after(1)
 }
 
 /// Ends idle sessions and forgets ended ones, a few times per idle period.

@@ -12,7 +12,7 @@
 //! | `P:s:ID:streams` | set | the session's stream numbers, to delete them with it | event ttl |
 //! | `P:s:ID:evi` | list | one `STREAM SEQ BYTES` entry per event kept, oldest first | event ttl |
 //! | `P:s:ID:evb` | string | the bytes of the session's events kept | event ttl |
-//! | `P:live` | sorted set | every live session, scored by its last activity (ms) | never (pruned) |
+//! | `P:live` | sorted set | every live session, scored by its last activity (ms), or by the end of its lease while busy (a score in the future) | never (pruned) |
 //! | `P:i:INSTANCE` | string | an instance's heartbeat | heartbeat ttl |
 //!
 //! and the channel `P:route` carries every [`Routed`] message as JSON.
@@ -45,7 +45,7 @@ use tokio::sync::{mpsc, watch};
 use super::event_store::{EventId, DEFAULT_SESSION_EVENT_BYTES};
 use super::redis_scripts::Scripts;
 use super::session_store::{
-    RecordChange, Routed, SessionRecord, SessionStore, StoreError, StreamEvents,
+    RecordChange, Routed, SessionRecord, SessionStore, StoreError, StreamEvents, BUSY_LEASE,
 };
 use super::DEFAULT_MAX_SESSIONS;
 use crate::session::BoxFuture;
@@ -142,6 +142,10 @@ fn failed(e: redis::RedisError) -> StoreError {
     StoreError(e.to_string())
 }
 
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
 fn ttl_secs(ttl: Duration) -> i64 {
     i64::try_from(ttl.as_secs().max(1)).unwrap_or(i64::MAX)
 }
@@ -232,7 +236,7 @@ impl Inner {
             .arg(self.live_key())
             .arg(id)
             .arg(self.limits.sessions)
-            .arg(u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX))
+            .arg(millis(ttl))
             .arg(format!("{}:s:", self.prefix))
             .arg(self.channel());
         pipe.invoke_script(&enter).ignore();
@@ -389,8 +393,12 @@ impl SessionStore for RedisSessionStore {
             let subs = format!("{key}:subs");
             let ttl = ttl_secs(ttl);
             let mut pipe = redis::pipe();
+            let lease = match change {
+                RecordChange::Initialized => Duration::ZERO,
+                _ => BUSY_LEASE,
+            };
             let mut touch = self.inner.scripts.touch.prepare_invoke();
-            touch.arg(self.inner.live_key()).arg(id);
+            touch.arg(self.inner.live_key()).arg(id).arg(millis(lease));
             pipe.load_script(&self.inner.scripts.touch)
                 .ignore()
                 .invoke_script(&touch)
@@ -462,6 +470,50 @@ impl SessionStore for RedisSessionStore {
             }
         });
         rx
+    }
+
+    fn admit(&self, idle: Duration) -> BoxFuture<'_, Result<bool, StoreError>> {
+        Box::pin(async move {
+            let mut connection = self.inner.connection.clone();
+            let admitted: i64 = self
+                .inner
+                .scripts
+                .admit
+                .arg(self.inner.live_key())
+                .arg(self.inner.limits.sessions)
+                .arg(millis(idle))
+                .arg(format!("{}:s:", self.inner.prefix))
+                .arg(self.inner.channel())
+                .invoke_async(&mut connection)
+                .await
+                .map_err(failed)?;
+            Ok(admitted != 0)
+        })
+    }
+
+    fn activity<'a>(
+        &'a self,
+        busy: &'a [String],
+        settled: &'a [String],
+        lease: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            if busy.is_empty() && settled.is_empty() {
+                return Ok(());
+            }
+            let mut connection = self.inner.connection.clone();
+            let mut activity = self.inner.scripts.activity.prepare_invoke();
+            activity
+                .arg(self.inner.live_key())
+                .arg(millis(lease))
+                .arg(busy.len())
+                .arg(busy)
+                .arg(settled);
+            activity
+                .invoke_async::<()>(&mut connection)
+                .await
+                .map_err(failed)
+        })
     }
 
     fn heartbeat(&self, instance: u32, ttl: Duration) -> BoxFuture<'_, Result<(), StoreError>> {

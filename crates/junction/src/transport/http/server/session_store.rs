@@ -30,12 +30,20 @@
 //!   answered `initialize` is recorded in the session's record before it is answered, and
 //!   routed; a request that reaches the first instance before the routed notification does
 //!   finds it in the record, so the handshake's order holds across instances.
-//! - **Changes.** A change notification the server makes (a resource updated, a list
-//!   changed) is published to every instance rather than sent to the sessions held where it
-//!   was made ([`RoutedKind::Changed`]); each instance hands it to the sessions whose
-//!   standalone GET stream it holds, with their subscriptions read from their records, so a
-//!   session hears it once, whichever instance made the change and whichever took its
-//!   `resources/subscribe`.
+//! - **Changes.** A resource change the server makes is published to every instance rather
+//!   than sent to the sessions held where it was made ([`RoutedKind::Changed`]); each
+//!   instance hands it to the sessions whose standalone GET stream it holds, with their
+//!   subscriptions read from their records, and to the 2026-07-28 listens it holds
+//!   ([`super::SharedChanges`]), so each hears it once, whichever instance made the change
+//!   and whichever took its `resources/subscribe`. The server publishes from its start when
+//!   given [`super::HttpServer::shared_changes`]. A list change is not published: the lists
+//!   are each process's own, so every instance makes the change, and each announces it to
+//!   the sessions whose standalone stream it holds and to its listens.
+//! - **Cap.** The sessions of all instances are bounded together, with one instance's
+//!   rule: a new session ends the one idle the longest, or is refused (`503`) when every
+//!   session is busy. Each instance reports which of its sessions are busy
+//!   ([`SessionStore::activity`], leases of [`BUSY_LEASE`] that a dead instance stops
+//!   renewing), and asks for room before serving `initialize` ([`SessionStore::admit`]).
 
 use std::time::Duration;
 
@@ -134,7 +142,9 @@ pub trait SessionStore: Send + Sync + 'static {
     ) -> BoxFuture<'a, Result<(), StoreError>>;
     /// The record of session `id`, if it exists and has not expired.
     fn load<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<SessionRecord>, StoreError>>;
-    /// Changes a record and renews its expiry.
+    /// Changes a record and renews its expiry. Any change but
+    /// [`RecordChange::Initialized`] comes with a request, which marks the session busy
+    /// for [`BUSY_LEASE`] (see [`SessionStore::admit`]).
     fn update<'a>(
         &'a self,
         id: &'a str,
@@ -148,6 +158,20 @@ pub trait SessionStore: Send + Sync + 'static {
     /// Starts receiving what every instance publishes; called once per server. The channel
     /// ends only when the store is dropped: a lost connection is logged and re-established.
     fn listen(&self) -> tokio::sync::mpsc::Receiver<Routed>;
+    /// Makes room for a new session under the cap over all instances, before it is served:
+    /// ends the sessions idle the longest (on every instance) while the live ones are at the
+    /// cap. `false`, ending none, when there is no room and every live session is busy: the
+    /// new one is then refused (`503`), as one instance alone refuses it.
+    fn admit(&self, idle: Duration) -> BoxFuture<'_, Result<bool, StoreError>>;
+    /// Reports which of the sessions held by an instance are `busy` there (a request in
+    /// flight, a stream open: kept busy for `lease`, renewed by the next report) and which
+    /// `settled` since the last report (idle now: no longer busy).
+    fn activity<'a>(
+        &'a self,
+        busy: &'a [String],
+        settled: &'a [String],
+        lease: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
     /// Marks `instance` alive for `ttl`.
     fn heartbeat(&self, instance: u32, ttl: Duration) -> BoxFuture<'_, Result<(), StoreError>>;
     /// Whether `instance`'s last heartbeat has not expired.
@@ -182,6 +206,11 @@ pub trait SessionStore: Send + Sync + 'static {
         stream: u64,
     ) -> BoxFuture<'a, Result<Option<RequestId>, StoreError>>;
 }
+
+/// How long a session stays busy for the cap over all instances after its instance last
+/// said so ([`SessionStore::activity`], a request's [`SessionStore::update`]): an instance
+/// renews it a few times within it, and a dead instance's sessions become idle after it.
+pub(super) const BUSY_LEASE: Duration = Duration::from_secs(6);
 
 /// The instance that holds a stream: the upper 32 bits of its id.
 pub(super) fn stream_instance(stream: u64) -> u32 {
