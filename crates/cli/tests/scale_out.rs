@@ -1097,6 +1097,75 @@ async fn the_session_cap_over_all_instances_answers_503_when_every_session_is_bu
     assert_eq!(cluster.redis.cli(&["zcard", "junction:live"]), "2");
 }
 
+/// A legacy HTTP+SSE session (`GET /sse`), whose stream instance A holds, takes its
+/// `POST /message` on every instance, in the order the client sent them (here
+/// `notifications/initialized` on A, then at once `tools/list` on B, which the server
+/// answers only after the handshake): each instance routes the messages to the holder of
+/// the stream. Once the stream is closed, B answers `404`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_sse_session_takes_its_messages_on_every_instance_in_order() {
+    let cluster = Cluster::start("conformance", 2, &[]);
+    let bases: Vec<String> = cluster
+        .instances
+        .iter()
+        .map(|i| i.url().trim_end_matches("/mcp").to_owned())
+        .collect();
+    let http = reqwest::Client::new();
+    let response = http
+        .get(format!("{}/sse", bases[0]))
+        .header("Accept", "text/event-stream")
+        .send()
+        .await
+        .expect("GET /sse sent");
+    assert_eq!(response.status(), 200);
+    let mut stream = SseReader::new(response);
+    let endpoint = stream.next().await.expect("the endpoint event").data;
+    assert!(endpoint.starts_with("/message?sessionId="), "{endpoint}");
+    let post = |instance: usize, body: Value| {
+        let request = http
+            .post(format!("{}{endpoint}", bases[instance]))
+            .header("Content-Type", "application/json")
+            .body(body.to_string());
+        async move { request.send().await.expect("POST sent").status() }
+    };
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2024-11-05", "capabilities": {},
+        "clientInfo": {"name": "scale-test", "version": "1"}}});
+    assert_eq!(post(1, initialize).await, 202);
+    let initialized = response_to(&mut stream, 1).await;
+    assert!(
+        initialized["result"]["serverInfo"].is_object(),
+        "{initialized}"
+    );
+    let notification = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(post(0, notification).await, 202);
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    assert_eq!(post(1, list).await, 202);
+    let listed = response_to(&mut stream, 2).await;
+    assert!(listed["result"]["tools"].is_array(), "{listed}");
+    let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                      "params": {"name": "test_simple_text"}});
+    assert_eq!(post(0, call).await, 202);
+    let called = response_to(&mut stream, 3).await;
+    assert!(called["result"]["content"].is_array(), "{called}");
+
+    drop(stream);
+    let deadline = Instant::now() + SAFETY;
+    loop {
+        let ping = json!({"jsonrpc": "2.0", "id": 4, "method": "ping"});
+        let status = post(1, ping).await;
+        if status == 404 {
+            break;
+        }
+        assert_eq!(status, 202);
+        assert!(
+            Instant::now() < deadline,
+            "the closed session is still taken on B"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 #[path = "../../junction/tests/auth_support/mod.rs"]
 mod auth_support;
 

@@ -53,12 +53,16 @@ pub(super) fn start(shared: &Arc<Shared>, publish: mpsc::UnboundedReceiver<Route
         let mut failing = false;
         let mut activity = Activity::default();
         loop {
-            let Some(sessions) = weak.upgrade().map(|shared| shared.activity()) else {
+            let Some((sessions, legacy)) = weak
+                .upgrade()
+                .map(|shared| (shared.activity(), super::legacy::held(&shared)))
+            else {
                 return;
             };
             let reported = activity.report(sessions, &*store).await;
+            let legacy = store.legacy_held(instance, &legacy, BUSY_LEASE).await;
             let beat = store.heartbeat(instance, HEARTBEAT_TTL).await;
-            match reported.and(beat) {
+            match reported.and(legacy).and(beat) {
                 Ok(()) if failing => {
                     tracing::info!("the session store is reachable again");
                     failing = false;
@@ -148,6 +152,10 @@ async fn receive(shared: Weak<Shared>, mut rx: mpsc::Receiver<Routed>) {
             changed(&shared, frame).await;
             continue;
         }
+        if let RoutedKind::Legacy(frame) = routed.kind {
+            super::legacy::routed(&shared, &routed.session, frame).await;
+            continue;
+        }
         let me = shared.cluster.as_ref().map(|c| c.instance);
         if Some(routed.origin) == me {
             continue;
@@ -175,7 +183,7 @@ async fn receive(shared: Weak<Shared>, mut rx: mpsc::Receiver<Routed>) {
                     session.close();
                 }
             }
-            RoutedKind::Changed(_) => {}
+            RoutedKind::Changed(_) | RoutedKind::Legacy(_) => {}
         }
     }
 }
@@ -229,7 +237,8 @@ pub(super) fn publish(shared: &Shared, session: &str, kind: RoutedKind) {
     }
 }
 
-fn unavailable(e: impl std::fmt::Display) -> Refusal {
+/// The refusal of a request that needs the session store while it cannot be reached.
+pub(super) fn unavailable(e: impl std::fmt::Display) -> Refusal {
     tracing::error!(error = %e, "the session store is unreachable");
     refuse(
         StatusCode::SERVICE_UNAVAILABLE,

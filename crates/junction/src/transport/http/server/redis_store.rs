@@ -14,6 +14,7 @@
 //! | `P:s:ID:evb` | string | the bytes of the session's events kept | event ttl |
 //! | `P:live` | sorted set | every live session, scored by its last activity (ms), or by the end of its lease while busy (a score in the future) | never (pruned) |
 //! | `P:i:INSTANCE` | string | an instance's heartbeat | heartbeat ttl |
+//! | `P:l:ID` | string | the instance holding legacy HTTP+SSE session ID's stream | 6 s, renewed every 2 s while it does |
 //!
 //! and the channel `P:route` carries every [`Routed`] message as JSON.
 //!
@@ -218,6 +219,9 @@ impl Inner {
     }
     fn live_key(&self) -> String {
         format!("{}:live", self.prefix)
+    }
+    fn legacy_key(&self, id: &str) -> String {
+        format!("{}:l:{id}", self.prefix)
     }
 
     /// Adds to `pipe` the commands that save a new session's `record` under `id`, expiring
@@ -511,6 +515,48 @@ impl SessionStore for RedisSessionStore {
                 .arg(settled);
             activity
                 .invoke_async::<()>(&mut connection)
+                .await
+                .map_err(failed)
+        })
+    }
+
+    fn legacy_held<'a>(
+        &'a self,
+        instance: u32,
+        sessions: &'a [String],
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            if sessions.is_empty() {
+                return Ok(());
+            }
+            let mut pipe = redis::pipe();
+            for id in sessions {
+                pipe.pset_ex(self.inner.legacy_key(id), instance, millis(ttl).max(1))
+                    .ignore();
+            }
+            let mut connection = self.inner.connection.clone();
+            pipe.query_async::<()>(&mut connection)
+                .await
+                .map_err(failed)
+        })
+    }
+
+    fn legacy_exists<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(async move {
+            let mut connection = self.inner.connection.clone();
+            connection
+                .exists(self.inner.legacy_key(id))
+                .await
+                .map_err(failed)
+        })
+    }
+
+    fn legacy_ended<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let mut connection = self.inner.connection.clone();
+            connection
+                .del::<_, ()>(self.inner.legacy_key(id))
                 .await
                 .map_err(failed)
         })

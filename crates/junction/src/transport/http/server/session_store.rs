@@ -39,6 +39,9 @@
 //!   given [`super::HttpServer::shared_changes`]. A list change is not published: the lists
 //!   are each process's own, so every instance makes the change, and each announces it to
 //!   the sessions whose standalone stream it holds and to its listens.
+//! - **Legacy HTTP+SSE.** A legacy session stays on the instance holding its stream, which
+//!   records it in the store ([`SessionStore::legacy_held`]); any instance takes its
+//!   `POST /message` and publishes it ([`RoutedKind::Legacy`]) for the holder.
 //! - **Cap.** The sessions of all instances are bounded together, with one instance's
 //!   rule: a new session ends the one idle the longest, or is refused (`503`) when every
 //!   session is busy. Each instance reports which of its sessions are busy
@@ -117,6 +120,10 @@ pub enum RoutedKind {
     /// (its [`Routed::session`] is empty): each session hears it from the instance holding
     /// its standalone GET stream, the publisher included.
     Changed(String),
+    /// A message POSTed to `/message` for a legacy HTTP+SSE session, for the instance holding
+    /// its stream (every instance publishes them, the holder included, so that they reach
+    /// the session in the order they were accepted).
+    Legacy(String),
 }
 
 /// Events read back from a shared stream.
@@ -172,6 +179,18 @@ pub trait SessionStore: Send + Sync + 'static {
         settled: &'a [String],
         lease: Duration,
     ) -> BoxFuture<'a, Result<(), StoreError>>;
+    /// Records that `instance` holds the streams of these legacy HTTP+SSE sessions, for `ttl`
+    /// (renewed while it does).
+    fn legacy_held<'a>(
+        &'a self,
+        instance: u32,
+        sessions: &'a [String],
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+    /// Whether an instance holds the stream of legacy session `id`.
+    fn legacy_exists<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, StoreError>>;
+    /// Forgets legacy session `id`: its stream ended.
+    fn legacy_ended<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), StoreError>>;
     /// Marks `instance` alive for `ttl`.
     fn heartbeat(&self, instance: u32, ttl: Duration) -> BoxFuture<'_, Result<(), StoreError>>;
     /// Whether `instance`'s last heartbeat has not expired.
@@ -240,6 +259,7 @@ mod tests {
             RoutedKind::Standalone("{}".into()),
             RoutedKind::End,
             RoutedKind::Changed("{}".into()),
+            RoutedKind::Legacy("{}".into()),
         ] {
             let m = Routed {
                 origin: 7,
