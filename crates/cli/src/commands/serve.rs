@@ -21,7 +21,8 @@
 //!
 //! With `--redis redis://HOST:PORT[/DB]` the HTTP sessions, their routing and their events
 //! are shared through Redis with every other instance started with the same URL, so that
-//! instances behind a load balancer serve any request of any session (docs/scale-out.md).
+//! instances behind a load balancer serve any request of any session (docs/scale-out.md);
+//! the server publishes its resource changes to every instance from its start.
 //! Redis unreachable at start is an error; lost later, it is logged and reconnected.
 //! `--state-key-file FILE` gives every instance the same key for 2026-07-28 `requestState`.
 
