@@ -89,6 +89,7 @@ pub use redis_store::{RedisLimits, RedisSessionStore, DEFAULT_EVENT_TTL, DEFAULT
 pub use session::SessionControl;
 pub use session_store::{
     RecordChange, Routed, RoutedKind, SessionRecord, SessionStore, StoreError, StreamEvents,
+    BUSY_LEASE,
 };
 pub use stateless::{METHOD_HEADER, NAME_HEADER};
 

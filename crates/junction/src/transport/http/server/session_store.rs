@@ -229,7 +229,7 @@ pub trait SessionStore: Send + Sync + 'static {
 /// How long a session stays busy for the cap over all instances after its instance last
 /// said so ([`SessionStore::activity`], a request's [`SessionStore::update`]): an instance
 /// renews it a few times within it, and a dead instance's sessions become idle after it.
-pub(super) const BUSY_LEASE: Duration = Duration::from_secs(6);
+pub const BUSY_LEASE: Duration = Duration::from_secs(6);
 
 /// The instance that holds a stream: the upper 32 bits of its id.
 pub(super) fn stream_instance(stream: u64) -> u32 {
