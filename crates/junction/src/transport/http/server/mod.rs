@@ -380,6 +380,8 @@ impl HttpServer {
     /// `initialize` is refused with `503` and `Retry-After` instead. Evicting rather than
     /// refusing means that a client opening sessions in a loop cannot lock everyone else out
     /// for the idle timeout (30 minutes): the cost falls on idle sessions, which recover.
+    /// With a [`HttpServer::session_store`] the same rule holds over the sessions of all
+    /// instances together ([`SessionStore::admit`]).
     pub fn max_sessions(mut self, sessions: usize) -> Self {
         self.config.max_sessions = sessions.max(1);
         self

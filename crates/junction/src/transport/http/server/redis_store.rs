@@ -22,7 +22,7 @@
 //! [`RedisLimits::session_events`] events and [`RedisLimits::session_bytes`] bytes of them, over
 //! all its streams (its oldest events go first; its newest always stays), and at most
 //! [`RedisLimits::sessions`] sessions live over all instances (a new one ends the session idle
-//! the longest, everywhere). So the events of a deployment take at most `sessions x
+//! the longest, everywhere, or is refused when every session is busy). So the events of a deployment take at most `sessions x
 //! session_bytes` bytes of Redis, besides each key's bookkeeping. The accounting runs in Lua
 //! scripts ([`super::redis_scripts`]), atomically. Writes of events go through one task
 //! that pipelines them in order, as many as have piled up while the previous pipeline ran;
