@@ -543,35 +543,182 @@ async fn a_change_made_through_one_instance_reaches_the_subscribers_on_another_o
     );
 }
 
-/// A tool list changed through instance B is announced once to a session listening on A.
+/// A 2026-07-28 client of `url` (no session).
+async fn client_2026(url: &str) -> junction::client::Client {
+    use junction::client::{Client, ClientOptions};
+    use junction::protocol::ProtocolVersion;
+    use junction::transport::http::client::HttpClient;
+    let (connection, _finished) = HttpClient::new(url).expect("an HTTP client").start();
+    let options = ClientOptions::new("scale-test", "1").version(ProtocolVersion::V2026_07_28);
+    Client::connect(connection, options)
+        .await
+        .expect("connects on 2026-07-28")
+}
+
+/// Instance B serves only 2026-07-28 requests (no session, so it never serves a shared
+/// one): the changes it makes still reach a session subscribed on A, which holds its
+/// standalone stream, and a 2026-07-28 `subscriptions/listen` held by A, once each.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_list_changed_through_one_instance_is_announced_once_on_another() {
-    let cluster = Cluster::start("conformance", 2, &[]);
+async fn changes_made_by_an_instance_that_served_no_session_reach_sessions_and_listens_on_another()
+{
+    use junction::client::ServerNotification;
+    use junction::protocol::stateless::SubscriptionFilter;
+    use junction::protocol::tools::CallToolParams;
+
+    let pg = Postgres::start();
+    let db = pg.database("tasks");
+    let cluster = Cluster::start("tasks", 2, &["--db".to_owned(), db]);
     let (a, b) = (cluster.instances[0].url(), cluster.instances[1].url());
-    let mut listener = Mcp::new();
-    listener.initialize(&a, json!({})).await;
-    let mut stream = listener.listen(&a).await;
+    let open = "tasks://open";
+    let task = "tasks://2";
+    let mut session = Mcp::new();
+    session.initialize(&a, json!({})).await;
+    session
+        .request(&a, 1, "resources/subscribe", json!({"uri": open}))
+        .await;
+    let mut stream = session.listen(&a).await;
+    let listener = client_2026(&a).await;
+    let mut notifications = listener
+        .take_notifications()
+        .expect("the notification stream");
+    let filter = SubscriptionFilter {
+        resource_subscriptions: Some(vec![open.to_owned(), task.to_owned()]),
+        ..Default::default()
+    };
+    let listening = listener
+        .listen(filter)
+        .await
+        .expect("the listen is acknowledged");
+
+    let editor = client_2026(&b).await;
+    let add = CallToolParams::new("add_task").argument("title", "call the plumber");
+    editor
+        .call_tool(add, Default::default())
+        .await
+        .expect("add_task is answered");
+    // Task 2 is a seeded open task: completing it updates the open list, then the task.
+    let complete = CallToolParams::new("complete_task").argument("id", 2);
+    let completed = editor
+        .call_tool(complete, Default::default())
+        .await
+        .expect("complete_task is answered");
+    let text = completed.content[0].as_text().unwrap_or_default();
+    assert!(text.starts_with("Completed task 2"), "{text}");
+
+    let mut listened = Vec::new();
+    while listened.last().map(String::as_str) != Some(task) {
+        let notification = tokio::time::timeout(SAFETY, notifications.recv())
+            .await
+            .expect("the listen hears the changes made on B")
+            .expect("the notification stream stays open");
+        if let ServerNotification::ResourceUpdated(params) = notification {
+            listened.push(params.uri);
+        }
+    }
+    assert_eq!(
+        listened,
+        [open, open, task],
+        "the listen hears each change once, in order"
+    );
+    listening.cancel();
+
+    let uris: Vec<Value> = heard(
+        &session,
+        &b,
+        &mut stream,
+        "notifications/resources/updated",
+        2,
+    )
+    .await
+    .into_iter()
+    .map(|params| params["uri"].clone())
+    .collect();
+    assert_eq!(
+        uris,
+        [json!(open), json!(open)],
+        "the session hears each change once"
+    );
+}
+
+/// The lists are each instance's own (a tool is code, which Junction cannot carry to another
+/// process), so the application makes a list change on every instance (here a call of
+/// `test_trigger_tool_change` through each), and each instance announces the change it made
+/// to the sessions whose standalone stream it holds and to its listens: every session and
+/// every listen hears it once, and every instance lists the new tool.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_list_change_made_on_every_instance_is_announced_once_to_each_session_and_listed_everywhere(
+) {
+    use junction::client::ServerNotification;
+    use junction::protocol::stateless::SubscriptionFilter;
+
+    let cluster = Cluster::start("conformance", 2, &[]);
+    let urls = [cluster.instances[0].url(), cluster.instances[1].url()];
+    let mut sessions = Vec::new();
+    for url in &urls {
+        let mut mcp = Mcp::new();
+        mcp.initialize(url, json!({})).await;
+        let stream = mcp.listen(url).await;
+        sessions.push((mcp, stream));
+    }
+    let listener = client_2026(&urls[0]).await;
+    let mut notifications = listener
+        .take_notifications()
+        .expect("the notification stream");
+    let filter = SubscriptionFilter {
+        tools_list_changed: Some(true),
+        ..Default::default()
+    };
+    let listening = listener
+        .listen(filter)
+        .await
+        .expect("the listen is acknowledged");
+
     let mut editor = Mcp::new();
-    editor.initialize(&b, json!({})).await;
-    for id in 1..=2 {
-        editor
+    editor.initialize(&urls[0], json!({})).await;
+    for (id, url) in urls.iter().enumerate() {
+        let added = editor
             .request(
-                &b,
-                id,
+                url,
+                id as u64 + 1,
                 "tools/call",
                 json!({"name": "test_trigger_tool_change"}),
             )
             .await;
+        assert_eq!(text_of(&added), "Added test_dynamic_tool", "{url}");
     }
-    let told = heard(
-        &listener,
-        &b,
-        &mut stream,
-        "notifications/tools/list_changed",
-        2,
-    )
-    .await;
-    assert_eq!(told.len(), 2, "one announcement per change: {told:?}");
+    for (id, url) in urls.iter().enumerate() {
+        let list = editor
+            .request(url, id as u64 + 10, "tools/list", json!({}))
+            .await;
+        let names: Vec<&str> = list["result"]["tools"]
+            .as_array()
+            .expect("a tool list")
+            .iter()
+            .filter_map(|t| t["name"].as_str())
+            .collect();
+        assert!(
+            names.contains(&"test_dynamic_tool"),
+            "{url} lists it: {names:?}"
+        );
+    }
+
+    let heard_by_listen = tokio::time::timeout(SAFETY, notifications.recv())
+        .await
+        .expect("the listen hears the change")
+        .expect("the notification stream stays open");
+    assert!(
+        matches!(heard_by_listen, ServerNotification::ToolListChanged(_)),
+        "{heard_by_listen:?}"
+    );
+    for (n, (mcp, stream)) in sessions.iter_mut().enumerate() {
+        let told = heard(mcp, &urls[1], stream, "notifications/tools/list_changed", 1).await;
+        assert_eq!(told.len(), 1, "session {n} hears the change once: {told:?}");
+    }
+    listening.cancel();
+    assert!(
+        notifications.try_recv().is_err(),
+        "the listen heard the change once"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -868,6 +1015,154 @@ async fn the_session_cap_holds_over_all_instances_sharing_redis() {
             let response = mcp.send(url, id as u64 + 2, "ping", json!({})).await;
             assert_eq!(response.status(), 200, "session {n} at {url}");
         }
+    }
+}
+
+/// How many sessions Redis holds busy: scored by a lease that ends after Redis' clock.
+fn busy_in_redis(redis: &Redis) -> usize {
+    const COUNT: &str = "local t = redis.call('TIME') \
+        local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) \
+        return redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')";
+    let count = redis.cli(&["eval", COUNT, "1", "junction:live"]);
+    count.parse().unwrap_or_else(|_| panic!("a count: {count}"))
+}
+
+/// `initialize` without a session: the raw answer.
+async fn initialize_at(url: &str) -> reqwest::Response {
+    let params = json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                        "clientInfo": {"name": "scale-test", "version": "1"}});
+    Mcp::new().send(url, 0, "initialize", params).await
+}
+
+/// The cap over all instances, when every live session is busy (here a tool waiting for the
+/// client's sampling answer, on each of two instances), refuses a new session with `503` and
+/// `Retry-After` on every instance, as one instance alone does, instead of ending a session
+/// in the middle of its request; once the requests are answered, a new session is admitted
+/// (after Retry-After) and the cap still holds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_session_cap_over_all_instances_answers_503_when_every_session_is_busy() {
+    let flags = ["--max-sessions".to_owned(), "2".to_owned()];
+    let cluster = Cluster::start("conformance", 2, &flags);
+    let urls = [cluster.instances[0].url(), cluster.instances[1].url()];
+    let mut waiting = Vec::new();
+    for url in &urls {
+        let mut mcp = Mcp::new();
+        mcp.initialize(url, json!({"sampling": {}})).await;
+        let call = json!({"name": "test_sampling", "arguments": {"prompt": "hi"}});
+        let mut stream = SseReader::new(mcp.send(url, 1, "tools/call", call).await);
+        let request = next_request(&mut stream, "sampling/createMessage").await;
+        waiting.push((mcp, url, stream, request));
+    }
+    let deadline = Instant::now() + SAFETY;
+    while busy_in_redis(&cluster.redis) < 2 {
+        assert!(
+            Instant::now() < deadline,
+            "Redis never marked the two sessions busy"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    for url in &urls {
+        let refused = initialize_at(url).await;
+        assert_eq!(refused.status(), 503, "{url}");
+        assert_eq!(
+            refused
+                .headers()
+                .get("retry-after")
+                .and_then(|v| v.to_str().ok()),
+            Some("1"),
+            "{url}"
+        );
+    }
+    for (mcp, url, stream, request) in &mut waiting {
+        mcp.respond(
+            url,
+            &request["id"],
+            json!({"role": "assistant", "content": {"type": "text", "text": "still here"},
+                   "model": "test", "stopReason": "endTurn"}),
+        )
+        .await;
+        let result = response_to(stream, 1).await;
+        assert_eq!(text_of(&result), "LLM response: still here", "{url}");
+    }
+    let deadline = Instant::now() + SAFETY;
+    loop {
+        let response = initialize_at(&urls[0]).await;
+        if response.status() == 200 {
+            break;
+        }
+        assert_eq!(response.status(), 503);
+        assert!(Instant::now() < deadline, "a new session is never admitted");
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    assert_eq!(cluster.redis.cli(&["zcard", "junction:live"]), "2");
+}
+
+/// A legacy HTTP+SSE session (`GET /sse`), whose stream instance A holds, takes its
+/// `POST /message` on every instance, in the order the client sent them (here
+/// `notifications/initialized` on A, then at once `tools/list` on B, which the server
+/// answers only after the handshake): each instance routes the messages to the holder of
+/// the stream. Once the stream is closed, B answers `404`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_sse_session_takes_its_messages_on_every_instance_in_order() {
+    let cluster = Cluster::start("conformance", 2, &[]);
+    let bases: Vec<String> = cluster
+        .instances
+        .iter()
+        .map(|i| i.url().trim_end_matches("/mcp").to_owned())
+        .collect();
+    let http = reqwest::Client::new();
+    let response = http
+        .get(format!("{}/sse", bases[0]))
+        .header("Accept", "text/event-stream")
+        .send()
+        .await
+        .expect("GET /sse sent");
+    assert_eq!(response.status(), 200);
+    let mut stream = SseReader::new(response);
+    let endpoint = stream.next().await.expect("the endpoint event").data;
+    assert!(endpoint.starts_with("/message?sessionId="), "{endpoint}");
+    let post = |instance: usize, body: Value| {
+        let request = http
+            .post(format!("{}{endpoint}", bases[instance]))
+            .header("Content-Type", "application/json")
+            .body(body.to_string());
+        async move { request.send().await.expect("POST sent").status() }
+    };
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2024-11-05", "capabilities": {},
+        "clientInfo": {"name": "scale-test", "version": "1"}}});
+    assert_eq!(post(1, initialize).await, 202);
+    let initialized = response_to(&mut stream, 1).await;
+    assert!(
+        initialized["result"]["serverInfo"].is_object(),
+        "{initialized}"
+    );
+    let notification = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(post(0, notification).await, 202);
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    assert_eq!(post(1, list).await, 202);
+    let listed = response_to(&mut stream, 2).await;
+    assert!(listed["result"]["tools"].is_array(), "{listed}");
+    let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                      "params": {"name": "test_simple_text"}});
+    assert_eq!(post(0, call).await, 202);
+    let called = response_to(&mut stream, 3).await;
+    assert!(called["result"]["content"].is_array(), "{called}");
+
+    drop(stream);
+    let deadline = Instant::now() + SAFETY;
+    loop {
+        let ping = json!({"jsonrpc": "2.0", "id": 4, "method": "ping"});
+        let status = post(1, ping).await;
+        if status == 404 {
+            break;
+        }
+        assert_eq!(status, 202);
+        assert!(
+            Instant::now() < deadline,
+            "the closed session is still taken on B"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 

@@ -21,7 +21,8 @@
 //!
 //! With `--redis redis://HOST:PORT[/DB]` the HTTP sessions, their routing and their events
 //! are shared through Redis with every other instance started with the same URL, so that
-//! instances behind a load balancer serve any request of any session (docs/scale-out.md).
+//! instances behind a load balancer serve any request of any session (docs/scale-out.md);
+//! the server publishes its resource changes to every instance from its start.
 //! Redis unreachable at start is an error; lost later, it is logged and reconnected.
 //! `--state-key-file FILE` gives every instance the same key for 2026-07-28 `requestState`.
 
@@ -332,6 +333,7 @@ async fn serve_http(
     args: &ServeArgs,
     log: Option<WireLog>,
 ) -> ExitCode {
+    let changes = server.clone();
     let mut http = HttpServer::new(move |connection| {
         server.serve(WireLog::tap(log.as_ref(), connection));
     });
@@ -386,6 +388,9 @@ async fn serve_http(
             Ok(store) => {
                 tracing::info!(redis = %url, "sharing sessions through Redis");
                 http = http.session_store(store);
+                if let Some(shared) = http.shared_changes() {
+                    changes.share_changes(shared);
+                }
             }
             Err(e) => {
                 eprintln!("junction serve: cannot use Redis at {url}: {e}");

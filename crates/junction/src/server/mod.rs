@@ -320,6 +320,16 @@ impl Server {
         self.handle.registry.state_key.set(secret);
     }
 
+    /// Shares this server's resource changes with the other instances of a deployment
+    /// ([`HttpServer::shared_changes`](crate::transport::http::server::HttpServer::shared_changes)),
+    /// from now on: [`ServerHandle::notify_resource_updated`] publishes to every instance, and
+    /// 2026-07-28 `subscriptions/listen` requests hear the changes made on every instance.
+    /// Without it the server learns the link from the first session the HTTP server gives
+    /// it, and a change made before that reaches the sessions held here only.
+    pub fn share_changes(&self, changes: crate::transport::http::server::SharedChanges) {
+        registry::Registry::share_changes(&self.handle.registry, changes);
+    }
+
     /// Starts declaring a server with its name and version.
     pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ServerBuilder {
         ServerBuilder {

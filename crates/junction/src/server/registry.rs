@@ -297,6 +297,15 @@ impl SessionState {
             }
     }
 
+    /// Sends `method` if this session hears of `change`; whether it was sent.
+    fn tell(&self, change: &Change, method: &str, params: Option<Box<RawValue>>) -> bool {
+        self.hears(change)
+            && self
+                .peer
+                .get()
+                .is_some_and(|p| p.notify_raw(method, params, None).is_ok())
+    }
+
     fn declared_list_changed(&self, kind: ListKind) -> bool {
         let declared = lock(&self.declared);
         let Some(caps) = declared.as_ref() else {
@@ -331,8 +340,9 @@ pub(super) struct Registry {
     /// The tasks of every session ([`super::task`]).
     pub(super) tasks: Arc<super::task::Tasks>,
     sessions: Mutex<Vec<Weak<SessionState>>>,
-    /// Publishes changes to every instance, once a session shared by instances came.
-    pub(super) publisher: OnceLock<crate::transport::http::server::ChangePublisher>,
+    /// Publishes resource changes to every instance and hears theirs, once the HTTP server
+    /// gave the link ([`Registry::share_changes`]).
+    pub(super) publisher: OnceLock<crate::transport::http::server::SharedChanges>,
 }
 
 /// Lists declared even while empty, because items will be added at run time.
@@ -441,31 +451,81 @@ impl Registry {
         lock(&self.lists).has_task_tools()
     }
 
-    fn changed(&self, kind: ListKind) -> usize {
-        let method = kind.method();
-        self.tell(&Change::List(kind), method, None)
-            + self.to_listens(method, &Default::default(), |l| l.wants(kind))
+    /// Takes the link through which instances sharing sessions share their resource
+    /// changes; the first one given stays. From then on this server's resource changes are
+    /// published, and the published changes of every instance reach its listens.
+    pub(super) fn share_changes(
+        registry: &Arc<Registry>,
+        changes: crate::transport::http::server::SharedChanges,
+    ) {
+        if registry.publisher.set(changes.clone()).is_err() {
+            return;
+        }
+        let registry = Arc::downgrade(registry);
+        changes.hear(move |notification| {
+            if let Some(registry) = registry.upgrade() {
+                registry.heard(notification);
+            }
+        });
     }
 
-    /// Sends `method` to the sessions held here that hear of `change`; returns how many were
-    /// told. Sessions that instances share are not told here: the change is published once to
-    /// every instance, and each tells those whose standalone stream it holds
-    /// ([`Registry::shared_change`]), so each session hears it once.
-    fn tell(&self, change: &Change, method: &str, params: Option<Box<RawValue>>) -> usize {
+    /// A resource change published by any instance (this one included): told to the
+    /// listens held here that subscribed to it.
+    fn heard(&self, notification: &junction_protocol::Notification) {
+        if let Some(Change::Updated(uri)) = Change::of(notification) {
+            self.updated_to_listens(&uri);
+        }
+    }
+
+    /// Tells the listens held here that subscribed to `uri` that it changed.
+    fn updated_to_listens(&self, uri: &str) -> usize {
+        self.to_listens(
+            UPDATED,
+            &serde_json::Map::from_iter([("uri".to_owned(), serde_json::json!(uri))]),
+            |l| {
+                l.filter
+                    .resource_subscriptions
+                    .as_ref()
+                    .is_some_and(|uris| uris.iter().any(|u| u == uri))
+            },
+        )
+    }
+
+    /// A list changed here: told to the sessions held here, and to the listens. In a
+    /// deployment every instance makes the same change (the lists are each process's own),
+    /// so a list change is not published: a session that instances share hears it from the
+    /// instance holding its standalone stream, once.
+    fn changed(&self, kind: ListKind) -> usize {
+        let method = kind.method();
+        let change = Change::List(kind);
+        let mut told = 0;
+        for session in self.live_sessions() {
+            let shared = session.shared.load(std::sync::atomic::Ordering::SeqCst);
+            if shared && !session.http.get().is_some_and(|c| c.holds_standalone()) {
+                continue;
+            }
+            told += usize::from(session.tell(&change, method, None));
+        }
+        told + self.to_listens(method, &Default::default(), |l| l.wants(kind))
+    }
+
+    /// A resource changed here: told to the sessions and listens it concerns. Once instances
+    /// share changes, it is published instead of told to what instances share (sessions
+    /// shared through the store, listens), and each instance tells those it holds
+    /// ([`Registry::shared_change`], [`Registry::heard`]), so each hears it once.
+    fn updated(&self, uri: &str, params: Box<RawValue>) -> usize {
+        let change = Change::Updated(uri.to_owned());
+        let publisher = self.publisher.get();
         let mut told = 0;
         for session in self.live_sessions() {
             if session.shared.load(std::sync::atomic::Ordering::SeqCst) {
                 continue;
             }
-            let sent = session.hears(change)
-                && session
-                    .peer
-                    .get()
-                    .is_some_and(|p| p.notify_raw(method, params.clone(), None).is_ok());
-            told += usize::from(sent);
+            told += usize::from(session.tell(&change, UPDATED, Some(params.clone())));
         }
-        if let Some(publisher) = self.publisher.get() {
-            publisher.publish(method, params.as_deref());
+        match publisher {
+            Some(publisher) => publisher.publish(UPDATED, Some(&params)),
+            None => told += self.updated_to_listens(uri),
         }
         told
     }
@@ -575,25 +635,17 @@ impl ServerHandle {
         })
     }
 
-    /// Sends `notifications/resources/updated` for `uri` to the sessions subscribed to it;
-    /// returns how many were told here (sessions that instances share hear of it through
-    /// their session store and are not counted).
+    /// Sends `notifications/resources/updated` for `uri` to the sessions and 2026-07-28
+    /// listens subscribed to it; returns how many were told here. When instances share
+    /// changes ([`Server::share_changes`](super::Server::share_changes)) the change is
+    /// published to every instance instead, and what instances share (sessions shared
+    /// through the store, listens) hears it from the instance holding its stream, uncounted:
+    /// call it once per change, on the instance that made it.
     pub fn notify_resource_updated(&self, uri: &str) -> usize {
         let Ok(params) = jsonrpc::to_raw(&ResourceUpdatedParams::new(uri)) else {
             return 0;
         };
-        self.registry
-            .tell(&Change::Updated(uri.to_owned()), UPDATED, Some(params))
-            + self.registry.to_listens(
-                UPDATED,
-                &serde_json::Map::from_iter([("uri".to_owned(), serde_json::json!(uri))]),
-                |l| {
-                    l.filter
-                        .resource_subscriptions
-                        .as_ref()
-                        .is_some_and(|uris| uris.iter().any(|u| u == uri))
-                },
-            )
+        self.registry.updated(uri, params)
     }
 }
 

@@ -571,9 +571,11 @@ impl Service for Router {
                 lock(&self.session.subscriptions).extend(restored.subscriptions);
             }
             TransportEvent::Http(control) => {
-                if let Some(publisher) = control.change_publisher() {
+                if control.is_shared() {
                     self.session.shared.store(true, Ordering::SeqCst);
-                    let _ = self.server.registry.publisher.set(publisher);
+                }
+                if let Some(changes) = control.shared_changes() {
+                    super::registry::Registry::share_changes(&self.server.registry, changes);
                 }
                 let _ = self.session.http.set(control);
             }

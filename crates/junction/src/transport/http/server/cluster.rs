@@ -16,7 +16,9 @@ use super::endpoint::settings;
 use super::event_store::EventId;
 use super::guard::{refuse, Refusal, TRANSPORT_ERROR};
 use super::session::{EventReceiver, HttpSession, INITIALIZED};
-use super::session_store::{stream_instance, RecordChange, Routed, RoutedKind, SessionRecord};
+use super::session_store::{
+    stream_instance, RecordChange, Routed, RoutedKind, SessionRecord, BUSY_LEASE,
+};
 use super::Shared;
 use crate::sync::lock;
 use crate::transport::http::sse::Event;
@@ -32,7 +34,8 @@ const HEARTBEAT_TTL: Duration = Duration::from_secs(6);
 /// that the instance is still alive.
 const FOLLOW_WAIT: Duration = Duration::from_secs(1);
 
-/// Starts the tasks of a shared store: publishing, receiving, heartbeat.
+/// Starts the tasks of a shared store: publishing, receiving, heartbeat (with the report of
+/// which sessions are busy here).
 pub(super) fn start(shared: &Arc<Shared>, publish: mpsc::UnboundedReceiver<Routed>) {
     let Some(cluster) = &shared.cluster else {
         return;
@@ -45,10 +48,21 @@ pub(super) fn start(shared: &Arc<Shared>, publish: mpsc::UnboundedReceiver<Route
         Arc::downgrade(shared),
         store.listen(),
     )));
+    let weak = Arc::downgrade(shared);
     tasks.push(tokio::spawn(async move {
         let mut failing = false;
+        let mut activity = Activity::default();
         loop {
-            match store.heartbeat(instance, HEARTBEAT_TTL).await {
+            let Some((sessions, legacy)) = weak
+                .upgrade()
+                .map(|shared| (shared.activity(), super::legacy::held(&shared)))
+            else {
+                return;
+            };
+            let reported = activity.report(sessions, &*store).await;
+            let legacy = store.legacy_held(instance, &legacy, BUSY_LEASE).await;
+            let beat = store.heartbeat(instance, HEARTBEAT_TTL).await;
+            match reported.and(legacy).and(beat) {
                 Ok(()) if failing => {
                     tracing::info!("the session store is reachable again");
                     failing = false;
@@ -63,6 +77,61 @@ pub(super) fn start(shared: &Arc<Shared>, publish: mpsc::UnboundedReceiver<Route
             tokio::time::sleep(HEARTBEAT_TTL / 3).await;
         }
     }));
+}
+
+/// What an instance last reported of its sessions' business ([`SessionStore::activity`]).
+#[derive(Default)]
+struct Activity {
+    /// When the last report was made.
+    last: Option<std::time::Instant>,
+    /// The sessions it reported busy.
+    busy: std::collections::HashSet<String>,
+}
+
+impl Activity {
+    /// Reports the sessions held here that are busy, and those that settled since the last
+    /// report (busy then, or active since, and idle now).
+    /// `sessions`: each session held here, with when it became idle (`None`: busy).
+    async fn report(
+        &mut self,
+        sessions: Vec<(String, Option<std::time::Instant>)>,
+        store: &dyn super::SessionStore,
+    ) -> Result<(), super::StoreError> {
+        let now = std::time::Instant::now();
+        let mut busy = Vec::new();
+        let mut settled = Vec::new();
+        for (id, idle_since) in sessions {
+            match idle_since {
+                None => busy.push(id),
+                Some(since)
+                    if self.busy.contains(&id) || self.last.is_some_and(|last| since >= last) =>
+                {
+                    settled.push(id)
+                }
+                Some(_) => {}
+            }
+        }
+        self.last = Some(now);
+        self.busy = busy.iter().cloned().collect();
+        store.activity(&busy, &settled, BUSY_LEASE).await
+    }
+}
+
+/// Makes room for a new session under the cap over all instances ([`SessionStore::admit`]):
+/// refused with `503` when every live session is busy. A store that cannot be reached admits
+/// it (the session is then this instance's only).
+pub(super) async fn admit(shared: &Shared) -> Result<(), Refusal> {
+    let Some(cluster) = &shared.cluster else {
+        return Ok(());
+    };
+    match cluster.store.admit(shared.config.idle_timeout).await {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(super::all_busy()),
+        Err(e) => {
+            tracing::error!(error = %e, "cannot check the session cap over all instances; admitting the session");
+            Ok(())
+        }
+    }
 }
 
 async fn publish_all(store: Arc<dyn super::SessionStore>, mut rx: mpsc::UnboundedReceiver<Routed>) {
@@ -81,6 +150,10 @@ async fn receive(shared: Weak<Shared>, mut rx: mpsc::Receiver<Routed>) {
         };
         if let RoutedKind::Changed(frame) = &routed.kind {
             changed(&shared, frame).await;
+            continue;
+        }
+        if let RoutedKind::Legacy(frame) = routed.kind {
+            super::legacy::routed(&shared, &routed.session, frame).await;
             continue;
         }
         let me = shared.cluster.as_ref().map(|c| c.instance);
@@ -110,12 +183,13 @@ async fn receive(shared: Weak<Shared>, mut rx: mpsc::Receiver<Routed>) {
                     session.close();
                 }
             }
-            RoutedKind::Changed(_) => {}
+            RoutedKind::Changed(_) | RoutedKind::Legacy(_) => {}
         }
     }
 }
 
-/// Hands a change notification published by any instance to the sessions whose standalone
+/// Hands a change notification published by any instance to the server's hearers (its
+/// 2026-07-28 listens, [`super::SharedChanges::hear`]) and to the sessions whose standalone
 /// stream is open here, each with the subscriptions of its shared record when the change is
 /// a resource's (a subscription may have been taken by another instance).
 async fn changed(shared: &Shared, frame: &str) {
@@ -126,6 +200,7 @@ async fn changed(shared: &Shared, frame: &str) {
     let Some(cluster) = &shared.cluster else {
         return;
     };
+    cluster.changes.heard(&notification);
     let about_resource = notification.method == RESOURCE_UPDATED;
     let holders: Vec<Arc<HttpSession>> = shared.sessions_holding_standalone();
     for session in holders {
@@ -162,7 +237,8 @@ pub(super) fn publish(shared: &Shared, session: &str, kind: RoutedKind) {
     }
 }
 
-fn unavailable(e: impl std::fmt::Display) -> Refusal {
+/// The refusal of a request that needs the session store while it cannot be reached.
+pub(super) fn unavailable(e: impl std::fmt::Display) -> Refusal {
     tracing::error!(error = %e, "the session store is unreachable");
     refuse(
         StatusCode::SERVICE_UNAVAILABLE,

@@ -96,6 +96,7 @@ pub(super) fn settings(shared: &Shared, resumable: bool) -> SessionSettings {
         standalone_backlog: shared.config.standalone_backlog,
         max_queued: shared.config.max_queued,
         resumable,
+        changes: shared.cluster.as_ref().map(|c| c.changes.clone()),
     }
 }
 
@@ -216,6 +217,7 @@ async fn post_inner(
                 format!("Internal error: no random session id available: {e}"),
             )
         })?;
+        cluster::admit(shared).await?;
         let session = HttpSession::start(
             session_id,
             settings(shared, true),

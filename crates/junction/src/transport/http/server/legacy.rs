@@ -5,6 +5,13 @@
 //! `message` event. `POST /message?sessionId=<id>` takes one message and answers `202`. The
 //! session ends when the client closes the event stream, or stops reading it for longer than
 //! [`super::HttpServer::max_queued`] bytes of events (this transport cannot resume).
+//!
+//! With a [`SessionStore`](super::SessionStore) shared by instances, a session's stream
+//! stays on the instance that opened it, which records in the store that it holds it
+//! (renewed while it does, so a dead instance's sessions are soon unknown), and any instance
+//! takes its POSTs: it publishes each message on the routing channel before answering `202`,
+//! and the holder hands it to the session. The holder publishes those POSTed to it too, so
+//! that the messages reach the session in the order the instances accepted them.
 
 use std::sync::Arc;
 
@@ -18,6 +25,7 @@ use tokio::sync::mpsc;
 
 use super::endpoint::sse_response;
 use super::guard::{self, refuse, Refusal, TRANSPORT_ERROR};
+use super::session_store::{Routed, RoutedKind, BUSY_LEASE};
 use super::{new_session_id, SessionControl, Shared};
 use crate::sync::lock;
 use crate::transport::http::sse::Event;
@@ -54,6 +62,17 @@ pub(super) async fn open(State(shared): State<Arc<Shared>>) -> Response {
     let (out_tx, out_rx) = outbound_queue(usize::MAX);
     let (in_tx, in_rx) = mpsc::channel(INBOUND_QUEUE);
     lock(&shared.legacy).insert(id.clone(), LegacySession { inbound: in_tx });
+    if let Some(cluster) = &shared.cluster {
+        // Recorded before the endpoint event leaves: the client may POST anywhere at once.
+        let held = [id.clone()];
+        if let Err(e) = cluster
+            .store
+            .legacy_held(cluster.instance, &held, BUSY_LEASE)
+            .await
+        {
+            tracing::error!(session = %id, error = %e, "could not share a legacy SSE session; its messages must reach this instance");
+        }
+    }
     (shared.serve)(Connection::new(out_tx, in_rx), SessionControl::none());
     tokio::spawn(forward(shared.clone(), id, out_rx, sse_tx));
     sse_response(sse_rx)
@@ -90,6 +109,24 @@ async fn forward(
     tracing::debug!(session = %id, "legacy SSE session ended");
     // Dropping the inbound sender closes the served session's connection.
     lock(&shared.legacy).remove(&id);
+    if let Some(cluster) = &shared.cluster {
+        if let Err(e) = cluster.store.legacy_ended(&id).await {
+            tracing::error!(session = %id, error = %e, "could not forget a legacy SSE session in the session store; it expires on its own");
+        }
+    }
+}
+
+/// The sessions whose stream is held here (renewed in the store while they are).
+pub(super) fn held(shared: &Shared) -> Vec<String> {
+    lock(&shared.legacy).keys().cloned().collect()
+}
+
+/// Hands a message POSTed to any instance to legacy session `id`, if its stream is here.
+pub(super) async fn routed(shared: &Shared, id: &str, frame: String) {
+    let inbound = lock(&shared.legacy).get(id).map(|s| s.inbound.clone());
+    if let Some(inbound) = inbound {
+        let _ = inbound.send(Inbound::Frame(frame.into_bytes())).await;
+    }
 }
 
 fn session_id(uri: &Uri) -> Option<&str> {
@@ -135,13 +172,42 @@ async fn message_inner(
             "Not Found: this session does not exist or has ended; open a new SSE stream",
         )
     };
-    let inbound = lock(&shared.legacy)
-        .get(id)
-        .map(|s| s.inbound.clone())
-        .ok_or_else(ended)?;
+    let inbound = lock(&shared.legacy).get(id).map(|s| s.inbound.clone());
+    if let Some(cluster) = &shared.cluster {
+        if inbound.is_none()
+            && !cluster
+                .store
+                .legacy_exists(id)
+                .await
+                .map_err(super::cluster::unavailable)?
+        {
+            return Err(ended());
+        }
+    } else if inbound.is_none() {
+        return Err(ended());
+    }
     let frame = guard::read_body(body, shared.config.max_body).await?;
     Message::decode(&frame)
         .map_err(|e| Refusal::with_id(StatusCode::BAD_REQUEST, e.id, e.error))?;
+    if let Some(cluster) = &shared.cluster {
+        let routed = Routed {
+            origin: cluster.instance,
+            session: id.to_owned(),
+            kind: RoutedKind::Legacy(String::from_utf8_lossy(&frame).into_owned()),
+        };
+        // Published before the answer, so that the client's next message, wherever it
+        // is POSTed, is published after this one.
+        match cluster.store.publish(&routed).await {
+            Ok(()) => return Ok(()),
+            Err(e) if inbound.is_some() => {
+                tracing::error!(session = id, error = %e, "could not route a legacy message through the session store; handing it over here");
+            }
+            Err(e) => return Err(super::cluster::unavailable(e)),
+        }
+    }
+    let Some(inbound) = inbound else {
+        return Err(ended());
+    };
     inbound
         .send(Inbound::Frame(frame.to_vec()))
         .await

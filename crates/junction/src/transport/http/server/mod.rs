@@ -63,6 +63,7 @@
 //! ```
 
 mod auth;
+mod changes;
 mod cluster;
 mod endpoint;
 mod event_store;
@@ -78,16 +79,17 @@ mod session_store;
 mod stateless;
 
 pub use auth::BearerAuth;
+pub use changes::SharedChanges;
 pub use event_store::{
     BadEventId, EventId, EventStore, InMemoryEventStore, DEFAULT_SESSION_EVENT_BYTES,
     DEFAULT_TOTAL_EVENT_BYTES,
 };
 #[cfg(feature = "redis")]
 pub use redis_store::{RedisLimits, RedisSessionStore, DEFAULT_EVENT_TTL, DEFAULT_SESSION_EVENTS};
-pub(crate) use session::ChangePublisher;
 pub use session::SessionControl;
 pub use session_store::{
     RecordChange, Routed, RoutedKind, SessionRecord, SessionStore, StoreError, StreamEvents,
+    BUSY_LEASE,
 };
 pub use stateless::{METHOD_HEADER, NAME_HEADER};
 
@@ -141,7 +143,64 @@ pub struct HttpServer {
     serve: Arc<ServeFn>,
     store: Arc<dyn EventStore>,
     auth: Option<BearerAuth>,
-    sessions: Option<Arc<dyn SessionStore>>,
+    sessions: Option<SharedStore>,
+}
+
+/// A session store and this instance's link to it, made when the store is given so that
+/// [`HttpServer::shared_changes`] works before the router is built.
+#[derive(Clone)]
+struct SharedStore {
+    link: session::ClusterLink,
+    /// What the link publishes, taken by the first router built (which sends it).
+    publish: Arc<Mutex<Option<tokio::sync::mpsc::UnboundedReceiver<Routed>>>>,
+}
+
+impl SharedStore {
+    fn new(store: Arc<dyn SessionStore>) -> Self {
+        let (link, rx) = Self::link(store);
+        SharedStore {
+            link,
+            publish: Arc::new(Mutex::new(Some(rx))),
+        }
+    }
+
+    /// A new instance's link to `store`, and what it publishes.
+    fn link(
+        store: Arc<dyn SessionStore>,
+    ) -> (
+        session::ClusterLink,
+        tokio::sync::mpsc::UnboundedReceiver<Routed>,
+    ) {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let instance = session_store::new_instance_id().unwrap_or_else(|e| {
+            // Without the OS's randomness there are no session ids either; any
+            // instance id still keeps streams apart from other processes'.
+            tracing::error!(error = %e, "no random instance id available");
+            std::process::id() | 1
+        });
+        let link = session::ClusterLink {
+            store,
+            instance,
+            changes: SharedChanges::new(tx.clone(), instance),
+            publish: tx,
+            record_ttl: Duration::ZERO,
+        };
+        (link, rx)
+    }
+
+    /// The link of a router being built: this one for the first router, a new instance's
+    /// for any other built from the same configuration.
+    fn for_router(
+        &self,
+    ) -> (
+        session::ClusterLink,
+        tokio::sync::mpsc::UnboundedReceiver<Routed>,
+    ) {
+        match lock(&self.publish).take() {
+            Some(rx) => (self.link.clone(), rx),
+            None => Self::link(self.link.store.clone()),
+        }
+    }
 }
 
 impl std::fmt::Debug for HttpServer {
@@ -321,6 +380,8 @@ impl HttpServer {
     /// `initialize` is refused with `503` and `Retry-After` instead. Evicting rather than
     /// refusing means that a client opening sessions in a loop cannot lock everyone else out
     /// for the idle timeout (30 minutes): the cost falls on idle sessions, which recover.
+    /// With a [`HttpServer::session_store`] the same rule holds over the sessions of all
+    /// instances together ([`SessionStore::admit`]).
     pub fn max_sessions(mut self, sessions: usize) -> Self {
         self.config.max_sessions = sessions.max(1);
         self
@@ -367,8 +428,18 @@ impl HttpServer {
     /// [`HttpServer::router`] must then be called within a Tokio runtime: it starts the
     /// tasks that route messages between instances and keep this instance's heartbeat.
     pub fn session_store(mut self, store: impl SessionStore) -> Self {
-        self.sessions = Some(Arc::new(store));
+        self.sessions = Some(SharedStore::new(Arc::new(store)));
         self
+    }
+
+    /// How a server shares its change notifications with the other instances (with a
+    /// [`HttpServer::session_store`]; `None` without one): give it to
+    /// [`Server::share_changes`](crate::server::Server::share_changes) so that the server
+    /// publishes its changes from its start, and its 2026-07-28 `subscriptions/listen`
+    /// requests hear the changes of every instance. Without it the server learns the link
+    /// from its first session.
+    pub fn shared_changes(&self) -> Option<SharedChanges> {
+        self.sessions.as_ref().map(|s| s.link.changes.clone())
     }
 
     /// The endpoints as an axum router, with the Host/Origin guard, the declared-length
@@ -383,19 +454,8 @@ impl HttpServer {
         let config = self.config.clone();
         let (cluster, publish_rx) = match &self.sessions {
             Some(store) => {
-                let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-                let instance = session_store::new_instance_id().unwrap_or_else(|e| {
-                    // Without the OS's randomness there are no session ids either; any
-                    // instance id still keeps streams apart from other processes'.
-                    tracing::error!(error = %e, "no random instance id available");
-                    std::process::id() | 1
-                });
-                let link = session::ClusterLink {
-                    store: store.clone(),
-                    instance,
-                    publish: tx,
-                    record_ttl: config.idle_timeout,
-                };
+                let (mut link, rx) = store.for_router();
+                link.record_ttl = config.idle_timeout;
                 (Some(link), Some(rx))
             }
             None => (None, None),
@@ -534,12 +594,7 @@ impl Shared {
                     .filter_map(|(id, s)| s.idle_since().map(|since| (since, id.clone())))
                     .min();
                 let Some((_, id)) = oldest else {
-                    return Err(guard::refuse(
-                        axum::http::StatusCode::SERVICE_UNAVAILABLE,
-                        guard::TRANSPORT_ERROR,
-                        "Service Unavailable: the server has as many sessions as it allows, all busy; retry later",
-                    )
-                    .retry_after(1));
+                    return Err(all_busy());
                 };
                 sessions.remove(&id)
             } else {
@@ -583,6 +638,15 @@ impl Shared {
             .cloned()
     }
 
+    /// Each session held here, with when it became idle (`None` while it is busy).
+    fn activity(&self) -> Vec<(String, Option<std::time::Instant>)> {
+        lock(&self.sessions)
+            .iter()
+            .filter(|(_, s)| !s.is_closed())
+            .map(|(id, s)| (id.clone(), s.idle_since()))
+            .collect()
+    }
+
     /// The sessions whose standalone GET stream is open on this instance.
     fn sessions_holding_standalone(&self) -> Vec<Arc<HttpSession>> {
         lock(&self.sessions)
@@ -595,6 +659,16 @@ impl Shared {
     fn remove_session(&self, id: &str) -> Option<Arc<HttpSession>> {
         lock(&self.sessions).remove(id)
     }
+}
+
+/// The refusal of a new session when the sessions are at the cap and all busy.
+fn all_busy() -> guard::Refusal {
+    guard::refuse(
+        axum::http::StatusCode::SERVICE_UNAVAILABLE,
+        guard::TRANSPORT_ERROR,
+        "Service Unavailable: the server has as many sessions as it allows, all busy; retry later",
+    )
+    .retry_after(1)
 }
 
 /// Ends idle sessions and forgets ended ones, a few times per idle period.

@@ -12,8 +12,9 @@
 //! | `P:s:ID:streams` | set | the session's stream numbers, to delete them with it | event ttl |
 //! | `P:s:ID:evi` | list | one `STREAM SEQ BYTES` entry per event kept, oldest first | event ttl |
 //! | `P:s:ID:evb` | string | the bytes of the session's events kept | event ttl |
-//! | `P:live` | sorted set | every live session, scored by its last activity (ms) | never (pruned) |
+//! | `P:live` | sorted set | every live session, scored by its last activity (ms), or by the end of its lease while busy (a score in the future) | never (pruned) |
 //! | `P:i:INSTANCE` | string | an instance's heartbeat | heartbeat ttl |
+//! | `P:l:ID` | string | the instance holding legacy HTTP+SSE session ID's stream | 6 s, renewed every 2 s while it does |
 //!
 //! and the channel `P:route` carries every [`Routed`] message as JSON.
 //!
@@ -21,7 +22,7 @@
 //! [`RedisLimits::session_events`] events and [`RedisLimits::session_bytes`] bytes of them, over
 //! all its streams (its oldest events go first; its newest always stays), and at most
 //! [`RedisLimits::sessions`] sessions live over all instances (a new one ends the session idle
-//! the longest, everywhere). So the events of a deployment take at most `sessions x
+//! the longest, everywhere, or is refused when every session is busy). So the events of a deployment take at most `sessions x
 //! session_bytes` bytes of Redis, besides each key's bookkeeping. The accounting runs in Lua
 //! scripts ([`super::redis_scripts`]), atomically. Writes of events go through one task
 //! that pipelines them in order, as many as have piled up while the previous pipeline ran;
@@ -45,7 +46,7 @@ use tokio::sync::{mpsc, watch};
 use super::event_store::{EventId, DEFAULT_SESSION_EVENT_BYTES};
 use super::redis_scripts::Scripts;
 use super::session_store::{
-    RecordChange, Routed, SessionRecord, SessionStore, StoreError, StreamEvents,
+    RecordChange, Routed, SessionRecord, SessionStore, StoreError, StreamEvents, BUSY_LEASE,
 };
 use super::DEFAULT_MAX_SESSIONS;
 use crate::session::BoxFuture;
@@ -142,6 +143,10 @@ fn failed(e: redis::RedisError) -> StoreError {
     StoreError(e.to_string())
 }
 
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
 fn ttl_secs(ttl: Duration) -> i64 {
     i64::try_from(ttl.as_secs().max(1)).unwrap_or(i64::MAX)
 }
@@ -215,6 +220,9 @@ impl Inner {
     fn live_key(&self) -> String {
         format!("{}:live", self.prefix)
     }
+    fn legacy_key(&self, id: &str) -> String {
+        format!("{}:l:{id}", self.prefix)
+    }
 
     /// Adds to `pipe` the commands that save a new session's `record` under `id`, expiring
     /// after `ttl`, and enter it among the live sessions (which may end the one idle the
@@ -232,7 +240,7 @@ impl Inner {
             .arg(self.live_key())
             .arg(id)
             .arg(self.limits.sessions)
-            .arg(u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX))
+            .arg(millis(ttl))
             .arg(format!("{}:s:", self.prefix))
             .arg(self.channel());
         pipe.invoke_script(&enter).ignore();
@@ -389,8 +397,12 @@ impl SessionStore for RedisSessionStore {
             let subs = format!("{key}:subs");
             let ttl = ttl_secs(ttl);
             let mut pipe = redis::pipe();
+            let lease = match change {
+                RecordChange::Initialized => Duration::ZERO,
+                _ => BUSY_LEASE,
+            };
             let mut touch = self.inner.scripts.touch.prepare_invoke();
-            touch.arg(self.inner.live_key()).arg(id);
+            touch.arg(self.inner.live_key()).arg(id).arg(millis(lease));
             pipe.load_script(&self.inner.scripts.touch)
                 .ignore()
                 .invoke_script(&touch)
@@ -462,6 +474,92 @@ impl SessionStore for RedisSessionStore {
             }
         });
         rx
+    }
+
+    fn admit(&self, idle: Duration) -> BoxFuture<'_, Result<bool, StoreError>> {
+        Box::pin(async move {
+            let mut connection = self.inner.connection.clone();
+            let admitted: i64 = self
+                .inner
+                .scripts
+                .admit
+                .arg(self.inner.live_key())
+                .arg(self.inner.limits.sessions)
+                .arg(millis(idle))
+                .arg(format!("{}:s:", self.inner.prefix))
+                .arg(self.inner.channel())
+                .invoke_async(&mut connection)
+                .await
+                .map_err(failed)?;
+            Ok(admitted != 0)
+        })
+    }
+
+    fn activity<'a>(
+        &'a self,
+        busy: &'a [String],
+        settled: &'a [String],
+        lease: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            if busy.is_empty() && settled.is_empty() {
+                return Ok(());
+            }
+            let mut connection = self.inner.connection.clone();
+            let mut activity = self.inner.scripts.activity.prepare_invoke();
+            activity
+                .arg(self.inner.live_key())
+                .arg(millis(lease))
+                .arg(busy.len())
+                .arg(busy)
+                .arg(settled);
+            activity
+                .invoke_async::<()>(&mut connection)
+                .await
+                .map_err(failed)
+        })
+    }
+
+    fn legacy_held<'a>(
+        &'a self,
+        instance: u32,
+        sessions: &'a [String],
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            if sessions.is_empty() {
+                return Ok(());
+            }
+            let mut pipe = redis::pipe();
+            for id in sessions {
+                pipe.pset_ex(self.inner.legacy_key(id), instance, millis(ttl).max(1))
+                    .ignore();
+            }
+            let mut connection = self.inner.connection.clone();
+            pipe.query_async::<()>(&mut connection)
+                .await
+                .map_err(failed)
+        })
+    }
+
+    fn legacy_exists<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(async move {
+            let mut connection = self.inner.connection.clone();
+            connection
+                .exists(self.inner.legacy_key(id))
+                .await
+                .map_err(failed)
+        })
+    }
+
+    fn legacy_ended<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let mut connection = self.inner.connection.clone();
+            connection
+                .del::<_, ()>(self.inner.legacy_key(id))
+                .await
+                .map_err(failed)
+        })
     }
 
     fn heartbeat(&self, instance: u32, ttl: Duration) -> BoxFuture<'_, Result<(), StoreError>> {

@@ -32,6 +32,7 @@ use junction_protocol::{Message, ProtocolVersion, RequestId};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
+use super::changes::SharedChanges;
 use super::event_store::{EventId, EventStore};
 use super::session_store::{Routed, RoutedKind, SessionStore};
 use crate::session::BoxFuture;
@@ -60,6 +61,8 @@ pub(super) struct ClusterLink {
     pub publish: mpsc::UnboundedSender<Routed>,
     /// How long a session's record lives without a request (the idle timeout).
     pub record_ttl: Duration,
+    /// The server's change notifications, shared with every instance.
+    pub changes: SharedChanges,
 }
 
 /// What a session needs from the server's configuration.
@@ -71,6 +74,8 @@ pub(super) struct SessionSettings {
     pub max_queued: usize,
     /// Whether events get ids and a priming event (false for one-shot stateless sessions).
     pub resumable: bool,
+    /// The server's change notifications, when instances share a session store.
+    pub changes: Option<SharedChanges>,
 }
 
 /// The body of an SSE response: events as the session routes them.
@@ -193,17 +198,22 @@ impl SessionControl {
         self.session.upgrade().is_some_and(|s| s.close_stream(None))
     }
 
-    /// What publishes change notifications to every instance, when the session is shared
-    /// by instances through a [`SessionStore`](super::SessionStore): then it hears of
-    /// changes from the instance holding its standalone stream, not from the one that made
-    /// them.
-    pub(crate) fn change_publisher(&self) -> Option<ChangePublisher> {
-        let session = self.session.upgrade()?;
-        let cluster = session.cluster.as_ref()?;
-        Some(ChangePublisher {
-            publish: cluster.publish.clone(),
-            instance: cluster.instance,
-        })
+    /// How this server shares its change notifications with the other instances, when the
+    /// HTTP server has a [`SessionStore`](super::SessionStore) (for every session, 2026-07-28
+    /// requests' included).
+    pub(crate) fn shared_changes(&self) -> Option<SharedChanges> {
+        self.session.upgrade()?.settings.changes.clone()
+    }
+
+    /// Whether instances share this session through a [`SessionStore`](super::SessionStore):
+    /// then it hears of changes from the instance holding its standalone stream.
+    pub(crate) fn is_shared(&self) -> bool {
+        self.session.upgrade().is_some_and(|s| s.cluster.is_some())
+    }
+
+    /// Whether the client's standalone GET stream is open on this instance.
+    pub(crate) fn holds_standalone(&self) -> bool {
+        self.session.upgrade().is_some_and(|s| s.holds_standalone())
     }
 
     /// The `Mcp-Param-*` headers of the request this session serves (2026-07-28, where a
@@ -214,32 +224,6 @@ impl SessionControl {
             .upgrade()
             .map(|s| lock(&s.param_headers).clone())
             .unwrap_or_default()
-    }
-}
-
-/// Publishes change notifications to every instance sharing a session store.
-#[derive(Debug, Clone)]
-pub(crate) struct ChangePublisher {
-    publish: mpsc::UnboundedSender<Routed>,
-    instance: u32,
-}
-
-impl ChangePublisher {
-    /// Publishes a change notification (`method` with `params`) to every instance, this one
-    /// included; each hands it to the sessions whose standalone stream it holds
-    /// ([`super::session_store::RoutedKind::Changed`]).
-    pub(crate) fn publish(&self, method: &str, params: Option<&serde_json::value::RawValue>) {
-        let frame = match params {
-            Some(params) => {
-                serde_json::json!({"jsonrpc": "2.0", "method": method, "params": params})
-            }
-            None => serde_json::json!({"jsonrpc": "2.0", "method": method}),
-        };
-        let _ = self.publish.send(Routed {
-            origin: self.instance,
-            session: String::new(),
-            kind: RoutedKind::Changed(frame.to_string()),
-        });
     }
 }
 

@@ -30,12 +30,23 @@
 //!   answered `initialize` is recorded in the session's record before it is answered, and
 //!   routed; a request that reaches the first instance before the routed notification does
 //!   finds it in the record, so the handshake's order holds across instances.
-//! - **Changes.** A change notification the server makes (a resource updated, a list
-//!   changed) is published to every instance rather than sent to the sessions held where it
-//!   was made ([`RoutedKind::Changed`]); each instance hands it to the sessions whose
-//!   standalone GET stream it holds, with their subscriptions read from their records, so a
-//!   session hears it once, whichever instance made the change and whichever took its
-//!   `resources/subscribe`.
+//! - **Changes.** A resource change the server makes is published to every instance rather
+//!   than sent to the sessions held where it was made ([`RoutedKind::Changed`]); each
+//!   instance hands it to the sessions whose standalone GET stream it holds, with their
+//!   subscriptions read from their records, and to the 2026-07-28 listens it holds
+//!   ([`super::SharedChanges`]), so each hears it once, whichever instance made the change
+//!   and whichever took its `resources/subscribe`. The server publishes from its start when
+//!   given [`super::HttpServer::shared_changes`]. A list change is not published: the lists
+//!   are each process's own, so every instance makes the change, and each announces it to
+//!   the sessions whose standalone stream it holds and to its listens.
+//! - **Legacy HTTP+SSE.** A legacy session stays on the instance holding its stream, which
+//!   records it in the store ([`SessionStore::legacy_held`]); any instance takes its
+//!   `POST /message` and publishes it ([`RoutedKind::Legacy`]) for the holder.
+//! - **Cap.** The sessions of all instances are bounded together, with one instance's
+//!   rule: a new session ends the one idle the longest, or is refused (`503`) when every
+//!   session is busy. Each instance reports which of its sessions are busy
+//!   ([`SessionStore::activity`], leases of [`BUSY_LEASE`] that a dead instance stops
+//!   renewing), and asks for room before serving `initialize` ([`SessionStore::admit`]).
 
 use std::time::Duration;
 
@@ -109,6 +120,10 @@ pub enum RoutedKind {
     /// (its [`Routed::session`] is empty): each session hears it from the instance holding
     /// its standalone GET stream, the publisher included.
     Changed(String),
+    /// A message POSTed to `/message` for a legacy HTTP+SSE session, for the instance holding
+    /// its stream (every instance publishes them, the holder included, so that they reach
+    /// the session in the order they were accepted).
+    Legacy(String),
 }
 
 /// Events read back from a shared stream.
@@ -134,7 +149,9 @@ pub trait SessionStore: Send + Sync + 'static {
     ) -> BoxFuture<'a, Result<(), StoreError>>;
     /// The record of session `id`, if it exists and has not expired.
     fn load<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<SessionRecord>, StoreError>>;
-    /// Changes a record and renews its expiry.
+    /// Changes a record and renews its expiry. Any change but
+    /// [`RecordChange::Initialized`] comes with a request, which marks the session busy
+    /// for [`BUSY_LEASE`] (see [`SessionStore::admit`]).
     fn update<'a>(
         &'a self,
         id: &'a str,
@@ -148,6 +165,32 @@ pub trait SessionStore: Send + Sync + 'static {
     /// Starts receiving what every instance publishes; called once per server. The channel
     /// ends only when the store is dropped: a lost connection is logged and re-established.
     fn listen(&self) -> tokio::sync::mpsc::Receiver<Routed>;
+    /// Makes room for a new session under the cap over all instances, before it is served:
+    /// ends the sessions idle the longest (on every instance) while the live ones are at the
+    /// cap. `false`, ending none, when there is no room and every live session is busy: the
+    /// new one is then refused (`503`), as one instance alone refuses it.
+    fn admit(&self, idle: Duration) -> BoxFuture<'_, Result<bool, StoreError>>;
+    /// Reports which of the sessions held by an instance are `busy` there (a request in
+    /// flight, a stream open: kept busy for `lease`, renewed by the next report) and which
+    /// `settled` since the last report (idle now: no longer busy).
+    fn activity<'a>(
+        &'a self,
+        busy: &'a [String],
+        settled: &'a [String],
+        lease: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+    /// Records that `instance` holds the streams of these legacy HTTP+SSE sessions, for `ttl`
+    /// (renewed while it does).
+    fn legacy_held<'a>(
+        &'a self,
+        instance: u32,
+        sessions: &'a [String],
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+    /// Whether an instance holds the stream of legacy session `id`.
+    fn legacy_exists<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, StoreError>>;
+    /// Forgets legacy session `id`: its stream ended.
+    fn legacy_ended<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), StoreError>>;
     /// Marks `instance` alive for `ttl`.
     fn heartbeat(&self, instance: u32, ttl: Duration) -> BoxFuture<'_, Result<(), StoreError>>;
     /// Whether `instance`'s last heartbeat has not expired.
@@ -183,6 +226,11 @@ pub trait SessionStore: Send + Sync + 'static {
     ) -> BoxFuture<'a, Result<Option<RequestId>, StoreError>>;
 }
 
+/// How long a session stays busy for the cap over all instances after its instance last
+/// said so ([`SessionStore::activity`], a request's [`SessionStore::update`]): an instance
+/// renews it a few times within it, and a dead instance's sessions become idle after it.
+pub const BUSY_LEASE: Duration = Duration::from_secs(6);
+
 /// The instance that holds a stream: the upper 32 bits of its id.
 pub(super) fn stream_instance(stream: u64) -> u32 {
     (stream >> 32) as u32
@@ -211,6 +259,7 @@ mod tests {
             RoutedKind::Standalone("{}".into()),
             RoutedKind::End,
             RoutedKind::Changed("{}".into()),
+            RoutedKind::Legacy("{}".into()),
         ] {
             let m = Routed {
                 origin: 7,
