@@ -16,7 +16,7 @@ use std::time::Duration;
 use hostile::{alive, tool, Hostile};
 use serde_json::json;
 
-use common::fake_model::{anthropic_text, FakeModel};
+use common::fake_model::{anthropic_partial, anthropic_text, FakeModel};
 use common::{HttpServe, JUNCTION};
 
 /// A command on a pseudo-terminal: keys in, screen bytes out.
@@ -155,6 +155,90 @@ fn ctrl_c_stops_the_turn_not_the_chat_and_twice_at_the_prompt_leaves() {
     let status = chat.child.wait().unwrap();
     assert_eq!(status.code(), Some(0), "the screen:\n{}", chat.screen());
     assert!(!alive(pid), "the server outlived the chat");
+}
+
+#[test]
+fn esc_stops_a_running_call_and_the_next_message_goes_on() {
+    let server = Hostile::new("pty-esc-call");
+    server.write("tools.json", &json!([tool("work", "Works for ever.")]));
+    std::fs::write(server.path("hang"), "").unwrap();
+    let mut chat = chat_with(
+        &server,
+        json!({"mcpServers": {"slow": server.entry()}}),
+        json!([
+            {"toolCalls": [{"id": "1", "name": "slow__work", "arguments": {}}]},
+            {"text": "Sorry, the work was interrupted."}
+        ]),
+        "--yes --no-save",
+    );
+    chat.wait_for("Type a message", 1);
+    chat.press("do the work\r");
+    server.wait_for("tools/call");
+    chat.press("\x1b");
+    chat.wait_for("interrupted: the turn was stopped", 1);
+    server.wait_for("notifications/cancelled");
+    chat.wait_for("> ", 2);
+    chat.press("what happened?\r");
+    chat.wait_for("assistant: Sorry, the work was interrupted.", 1);
+    let pid = server.pid().expect("the server started");
+    assert!(alive(pid), "the server must survive an interrupted turn");
+    chat.wait_for("> ", 3);
+    chat.press("/quit\r");
+    let status = chat.child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "the screen:\n{}", chat.screen());
+}
+
+#[test]
+fn esc_stops_a_streaming_answer_which_stays_in_the_conversation() {
+    let server = Hostile::new("pty-esc-stream");
+    let api = FakeModel::start(vec![
+        anthropic_partial("Once upon a time,\n"),
+        anthropic_text("The end."),
+    ]);
+    let dir = server.path("");
+    let mut chat = Pty::start_in(
+        Some(&dir),
+        &format!("{JUNCTION} chat --no-save --model anthropic:claude-test"),
+        &[
+            ("ANTHROPIC_API_KEY", "sk-test-not-a-real-key"),
+            ("ANTHROPIC_BASE_URL", api.base.as_str()),
+            ("XDG_CONFIG_HOME", server.path("home").to_str().unwrap()),
+        ],
+    );
+    chat.wait_for("Type a message", 1);
+    chat.press("tell me a story\r");
+    chat.wait_for("Once upon a time,", 1);
+    chat.press("\x1b");
+    chat.wait_for("interrupted: the turn was stopped", 1);
+    chat.wait_for("> ", 2);
+    chat.press("and then?\r");
+    chat.wait_for("The end.", 1);
+    chat.wait_for("> ", 3);
+    chat.press("/quit\r");
+    let status = chat.child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "the screen:\n{}", chat.screen());
+    let messages: Vec<(String, String)> = api.received()[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            let text = m["content"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|b| b["text"].as_str())
+                .collect::<String>();
+            (m["role"].as_str().unwrap().to_owned(), text)
+        })
+        .collect();
+    assert_eq!(
+        messages,
+        [
+            ("user".to_owned(), "tell me a story".to_owned()),
+            ("assistant".to_owned(), "Once upon a time,\n".to_owned()),
+            ("user".to_owned(), "and then?".to_owned()),
+        ]
+    );
 }
 
 #[test]
