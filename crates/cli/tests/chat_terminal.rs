@@ -759,10 +759,23 @@ fn answer(chat: &mut Pty, steps: &[(&str, &str)]) {
 
 #[test]
 fn a_form_shows_choices_by_title_and_takes_them_typed_any_way() {
-    let home = Hostile::new("pty-form-enums");
+    form_with_choices("2025-11-25");
+}
+
+/// In 2026-07-28 the form comes in `inputRequests` (a multi-round-trip request); its
+/// fields are asked in the server's order all the same, not sorted by name.
+#[test]
+fn a_form_asked_through_input_requests_keeps_the_servers_field_order() {
+    form_with_choices("2026-07-28");
+}
+
+/// The conformance server's form of enums, over `protocol`: the fields are asked in the
+/// order the server lists them, choices shown by title and matched in any case.
+fn form_with_choices(protocol: &str) {
+    let home = Hostile::new(&format!("pty-form-enums-{protocol}"));
     let config = json!({
         "mcpServers": {"conf": {"command": JUNCTION, "args": ["serve", "conformance"],
-            "protocolVersion": "2025-11-25"}},
+            "protocolVersion": protocol}},
         "junction": {"policy": {"conf__*": "allow"}}
     });
     let script = json!([
