@@ -6,6 +6,7 @@
 #[path = "../../host/tests/hostile/mod.rs"]
 mod hostile;
 
+mod cluster;
 mod common;
 
 use std::io::{Read, Write};
@@ -96,6 +97,27 @@ impl Pty {
         }
         panic!(
             "{text:?} never appeared {times} time(s); the screen:\n{}",
+            self.screen()
+        );
+    }
+}
+
+impl Pty {
+    /// Waits (at most a minute) until one line of the screen holds every one of `parts`.
+    #[track_caller]
+    fn wait_for_line(&self, parts: &[&str]) {
+        for _ in 0..600 {
+            if self
+                .screen()
+                .lines()
+                .any(|line| parts.iter().all(|part| line.contains(part)))
+            {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!(
+            "no line holds all of {parts:?}; the screen:\n{}",
             self.screen()
         );
     }
@@ -744,6 +766,38 @@ fn http_server_killed_and_started_again(protocol: &str, legacy: bool, why: &str)
     // cannot be reopened.
     server.kill();
     chat.wait_for(&format!("server remote: stopped: {why}"), 2);
+    chat.press("/quit\r");
+    let status = chat.child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "the screen:\n{}", chat.screen());
+}
+
+/// A proxy that ends the `subscriptions/listen` stream after a second of silence (as
+/// proxies do with long responses) leaves the server live: the host reopens the stream
+/// (with back-off, said at warn), lists again, and a later change of the server's tools
+/// still reaches it.
+#[test]
+fn a_listen_stream_a_proxy_ends_is_reopened_and_later_changes_still_arrive() {
+    let instance = cluster::Instance::start("conformance", &[]);
+    let proxy = cluster::Nginx::cutting_after(&[instance.port], 1);
+    let home = Hostile::new("pty-listen-reopened");
+    let config =
+        json!({"mcpServers": {"remote": {"url": proxy.url(), "protocolVersion": "2026-07-28"}}});
+    let script = json!([
+        {"toolCalls": [{"id": "1", "name": "remote__test_trigger_tool_change", "arguments": {}}]},
+        {"text": "Changed."}
+    ]);
+    let mut chat = chat_with(&home, config, script, "--yes --no-save");
+    chat.wait_for("Type a message", 1);
+    chat.wait_for("the stream of list changes ended", 1);
+    chat.wait_for("listening again", 1);
+    chat.press("change the tools\r");
+    chat.wait_for(
+        "← remote.test_trigger_tool_change ok: Added test_dynamic_tool",
+        1,
+    );
+    chat.wait_for("assistant: Changed.", 1);
+    // However the change came (on the stream, or listed after it was reopened), it came.
+    chat.wait_for_line(&["~ remote's tools changed: ", "test_dynamic_tool"]);
     chat.press("/quit\r");
     let status = chat.child.wait().unwrap();
     assert_eq!(status.code(), Some(0), "the screen:\n{}", chat.screen());
