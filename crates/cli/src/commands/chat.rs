@@ -23,12 +23,13 @@
 //! goes on with the one saved last in this directory, `--resume ID` with a given one, and
 //! `--no-save` keeps none.
 //!
-//! Ctrl-C (or Esc, on a terminal) during a turn stops that turn only: its running tool calls are cancelled on their
-//! servers, the model's request is dropped, the conversation keeps what happened and the
-//! prompt comes back (a consent question or form being read is given up, counting as
-//! declined; a model's answer cut short stays as far as it got). What is typed during a
-//! turn is not lost: lines ended with Enter are sent after it, the rest waits at the prompt. Ctrl-C at the prompt drops the line being typed; a second one in a
-//! row leaves. SIGTERM and SIGHUP (and SIGINT while piped input is read) end the chat: every
+//! Ctrl-C (or Esc, on a terminal) during a turn stops that turn only: its running tool
+//! calls are cancelled on their servers, the model's request is dropped, the conversation
+//! keeps what happened and the prompt comes back (a consent question or form being read is
+//! given up, counting as declined; a model's answer cut short stays as far as it got). What
+//! is typed during a turn is kept: lines ended with Enter are sent after it, the rest waits
+//! at the prompt (Ctrl-C drops it). Ctrl-C at the prompt drops the line being typed; a
+//! second one in a row leaves. SIGTERM and SIGHUP (and SIGINT while piped input is read) end the chat: every
 //! server is shut down first, and the exit code is 128 + the signal's number.
 
 use std::io::IsTerminal;
