@@ -211,6 +211,35 @@ fn esc_stops_a_running_call_and_the_next_message_goes_on() {
 }
 
 #[test]
+fn a_line_typed_during_a_turn_is_sent_after_it_and_a_half_line_waits_at_the_prompt() {
+    let server = Hostile::new("pty-type-ahead");
+    server.write("tools.json", &json!([tool("work", "Works for ever.")]));
+    std::fs::write(server.path("hang"), "").unwrap();
+    let mut chat = chat_with(
+        &server,
+        json!({"mcpServers": {"slow": server.entry()}}),
+        json!([
+            {"toolCalls": [{"id": "1", "name": "slow__work", "arguments": {}}]},
+            {"text": "Here is the next answer."}
+        ]),
+        "--yes --no-save",
+    );
+    chat.wait_for("Type a message", 1);
+    chat.press("do the work\r");
+    server.wait_for("tools/call");
+    // Typed while the call runs: one whole line, and the start of another.
+    chat.press("what next?\r/qu");
+    chat.press("\x1b");
+    chat.wait_for("interrupted: the turn was stopped", 1);
+    chat.wait_for("> what next?", 1);
+    chat.wait_for("assistant: Here is the next answer.", 1);
+    // The half line is at the prompt: finishing it leaves.
+    chat.press("it\r");
+    let status = chat.child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "the screen:\n{}", chat.screen());
+}
+
+#[test]
 fn esc_stops_a_streaming_answer_which_stays_in_the_conversation() {
     let server = Hostile::new("pty-esc-stream");
     let api = FakeModel::start(vec![
