@@ -466,11 +466,11 @@ impl Host {
     }
 
     /// A token that stops the turn under way, or the next one, when cancelled: the
-    /// model's request is dropped (the user's message stays), a consent question waiting
-    /// for its answer counts as declined, running tool calls are cancelled on their
-    /// servers (`notifications/cancelled`) and get a result saying the user interrupted
-    /// them, and [`Host::run`] returns at once with [`Stop::Interrupted`]. Each call
-    /// gives a fresh token for the turn to come.
+    /// model's request is dropped (the user's message stays, and so does the text the model
+    /// had streamed so far), a consent question waiting for its answer counts as declined,
+    /// running tool calls are cancelled on their servers (`notifications/cancelled`) and get
+    /// a result saying the user interrupted them, and [`Host::run`] returns at once with
+    /// [`Stop::Interrupted`]. Each call gives a fresh token for the turn to come.
     pub fn interrupt_token(&mut self) -> CancellationToken {
         self.interrupt = CancellationToken::new();
         self.interrupt.clone()
@@ -485,7 +485,13 @@ impl Host {
             let tools = names.model_tools();
             let system = self.system_prompt();
             let events = self.events.clone();
-            let on_text = move |piece: &str| {
+            // Kept so that an answer cut short by an interruption stays as far as it got.
+            let streamed = std::sync::Mutex::new(String::new());
+            let on_text = |piece: &str| {
+                streamed
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .push_str(piece);
                 events.emit(Event::TextDelta {
                     text: piece.to_owned(),
                 })
@@ -495,8 +501,21 @@ impl Host {
                 .on_text(&on_text);
             self.events.emit(Event::Thinking);
             let reply = tokio::select! {
-                reply = self.model.respond(request) => reply,
-                () = interrupt.cancelled() => return Ok(self.interrupted(turn, step)),
+                reply = self.model.respond(request) => Some(reply),
+                () = interrupt.cancelled() => None,
+            };
+            let Some(reply) = reply else {
+                let said = streamed
+                    .into_inner()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                if !said.trim().is_empty() {
+                    turn.text = Some(said.clone());
+                    self.conversation.push(Message::Assistant {
+                        text: Some(said),
+                        tool_calls: Vec::new(),
+                    });
+                }
+                return Ok(self.interrupted(turn, step));
             };
             let reply = match reply {
                 Ok(reply) => reply,

@@ -21,7 +21,8 @@
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use junction::client::ServerNotification;
+use junction::client::{ServerNotification, Subscription};
+use junction_protocol::stateless::SubscriptionFilter;
 
 use crate::events::{Event, EventSink};
 use crate::servers::ConnectedServer;
@@ -91,7 +92,7 @@ pub(crate) fn follow(server: &Arc<ConnectedServer>, events: &EventSink) {
                 }
             }
             match weak.upgrade() {
-                Some(server) => refresh(&server, stale, &events).await,
+                Some(server) => refresh(&server, stale, Report::Every, &events).await,
                 None => return,
             }
         }
@@ -105,55 +106,139 @@ pub(crate) fn follow(server: &Arc<ConnectedServer>, events: &EventSink) {
 
 /// On 2026-07-28 the `subscriptions/listen` stream is the only one that stays open: when
 /// it fails in the transport (an HTTP server that went away), the host finds out whether
-/// the server still answers (see `ConnectedServer::notice_unreachable`).
-fn watch_listening(
-    server: Weak<ConnectedServer>,
-    listening: junction::client::Subscription,
-    events: EventSink,
-) {
+/// the server still answers (see `ConnectedServer::notice_unreachable`). A server that
+/// still answers (its stream was ended by the server, or cut by a proxy on the way) is
+/// listened to again, after a back-off that doubles up to [`REOPEN_MAX`] while streams end
+/// soon after opening; once reopened, the lists are listed again, since changes may have
+/// been missed while no stream was open.
+fn watch_listening(server: Weak<ConnectedServer>, mut listening: Subscription, events: EventSink) {
     tokio::spawn(async move {
-        let ended = listening.ended().await;
-        tracing::debug!(?ended, "the listen stream ended");
-        if let (Err(junction::RequestError::Transport { .. }), Some(server)) =
-            (ended, server.upgrade())
-        {
-            server.notice_unreachable(&events).await;
+        let mut wait = REOPEN_FIRST;
+        loop {
+            let filter = listening.acknowledged().clone();
+            let opened = tokio::time::Instant::now();
+            let ended = listening.ended().await;
+            tracing::debug!(?ended, "the listen stream ended");
+            let Some(live) = server.upgrade() else {
+                return;
+            };
+            if let Err(junction::RequestError::Transport { .. }) = &ended {
+                if live.notice_unreachable(&events).await.is_some() {
+                    return;
+                }
+            }
+            if live.is_closing() || live.is_down() {
+                return;
+            }
+            let why = match &ended {
+                Ok(()) => "the server ended it".to_owned(),
+                Err(e) => e.to_string(),
+            };
+            tracing::warn!(server = %live.name, "the stream of list changes ended ({why}); listening again");
+            drop(live);
+            if opened.elapsed() >= REOPEN_STEADY {
+                wait = REOPEN_FIRST;
+            }
+            let Some(reopened) = reopen(&server, &filter, &events, &mut wait).await else {
+                return;
+            };
+            listening = reopened;
         }
     });
 }
 
-/// Lists again what a burst said changed, once each, and reports each new list.
-async fn refresh(server: &ConnectedServer, stale: Stale, events: &EventSink) {
+/// The first wait before a `subscriptions/listen` stream that ended is opened again.
+const REOPEN_FIRST: Duration = Duration::from_millis(250);
+/// The longest wait between attempts to open it again.
+const REOPEN_MAX: Duration = Duration::from_secs(30);
+/// A stream that stayed open this long was fine: the next wait starts from the first again.
+const REOPEN_STEADY: Duration = Duration::from_secs(60);
+
+/// Opens `server`'s listen stream for `filter` again, waiting `wait` first and doubling it
+/// (up to [`REOPEN_MAX`]) after each failure; then lists again each list it covers, and
+/// reports those that changed. `None` once the server is gone, stopped or being ended.
+async fn reopen(
+    server: &Weak<ConnectedServer>,
+    filter: &SubscriptionFilter,
+    events: &EventSink,
+    wait: &mut Duration,
+) -> Option<Subscription> {
+    loop {
+        tokio::time::sleep(*wait).await;
+        *wait = (*wait * 2).min(REOPEN_MAX);
+        let live = server.upgrade()?;
+        if live.is_closing() || live.is_down() {
+            return None;
+        }
+        match live.client.listen(filter.clone()).await {
+            Ok(listening) => {
+                let covered = |asked: Option<bool>| asked == Some(true);
+                let acknowledged = listening.acknowledged();
+                let lists = Stale {
+                    tools: covered(acknowledged.tools_list_changed),
+                    prompts: covered(acknowledged.prompts_list_changed),
+                    resources: covered(acknowledged.resources_list_changed),
+                };
+                refresh(&live, lists, Report::Changed, events).await;
+                return Some(listening);
+            }
+            Err(e) => {
+                tracing::warn!(server = %live.name, "could not listen for list changes again ({e}); trying again in {wait:?}");
+            }
+        }
+    }
+}
+
+/// Which new lists [`refresh`] reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Report {
+    /// Each one: the server said it changed.
+    Every,
+    /// Only those that differ from before: nobody said they changed.
+    Changed,
+}
+
+/// Lists again what a burst said changed, once each, and reports each new list (or, with
+/// [`Report::Changed`], each that differs from before).
+async fn refresh(server: &ConnectedServer, stale: Stale, report: Report, events: &EventSink) {
     let name = &server.name;
     let failed = |what: &str, e: junction::RequestError| Event::Warning {
-        message: format!("server `{name}` said its {what} changed, but listing them failed: {e}"),
+        message: format!("server `{name}`: listing its {what} again failed: {e}"),
     };
+    let every = report == Report::Every;
     if stale.tools {
-        events.emit(match server.refresh_tools().await {
-            Ok(tools) => Event::ToolsChanged {
+        let before = server.tools();
+        match server.refresh_tools().await {
+            Ok(tools) if every || tools != before => events.emit(Event::ToolsChanged {
                 server: name.clone(),
                 tools: tools.into_iter().map(|t| t.name).collect(),
-            },
-            Err(e) => failed("tools", e),
-        });
+            }),
+            Ok(_) => {}
+            Err(e) => events.emit(failed("tools", e)),
+        }
     }
     if stale.prompts {
-        events.emit(match server.refresh_prompts().await {
-            Ok(prompts) => Event::PromptsChanged {
+        let before = server.prompts();
+        match server.refresh_prompts().await {
+            Ok(prompts) if every || prompts != before => events.emit(Event::PromptsChanged {
                 server: name.clone(),
                 prompts: prompts.len(),
-            },
-            Err(e) => failed("prompts", e),
-        });
+            }),
+            Ok(_) => {}
+            Err(e) => events.emit(failed("prompts", e)),
+        }
     }
     if stale.resources {
-        events.emit(match server.refresh_resources().await {
-            Ok(resources) => Event::ResourcesChanged {
-                server: name.clone(),
-                resources,
-            },
-            Err(e) => failed("resources", e),
-        });
+        let before = (server.resources(), server.templates());
+        match server.refresh_resources().await {
+            Ok(resources) if every || (server.resources(), server.templates()) != before => events
+                .emit(Event::ResourcesChanged {
+                    server: name.clone(),
+                    resources,
+                }),
+            Ok(_) => {}
+            Err(e) => events.emit(failed("resources", e)),
+        }
     }
 }
 

@@ -441,6 +441,11 @@ impl ConnectedServer {
             .take()
     }
 
+    /// Whether the host itself is ending it (shutdown, restart).
+    pub(crate) fn is_closing(&self) -> bool {
+        self.closing.load(Ordering::SeqCst)
+    }
+
     /// Why it stopped, once it did; `None` while it runs.
     pub fn stopped(&self) -> Option<Stopped> {
         self.stopped
@@ -497,9 +502,9 @@ impl ConnectedServer {
     }
 
     /// Called when one of its calls failed in the transport: an HTTP server that does not
-    /// answer a ping either (the connection is refused, the session is gone and a new one
-    /// cannot be started, the stream ends) has stopped, and is recorded and reported as
-    /// [`ServerState::Stopped`] like a child that exited. `None` when it still answers, is
+    /// answer a ping (`server/discover` on 2026-07-28) either (the connection is refused,
+    /// the session is gone and a new one cannot be started, the stream ends) has stopped,
+    /// and is recorded and reported as [`ServerState::Stopped`] like a child that exited. `None` when it still answers, is
     /// not reached over HTTP, or the host itself ended it.
     pub(crate) async fn notice_unreachable(&self, events: &EventSink) -> Option<Stopped> {
         if !matches!(*self.backing.lock().await, Some(Backing::Http(_))) {
@@ -508,7 +513,7 @@ impl ConnectedServer {
         if self.stopped().is_some() || self.client.peer().is_closed() {
             return self.notice_stop(events).await;
         }
-        let reason = match tokio::time::timeout(PING_TIMEOUT, self.client.ping()).await {
+        let reason = match tokio::time::timeout(PING_TIMEOUT, self.client.probe()).await {
             // It answers, or it is there and wants authorization (which `/mcp` shows).
             Ok(Ok(()))
             | Ok(Err(RequestError::Transport {

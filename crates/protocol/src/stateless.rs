@@ -18,6 +18,7 @@ use std::fmt;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::capabilities::{ClientCapabilities, ServerCapabilities};
@@ -241,31 +242,38 @@ impl DiscoverResult {
 
 /// One request the server needs answered before it can finish (`sampling/createMessage`,
 /// `roots/list` or `elicitation/create`), in `{method, params}` form.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+///
+/// The params are kept as the JSON text they came in (or were encoded to), not as a
+/// [`Map`]: a `Map` sorts its keys, and the order of a form's fields (the `properties` of
+/// an elicitation's `requestedSchema`) is the order the person is asked them in.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct InputRequest {
     /// The method.
     pub method: String,
-    /// Its params.
+    /// Its params, as JSON text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub params: Option<Map<String, Value>>,
+    pub params: Option<Box<RawValue>>,
+}
+
+impl PartialEq for InputRequest {
+    fn eq(&self, other: &Self) -> bool {
+        self.method == other.method
+            && self.params.as_ref().map(|p| p.get()) == other.params.as_ref().map(|p| p.get())
+    }
 }
 
 impl InputRequest {
     /// The request `R` with `params`.
     pub fn of<R: crate::method::Request>(params: &R::Params) -> Result<Self, serde_json::Error> {
-        let params = match serde_json::to_value(params)? {
-            Value::Object(map) => Some(map),
-            _ => None,
-        };
         Ok(InputRequest {
             method: R::METHOD.to_owned(),
-            params,
+            params: Some(serde_json::value::to_raw_value(params)?),
         })
     }
 
     /// Reads the params as `T` (absent params read as `{}`).
     pub fn decode_params<T: DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
-        serde_json::from_value(Value::Object(self.params.clone().unwrap_or_default()))
+        serde_json::from_str(self.params.as_ref().map_or("{}", |p| p.get()))
     }
 }
 
@@ -551,6 +559,28 @@ mod tests {
         let shed = json!({"resultType": "input_required", "requestState": "s"});
         let r: InputRequiredResult = serde_json::from_value(shed.clone()).unwrap();
         assert_eq!(serde_json::to_value(&r).unwrap(), shed);
+    }
+
+    #[test]
+    fn an_input_request_keeps_the_order_of_its_forms_fields() {
+        let text = r#"{"inputRequests":{"who":{"method":"elicitation/create","params":{"message":"m","requestedSchema":{"type":"object","properties":{"zeta":{"type":"string"},"alpha":{"type":"boolean"}}}}}},"resultType":"input_required"}"#;
+        let r: InputRequiredResult = serde_json::from_str(text).unwrap();
+        let who = &r.input_requests.as_ref().unwrap()["who"];
+        let params: crate::elicitation::ElicitParams = who.decode_params().unwrap();
+        let crate::elicitation::ElicitParams::Form(form) = &params else {
+            panic!("a form: {params:?}");
+        };
+        let names: Vec<&str> = form
+            .requested_schema
+            .properties
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .collect();
+        assert_eq!(names, ["zeta", "alpha"]);
+        // Encoded again (as a server does), the order holds too.
+        let again = InputRequest::of::<Elicit>(&params).unwrap();
+        assert_eq!(&again, who);
+        assert_eq!(serde_json::to_string(&r).unwrap(), text);
     }
 
     #[test]

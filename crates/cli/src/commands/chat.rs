@@ -23,11 +23,13 @@
 //! goes on with the one saved last in this directory, `--resume ID` with a given one, and
 //! `--no-save` keeps none.
 //!
-//! Ctrl-C during a turn stops that turn only: its running tool calls are cancelled on their
-//! servers, the model's request is dropped, the conversation keeps what happened and the
-//! prompt comes back (a consent question or form being read is given up, counting as
-//! declined). Ctrl-C at the prompt drops the line being typed; a second one in a
-//! row leaves. SIGTERM and SIGHUP (and SIGINT while piped input is read) end the chat: every
+//! Ctrl-C (or Esc, on a terminal) during a turn stops that turn only: its running tool
+//! calls are cancelled on their servers, the model's request is dropped, the conversation
+//! keeps what happened and the prompt comes back (a consent question or form being read is
+//! given up, counting as declined; a model's answer cut short stays as far as it got). What
+//! is typed during a turn is kept: lines ended with Enter are sent after it, the rest waits
+//! at the prompt (Ctrl-C drops it). Ctrl-C at the prompt drops the line being typed; a
+//! second one in a row leaves. SIGTERM and SIGHUP (and SIGINT while piped input is read) end the chat: every
 //! server is shut down first, and the exit code is 128 + the signal's number.
 
 use std::io::IsTerminal;
@@ -39,10 +41,12 @@ use junction_host::servers::StartFailure;
 use junction_host::{display, Host};
 use rustyline::error::ReadlineError;
 use tokio::sync::Mutex;
+use tokio_util::sync::CancellationToken;
 
 use super::host_options::{report, HostOptions, Output};
 use crate::signals::{Signals, Stop, TerminalModes};
 use crate::terminal::editor::{self, ChatEditor};
+use crate::terminal::escape::EscapeWatch;
 use crate::terminal::{left_tasks, listing, Style, Terminal};
 
 /// The arguments of `junction chat`.
@@ -88,6 +92,9 @@ struct Editing {
     /// The thread reading a line, which holds the editor until it is done. Kept here, so
     /// that a caller that stops waiting (a signal came first) finds the same read again.
     reading: Option<tokio::task::JoinHandle<(Box<ChatEditor>, rustyline::Result<String>)>>,
+    /// The text typed while the last turn ran: its lines ended with Enter are the next
+    /// lines, and the rest is what the line after them starts with.
+    typed: String,
 }
 
 /// Where lines come from.
@@ -106,11 +113,22 @@ impl Lines {
         match self {
             Lines::Editor(editing, output) => {
                 if editing.reading.is_none() {
+                    // A line typed (and ended) during the last turn is sent as typed.
+                    if let Some((line, rest)) = editing.typed.split_once('\n') {
+                        let line = line.to_owned();
+                        editing.typed = rest.to_owned();
+                        println!("> {line}");
+                        if let Some(editor) = editing.editor.as_mut() {
+                            let _ = editor.add_history_entry(line.as_str());
+                        }
+                        return Some(Input::Line(line));
+                    }
                     let mut taken = editing.editor.take()?;
                     let reading = output.clone();
+                    let typed = std::mem::take(&mut editing.typed);
                     editing.reading = Some(tokio::task::spawn_blocking(move || {
                         reading.reading(true);
-                        let line = taken.readline("> ");
+                        let line = taken.readline_with_initial("> ", (&typed, ""));
                         reading.reading(false);
                         (taken, line)
                     }));
@@ -141,6 +159,25 @@ impl Lines {
                 .await
                 .ok()?
             }
+        }
+    }
+
+    /// Watches for Esc while a turn runs, when the line editor reads from a terminal.
+    fn watch_escape(
+        &self,
+        terminal: &Terminal,
+        interrupt: CancellationToken,
+    ) -> Option<EscapeWatch> {
+        match self {
+            Lines::Editor(..) => Some(EscapeWatch::start(terminal, interrupt)),
+            Lines::Piped(_) => None,
+        }
+    }
+
+    /// Takes the text typed during a turn as the next lines (see [`Editing::typed`]).
+    fn type_ahead(&mut self, typed: &str) {
+        if let Lines::Editor(editing, _) = self {
+            editing.typed.push_str(typed);
         }
     }
 }
@@ -189,6 +226,7 @@ pub async fn run(args: ChatArgs) -> ExitCode {
                 let editing = Editing {
                     editor: Some(Box::new(editor)),
                     reading: None,
+                    typed: String::new(),
                 };
                 Lines::Editor(editing, output.clone())
             }
@@ -236,6 +274,8 @@ pub async fn run(args: ChatArgs) -> ExitCode {
         }
         let mut host = host.lock().await;
         let interrupt = host.interrupt_token();
+        let escape = input.watch_escape(&terminal, interrupt.clone());
+        let mut ctrl_c = false;
         let said = {
             let turn = handle(&mut host, &mut failures, line);
             tokio::pin!(turn);
@@ -244,6 +284,7 @@ pub async fn run(args: ChatArgs) -> ExitCode {
                 stop = signals.recv() => match stop {
                     // The turn winds down by itself once interrupted: calls cancelled, results in.
                     Stop::Interrupt => {
+                        ctrl_c = true;
                         interrupt.cancel();
                         // A question being read would swallow the next line typed.
                         terminal.abandon_questions();
@@ -254,6 +295,13 @@ pub async fn run(args: ChatArgs) -> ExitCode {
                 said = &mut turn => said,
             }
         };
+        if let Some(escape) = escape {
+            let typed = escape.finish();
+            // Ctrl-C drops what was typed, as the terminal drops its pending input.
+            if !ctrl_c {
+                input.type_ahead(&typed);
+            }
+        }
         terminal.say_all(&said);
         if let Some(saving) = &mut saving {
             saving.save_or_warn(host.conversation(), &terminal);

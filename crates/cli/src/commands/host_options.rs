@@ -84,7 +84,8 @@ pub struct HostOptions {
     /// Deny calls of tools matching this glob, for this run (repeatable; a deny always wins).
     #[arg(long, value_name = "PATTERN")]
     pub deny: Vec<String>,
-    /// Answer every question without asking: allow tool calls once, let sampling through.
+    /// Answer every question without asking: allow tool calls once (not those of a tool
+    /// whose definition changed since it was allowed), let sampling through.
     #[arg(long, conflicts_with = "no")]
     pub yes: bool,
     /// Answer every question without asking: deny (the default when nobody can be asked).

@@ -4,7 +4,8 @@
 //! The host has already shown which call asks and why (its `ConsentAsked` event); this adds
 //! the full arguments and the declared annotations, then asks. An empty answer or the end
 //! of the input denies. Without a person to ask ([`Answers::Yes`] / [`Answers::No`]) the
-//! answer is given at once and said.
+//! answer is given at once and said; a tool whose definition changed since it was allowed
+//! is never allowed that way, since nobody reviewed the change.
 
 use junction::session::BoxFuture;
 use junction_host::consent::{Consent, ConsentAnswer, ConsentRequest};
@@ -64,7 +65,8 @@ pub fn consent(io: &mut Io, request: &ConsentRequest, answers: Answers) -> Conse
             "  ! this tool's name has look-alike or invisible characters: it is not the name it looks like",
         ));
     }
-    if !request.changes.is_empty() || request.reason.contains("definition changed") {
+    let changed = !request.changes.is_empty() || request.reason.contains("definition changed");
+    if changed {
         io.say(&io.style.paint(
             Paint::Red,
             "  ! this tool changed since you allowed it; review what changed:",
@@ -86,6 +88,11 @@ pub fn consent(io: &mut Io, request: &ConsentRequest, answers: Answers) -> Conse
         describe_annotations(request.annotations.as_ref())
     ));
     match answers {
+        // A changed definition waits for a person to review it: `--yes` does not accept it.
+        Answers::Yes if changed => {
+            io.say("  not asking: a changed tool needs your review; denied (--yes does not accept changes)");
+            return ConsentAnswer::NobodyToAsk;
+        }
         Answers::Yes => {
             io.say("  not asking: allowed once (--yes)");
             return ConsentAnswer::AllowOnce;

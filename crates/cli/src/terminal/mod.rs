@@ -9,6 +9,7 @@
 //! - [`listing`]: the tools, slash commands, resources and servers a host offers.
 //! - [`editor`]: the chat's line editor, with completion.
 //! - [`spinner`]: the spinner shown while the model thinks.
+//! - [`escape`]: Esc pressed while a turn runs, which interrupts it.
 //!
 //! Questions and answers go through one [`Terminal`]: any `BufRead` and `Write`, so tests
 //! drive the prompts with scripted input and read what was shown.
@@ -20,6 +21,7 @@
 
 pub mod consent;
 pub mod editor;
+pub mod escape;
 pub mod events;
 pub mod formats;
 pub mod interaction;
@@ -30,8 +32,8 @@ pub mod spinner;
 pub mod style;
 
 use std::io::{BufRead, Read, Write};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 pub use style::Style;
@@ -55,6 +57,9 @@ pub struct Terminal {
     style: Style,
     /// Counts [`Terminal::abandon_questions`]; a read begun before a change gives up.
     abandoned: Arc<AtomicU64>,
+    /// How many exchanges hold the streams or wait for them; the [`escape`] watch makes way
+    /// for them.
+    exchanges: Arc<AtomicUsize>,
 }
 
 impl std::fmt::Debug for Terminal {
@@ -197,6 +202,7 @@ impl Terminal {
             })),
             style,
             abandoned,
+            exchanges: Default::default(),
         }
     }
 
@@ -243,9 +249,27 @@ impl Terminal {
 
     /// Runs one exchange that began at abandon count `began`.
     fn since<T>(&self, began: u64, f: impl FnOnce(&mut Io) -> T) -> T {
+        let _counted = Exchange::begin(&self.exchanges);
         let mut io = self.io.lock().unwrap_or_else(PoisonError::into_inner);
         io.began.store(began, Ordering::SeqCst);
         f(&mut io)
+    }
+
+    /// Whether an exchange holds the streams or waits for them.
+    fn exchanging(&self) -> bool {
+        self.exchanges.load(Ordering::SeqCst) > 0
+    }
+
+    /// The streams, when no exchange holds them or waits for them.
+    fn hold_idle(&self) -> Option<MutexGuard<'_, Io>> {
+        if self.exchanging() {
+            return None;
+        }
+        match self.io.try_lock() {
+            Ok(io) => Some(io),
+            Err(std::sync::TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        }
     }
 
     /// Shows lines.
@@ -266,6 +290,22 @@ impl Terminal {
         tokio::task::spawn_blocking(move || terminal.since(began, f))
             .await
             .unwrap_or(fallback)
+    }
+}
+
+/// One exchange counted in [`Terminal::exchanges`] while it lives.
+struct Exchange<'a>(&'a AtomicUsize);
+
+impl<'a> Exchange<'a> {
+    fn begin(count: &'a AtomicUsize) -> Self {
+        count.fetch_add(1, Ordering::SeqCst);
+        Exchange(count)
+    }
+}
+
+impl Drop for Exchange<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
 

@@ -224,6 +224,12 @@ pub struct Nginx {
 
 impl Nginx {
     pub fn start(upstreams: &[u16]) -> Nginx {
+        Nginx::cutting_after(upstreams, 300)
+    }
+
+    /// [`Nginx::start`], ending a response that stays silent for `read_timeout` seconds,
+    /// as proxies in front of servers do with long streams.
+    pub fn cutting_after(upstreams: &[u16], read_timeout: u32) -> Nginx {
         let dir = scratch("nginx");
         let port = free_port();
         let servers: String = upstreams
@@ -260,7 +266,7 @@ http {{
       proxy_set_header Host $http_host;
       proxy_buffering off;
       proxy_cache off;
-      proxy_read_timeout 300s;
+      proxy_read_timeout {read_timeout}s;
       proxy_next_upstream error timeout;
     }}
   }}

@@ -17,6 +17,9 @@ pub struct Answer {
     pub status: u16,
     pub content_type: &'static str,
     pub body: String,
+    /// Sends the body and then nothing more, holding the answer open, as a model stream
+    /// that stalls midway.
+    pub stalls: bool,
 }
 
 impl Answer {
@@ -26,6 +29,7 @@ impl Answer {
             status: 200,
             content_type: "application/json",
             body: body.to_string(),
+            stalls: false,
         }
     }
 
@@ -42,6 +46,15 @@ impl Answer {
             status: 200,
             content_type: "text/event-stream",
             body,
+            stalls: false,
+        }
+    }
+
+    /// This answer's start, then no more: the stream stays open without its end.
+    pub fn stalled(self) -> Answer {
+        Answer {
+            stalls: true,
+            ..self
         }
     }
 
@@ -51,6 +64,7 @@ impl Answer {
             status: 200,
             content_type: "text/event-stream",
             body,
+            stalls: false,
         }
     }
 }
@@ -86,6 +100,26 @@ pub fn anthropic_text(text: &str) -> Answer {
         ),
         ("message_stop", json!({"type": "message_stop"})),
     ])
+}
+
+/// The start of an Anthropic text reply whose text so far is `text`: it stalls there.
+pub fn anthropic_partial(text: &str) -> Answer {
+    use serde_json::json;
+    Answer::events(&[
+        (
+            "message_start",
+            json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test", "content": [], "stop_reason": null, "usage": {"input_tokens": 11, "output_tokens": 1}}}),
+        ),
+        (
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        ),
+        (
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}}),
+        ),
+    ])
+    .stalled()
 }
 
 #[derive(Default)]
@@ -159,8 +193,22 @@ fn serve(stream: TcpStream, state: &Mutex<State>) {
         status: 418,
         content_type: "application/json",
         body: r#"{"error":{"message":"the fake API has no answer left"}}"#.to_owned(),
+        stalls: false,
     });
     let mut stream = reader.into_inner();
+    if answer.stalls {
+        // No length: the client reads until the connection ends, which it never does.
+        let head = format!(
+            "HTTP/1.1 {} Fake\r\ncontent-type: {}\r\nconnection: close\r\n\r\n",
+            answer.status, answer.content_type
+        );
+        let _ = stream.write_all(head.as_bytes());
+        let _ = stream.write_all(answer.body.as_bytes());
+        let _ = stream.flush();
+        // Held until the client goes away (a read then ends).
+        let _ = stream.read(&mut [0u8; 1]);
+        return;
+    }
     let head = format!(
         "HTTP/1.1 {} Fake\r\ncontent-type: {}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
         answer.status,

@@ -862,6 +862,15 @@ impl Client {
             .map(drop)
     }
 
+    /// Whether the server answers at all: `ping`, or `server/discover` on 2026-07-28,
+    /// which has no `ping`.
+    pub async fn probe(&self) -> Result<(), RequestError> {
+        match self.dialect.stateless() {
+            Some(stateless) => stateless.discover(&self.peer).await.map(drop),
+            None => self.ping().await,
+        }
+    }
+
     /// Every tool, following pages. Remembers each tool's output schema, which
     /// [`Client::call_tool`] then checks results against. Under 2026-07-28, a tool whose
     /// `x-mcp-header` annotations are invalid (see

@@ -336,13 +336,8 @@ impl Stateless {
     ) -> Result<Map<String, Value>, RequestError> {
         let mut responses = Map::new();
         for (key, input) in inputs {
-            let input_params =
-                jsonrpc::to_raw(&input.params.clone().unwrap_or_default()).map_err(|source| {
-                    RequestError::Encode {
-                        method: input.method.clone(),
-                        source,
-                    }
-                })?;
+            // As the server wrote them: the order of a form's fields is kept.
+            let input_params = input.params.clone().unwrap_or_else(jsonrpc::empty_object);
             let context = RequestContext::new(
                 RequestId::String(key.clone()),
                 None,
