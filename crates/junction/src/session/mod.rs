@@ -47,6 +47,7 @@
 //! ```
 
 mod context;
+mod latch;
 mod peer;
 
 pub use context::RequestContext;
@@ -202,11 +203,12 @@ async fn run(
                 }
                 decoded => dispatch(decoded, &service, &peer).await,
             },
-            Inbound::Refused(FrameError::TooLarge {
+            Inbound::Refused(refused) => match *refused {
+            FrameError::TooLarge {
                 size,
                 limit,
                 response_to: Some(id),
-            }) => {
+            } => {
                 // An answer to one of ours: fail that request now, not at its timeout.
                 tracing::warn!(session = %peer.name(), size, limit, %id, "discarding an oversized answer");
                 let error = ErrorObject::internal(format!(
@@ -215,17 +217,18 @@ async fn run(
                 ));
                 peer.complete(Response::err(Some(id), error));
             }
-            Inbound::Refused(FrameError::TooLarge { size, limit, .. }) => {
+            FrameError::TooLarge { size, limit, .. } => {
                 tracing::warn!(session = %peer.name(), size, limit, "refusing an oversized message");
                 let error = ErrorObject::invalid_request(format!(
                     "Invalid request: the message of at least {size} bytes exceeds the limit of {limit} bytes"
                 ));
                 peer.send_response(Response::err(None, error), None);
             }
-            Inbound::Failed(id, error) => peer.fail(&id, error),
+            },
+            Inbound::Failed(id, error) => peer.fail(&id, *error),
             Inbound::Broken(error) => {
                 tracing::debug!(session = %peer.name(), %error, "the connection is unusable");
-                peer.broke(error);
+                peer.broke(*error);
                 break;
             }
             Inbound::Event(event) => service.transport_event(event),

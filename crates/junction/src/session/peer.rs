@@ -16,6 +16,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::context::RequestContext;
+use super::latch::Latch;
 use super::SessionOptions;
 use crate::error::RequestError;
 use crate::sync::lock;
@@ -134,11 +135,11 @@ struct Inner {
     /// Fires when the session ends, after every incoming request's token in `incoming`
     /// (tokens of their own rather than children of this one, whose creation and drop would
     /// lock it once per request).
-    closed: CancellationToken,
+    closed: Latch,
     /// Fires when [`Peer::close`] asks the read loop to stop.
-    shutdown: CancellationToken,
+    shutdown: Latch,
     /// Fires when the other side stops sending: no answer can arrive any more.
-    input_closed: CancellationToken,
+    input_closed: Latch,
     /// Why the transport broke, when it did ([`crate::transport::Inbound::Broken`]): every
     /// request that can no longer be answered fails with it.
     broken: Mutex<Option<TransportError>>,
@@ -193,9 +194,9 @@ impl Peer {
                 pending: Mutex::new(HashMap::new()),
                 progress: Mutex::new(HashMap::new()),
                 incoming: Mutex::new(HashMap::new()),
-                closed: CancellationToken::new(),
-                shutdown: CancellationToken::new(),
-                input_closed: CancellationToken::new(),
+                closed: Latch::default(),
+                shutdown: Latch::default(),
+                input_closed: Latch::default(),
                 broken: Mutex::new(None),
                 idle: tokio::sync::Notify::new(),
                 options,
@@ -265,7 +266,7 @@ impl Peer {
         params: Option<Box<RawValue>>,
         options: RequestOptions,
     ) -> Result<Box<RawValue>, RequestError> {
-        if self.inner.input_closed.is_cancelled() {
+        if self.inner.input_closed.is_set() {
             return Err(self.closed_error(method));
         }
         let n = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
@@ -332,7 +333,7 @@ impl Peer {
                 // An answer read before the input ended wins over the end.
                 biased;
                 outcome = &mut rx => break outcome.ok(),
-                _ = self.inner.input_closed.cancelled() => break None,
+                () = self.inner.input_closed.wait() => break None,
                 _ = cancel.cancelled() => {
                     guard.armed = false;
                     self.forget(&id);
@@ -399,30 +400,30 @@ impl Peer {
     /// Closes the session: stops reading, ends the write side once queued messages are out,
     /// fails pending requests and cancels running handlers.
     pub fn close(&self) {
-        self.inner.shutdown.cancel();
+        self.inner.shutdown.set();
         lock(&self.inner.outgoing).take();
     }
 
     /// Whether the session has ended.
     pub fn is_closed(&self) -> bool {
-        self.inner.closed.is_cancelled()
+        self.inner.closed.is_set()
     }
 
     /// Waits until the session has ended.
     pub async fn closed(&self) {
-        self.inner.closed.cancelled().await
+        self.inner.closed.wait().await
     }
 
     // ---- engine side ----
 
     pub(super) async fn shutdown_requested(&self) {
-        self.inner.shutdown.cancelled().await
+        self.inner.shutdown.wait().await
     }
 
     /// The other side stopped sending: outgoing requests can no longer be answered, so they
     /// fail at once (and new ones fail when sent) while running handlers go on.
     pub(super) fn input_ended(&self) {
-        self.inner.input_closed.cancel();
+        self.inner.input_closed.set();
         lock(&self.inner.pending).clear();
         lock(&self.inner.progress).clear();
     }
@@ -446,7 +447,7 @@ impl Peer {
         for token in lock(&self.inner.incoming).values() {
             token.cancel();
         }
-        self.inner.closed.cancel();
+        self.inner.closed.set();
         lock(&self.inner.outgoing).take();
     }
 

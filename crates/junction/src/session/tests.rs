@@ -366,11 +366,11 @@ async fn malformed_input_table_each_answered_while_the_session_keeps_serving() {
     }
     // A frame the transport refused for its size is answered too.
     raw.frames
-        .send(Inbound::Refused(FrameError::TooLarge {
+        .send(Inbound::Refused(Box::new(FrameError::TooLarge {
             size: 5_000_000,
             limit: 4_194_304,
             response_to: None,
-        }))
+        })))
         .await
         .unwrap();
     let answer = raw.recv().await.unwrap();

@@ -77,14 +77,14 @@ async fn pump(mut from: OutboundReceiver, to: mpsc::Sender<Inbound>, limits: Lim
     while let Some(out) = from.recv().await {
         let bytes = out.message.encode();
         let item = if bytes.len() > limits.max_frame {
-            Inbound::Refused(FrameError::TooLarge {
+            Inbound::Refused(Box::new(FrameError::TooLarge {
                 size: bytes.len(),
                 limit: limits.max_frame,
                 response_to: match &out.message {
                     junction_protocol::Message::Response(r) => r.id.clone(),
                     _ => None,
                 },
-            })
+            }))
         } else {
             Inbound::Frame(bytes)
         };

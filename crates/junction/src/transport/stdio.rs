@@ -112,11 +112,11 @@ pub(crate) async fn read_frames<R: AsyncBufRead + Unpin>(
         reader.consume(taken);
         if found_newline.is_some() {
             let item = match discarded.take() {
-                Some(size) => Some(Inbound::Refused(FrameError::TooLarge {
+                Some(size) => Some(Inbound::Refused(Box::new(FrameError::TooLarge {
                     size,
                     limit: max_frame,
                     response_to: response_to.take(),
-                })),
+                }))),
                 None => {
                     if line.last() == Some(&b'\r') {
                         line.pop();
@@ -149,7 +149,7 @@ fn frame(line: Vec<u8>, stray: Stray) -> Inbound {
     match (json, stray) {
         (_, Stray::Decode) => Inbound::Frame(line),
         (true, Stray::Break) => Inbound::Strict(line),
-        (false, Stray::Break) => Inbound::Broken(TransportError::not_json(&line)),
+        (false, Stray::Break) => Inbound::Broken(Box::new(TransportError::not_json(&line))),
     }
 }
 
@@ -218,7 +218,7 @@ mod tests {
             .into_iter()
             .map(|item| match item {
                 Inbound::Frame(f) => Ok(String::from_utf8(f).unwrap()),
-                Inbound::Refused(e) => Err(e),
+                Inbound::Refused(e) => Err(*e),
                 other => unreachable!("stdio reports only frames and refusals: {other:?}"),
             })
             .collect()
@@ -245,7 +245,7 @@ mod tests {
         assert_eq!(got.len(), 2, "{got:?}");
         assert!(matches!(&got[0], Inbound::Strict(f) if f == b"{\"a\":1}"));
         assert!(
-            matches!(&got[1], Inbound::Broken(TransportError::NotJson { line }) if line == "Server listening"),
+            matches!(&got[1], Inbound::Broken(e) if matches!(&**e, TransportError::NotJson { line } if line == "Server listening")),
             "{got:?}"
         );
         let lenient = frames(b"hello\n{}\n", 100).await;

@@ -142,7 +142,7 @@ impl Driver {
                         limit: self.max_message,
                         response_to: Some(id.clone()),
                     };
-                    let _ = self.incoming.send(Inbound::Refused(refused)).await;
+                    let _ = self.incoming.send(Inbound::Refused(Box::new(refused))).await;
                     cursor.answered = true;
                     return true;
                 }
@@ -250,7 +250,7 @@ impl Driver {
             && lock(&self.state).generation == generation;
         if let Some(error) = unreachable.filter(|_| gone) {
             tracing::debug!(%error, "the server is gone: the standalone stream cannot be reopened");
-            let _ = self.incoming.send(Inbound::Broken(error)).await;
+            let _ = self.incoming.send(Inbound::Broken(Box::new(error))).await;
             self.closing.cancel();
         }
     }
