@@ -1169,5 +1169,45 @@ fn a_tool_changed_between_runs_waits_for_review_and_an_unchanged_one_runs() {
         "{}",
         accepted.stderr
     );
-    assert!(home.join("junction").join("pins.json").is_file());
+
+    // `junction consent pins` shows the pins; `unpin` drops one, which is pinned again as
+    // it is at its next call.
+    let consent = |args: &[&str]| {
+        common::Run::of(common::host_command(&home).arg("consent").args(args), None)
+    };
+    let pinned = consent(&["pins"]);
+    assert_eq!(pinned.code, 0, "{}", pinned.stderr);
+    let pinned: Vec<(&str, &str, usize)> = pinned
+        .stdout
+        .lines()
+        .filter_map(|l| {
+            let mut words = l.split(' ');
+            Some((words.next()?, words.next()?, words.next()?.len()))
+        })
+        .collect();
+    assert_eq!(pinned, [("lib", "list", 64), ("lib", "work", 64)]);
+    let unpinned = consent(&["unpin", "lib", "w*"]);
+    assert_eq!(
+        unpinned.stdout, "unpinned lib work\n",
+        "{}",
+        unpinned.stderr
+    );
+    tools("Works on the books, again.");
+    let repinned = run(&[]);
+    assert!(
+        !repinned.stderr.contains("changed since"),
+        "{}",
+        repinned.stderr
+    );
+    assert_eq!(
+        (calls("work"), calls("list")),
+        (4, 6),
+        "{}",
+        repinned.stderr
+    );
+    assert_eq!(
+        consent(&["unpin", "lib", "gone"]).code,
+        1,
+        "nothing left to unpin"
+    );
 }

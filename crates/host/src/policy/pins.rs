@@ -129,11 +129,13 @@ impl Pins {
         self.save()
     }
 
-    /// Every pinned (server, tool), by server then canonical tool name.
-    pub fn list(&self) -> Vec<(String, String)> {
+    /// Every pinned (server, tool, definition hash), by server then canonical tool name.
+    pub fn list(&self) -> Vec<(String, String, String)> {
         self.lock()
             .iter()
-            .map(|((server, _), (tool, _))| (server.clone(), tool.clone()))
+            .map(|((server, _), (tool, definition))| {
+                (server.clone(), tool.clone(), definition.hash().to_owned())
+            })
             .collect()
     }
 
@@ -251,8 +253,14 @@ mod tests {
         ));
         let removed = pins.remove("lib", "add_*").unwrap();
         assert_eq!(removed.len(), 2, "{removed:?}");
+        let left: Vec<(String, String)> = Pins::load(&path)
+            .unwrap()
+            .list()
+            .into_iter()
+            .map(|(server, tool, _)| (server, tool))
+            .collect();
         assert_eq!(
-            Pins::load(&path).unwrap().list(),
+            left,
             [
                 ("lib".to_owned(), "search".to_owned()),
                 ("other".to_owned(), "add_book".to_owned())
