@@ -52,6 +52,9 @@ struct Entry {
 
 type Key = (String, String);
 
+/// The pins by server and canonical tool name, each with the tool's name as listed.
+type Map = BTreeMap<Key, (String, Definition)>;
+
 fn key(server: &str, tool: &str) -> Key {
     (server.to_owned(), canonical(tool))
 }
@@ -60,7 +63,7 @@ fn key(server: &str, tool: &str) -> Key {
 #[derive(Debug)]
 pub struct Pins {
     path: Option<PathBuf>,
-    entries: Mutex<BTreeMap<Key, (String, Definition)>>,
+    entries: Mutex<Map>,
 }
 
 impl Pins {
@@ -75,17 +78,7 @@ impl Pins {
     /// Reads the pins saved in `path`; a missing file means none yet.
     pub fn load(path: impl Into<PathBuf>) -> Result<Self, StateFileError> {
         let path = path.into();
-        let file: File = state_file::load(&path, WHAT)?;
-        let entries = file
-            .pins
-            .into_iter()
-            .map(|e| {
-                (
-                    key(&e.server, &e.tool),
-                    (e.tool, Definition::from_value(e.definition)),
-                )
-            })
-            .collect();
+        let entries = read(&path)?;
         Ok(Pins {
             path: Some(path),
             entries: Mutex::new(entries),
@@ -97,7 +90,7 @@ impl Pins {
         self.path.as_deref()
     }
 
-    fn lock(&self) -> MutexGuard<'_, BTreeMap<Key, (String, Definition)>> {
+    fn lock(&self) -> MutexGuard<'_, Map> {
         self.entries.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -119,14 +112,17 @@ impl Pins {
     /// or changed, not at every call.
     pub fn pin(&self, server: &str, tool: &Tool) -> Result<(), StateFileError> {
         let definition = Definition::of(tool);
-        let previous = self.lock().insert(
-            key(server, &tool.name),
-            (tool.name.clone(), definition.clone()),
-        );
-        if previous.is_some_and(|(_, d)| d.hash() == definition.hash()) {
+        let key = key(server, &tool.name);
+        let mut entries = self.lock();
+        if entries
+            .get(&key)
+            .is_some_and(|(_, d)| d.hash() == definition.hash())
+        {
             return Ok(());
         }
-        self.save()
+        self.update(&mut entries, |map| {
+            map.insert(key, (tool.name.clone(), definition));
+        })
     }
 
     /// Every pinned (server, tool, definition hash), by server then canonical tool name.
@@ -147,30 +143,40 @@ impl Pins {
         server: &str,
         tool: &str,
     ) -> Result<Vec<(String, String)>, StateFileError> {
-        let removed: Vec<(String, String)> = {
-            let mut entries = self.lock();
-            let pattern = canonical_pattern(tool);
-            let gone: Vec<Key> = entries
+        let pattern = canonical_pattern(tool);
+        let mut entries = self.lock();
+        self.update(&mut entries, |map| {
+            let gone: Vec<Key> = map
                 .keys()
                 .filter(|(s, t)| s == server && glob_match(&pattern, t))
                 .cloned()
                 .collect();
             gone.iter()
-                .filter_map(|k| entries.remove(k).map(|(tool, _)| (k.0.clone(), tool)))
+                .filter_map(|k| map.remove(k).map(|(tool, _)| (k.0.clone(), tool)))
                 .collect()
-        };
-        if !removed.is_empty() {
-            self.save()?;
-        }
-        Ok(removed)
+        })
     }
 
-    fn save(&self) -> Result<(), StateFileError> {
+    /// Applies `change` to the pins as the file holds them now, so that what another run
+    /// pinned since this one read the file is kept, and saves them. This run goes on with
+    /// the changed pins even when the file could not be read or written.
+    fn update<R>(
+        &self,
+        entries: &mut Map,
+        change: impl FnOnce(&mut Map) -> R,
+    ) -> Result<R, StateFileError> {
         let Some(path) = &self.path else {
-            return Ok(());
+            return Ok(change(entries));
         };
-        let pins = self
-            .lock()
+        let mut current = match read(path) {
+            Ok(current) => current,
+            Err(e) => {
+                change(entries);
+                return Err(e);
+            }
+        };
+        let result = change(&mut current);
+        let pins = current
             .iter()
             .map(|((server, _), (tool, definition))| Entry {
                 server: server.clone(),
@@ -179,8 +185,25 @@ impl Pins {
                 definition: definition.value().clone(),
             })
             .collect();
-        state_file::save(path, &File { pins })
+        let saved = state_file::save(path, &File { pins });
+        *entries = current;
+        saved.map(|()| result)
     }
+}
+
+/// The pins saved in `path`; a missing file holds none.
+fn read(path: &Path) -> Result<Map, StateFileError> {
+    let file: File = state_file::load(path, WHAT)?;
+    Ok(file
+        .pins
+        .into_iter()
+        .map(|e| {
+            (
+                key(&e.server, &e.tool),
+                (e.tool, Definition::from_value(e.definition)),
+            )
+        })
+        .collect())
 }
 
 #[cfg(test)]
@@ -236,6 +259,28 @@ mod tests {
         std::fs::write(&path, "left as it is").unwrap();
         pins.pin("lib", &search).unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "left as it is");
+        std::fs::remove_dir_all(path.parent().unwrap().parent().unwrap()).unwrap();
+    }
+
+    #[test]
+    fn two_runs_pinning_at_once_keep_each_others_pins() {
+        let path = scratch("two-runs");
+        let one = Pins::load(&path).unwrap();
+        let two = Pins::load(&path).unwrap();
+        one.pin("lib", &tool("search", "")).unwrap();
+        two.pin("lib", &tool("list", "")).unwrap();
+        assert_eq!(
+            two.recall("lib", &tool("search", "")),
+            Recall::Same,
+            "the other run's pin is seen"
+        );
+        let names: Vec<String> = Pins::load(&path)
+            .unwrap()
+            .list()
+            .into_iter()
+            .map(|(_, tool, _)| tool)
+            .collect();
+        assert_eq!(names, ["list", "search"]);
         std::fs::remove_dir_all(path.parent().unwrap().parent().unwrap()).unwrap();
     }
 
