@@ -11,7 +11,7 @@ use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-use common::{peer, HttpServe, JUNCTION};
+use common::{peer, HttpServe};
 use serde_json::{json, Value};
 
 /// The authorization server, running until dropped.
@@ -93,10 +93,9 @@ fn junction_typing(
     let browser =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests-interop/auto-browser.mjs");
     common::Run::of(
-        Command::new(JUNCTION)
+        common::host_command(&home.0)
             .args(args)
             .envs(env.iter().copied())
-            .env("XDG_CONFIG_HOME", &home.0)
             .env(
                 "BROWSER",
                 format!("{} {}", peer("JUNCTION_NODE"), browser.display()),

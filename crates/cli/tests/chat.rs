@@ -4,7 +4,6 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use common::{Run, JUNCTION};
 use serde_json::{json, Value};
@@ -71,7 +70,8 @@ fn junction_in(dir: &Path, args: &[&str], input: &str) -> Run {
 
 /// `junction ARGS` in `dir`, with `input` on stdin and only the provider variables in `env`.
 fn junction_env(dir: &Path, args: &[&str], input: &str, env: &[(&str, &str)]) -> Run {
-    let mut command = Command::new(JUNCTION);
+    // Answers, pins and user servers stay in the test's directory too.
+    let mut command = common::host_command(&dir.join("config"));
     for variable in PROVIDER_VARIABLES {
         command.env_remove(variable);
     }

@@ -6,7 +6,6 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use common::{Run, JUNCTION};
 use serde_json::{json, Value};
@@ -50,10 +49,9 @@ impl Project {
     /// `junction ARGS` in the repository's `src/deep`, `input` piped (so nobody is asked).
     fn junction(&self, args: &[&str], input: &str) -> Run {
         Run::of(
-            Command::new(JUNCTION)
+            common::host_command(&self.root.join("home"))
                 .args(args)
                 .current_dir(self.repo().join("src").join("deep"))
-                .env("XDG_CONFIG_HOME", self.root.join("home"))
                 .env("XDG_DATA_HOME", self.root.join("home"))
                 .env("XDG_STATE_HOME", self.root.join("home"))
                 .env("NO_COLOR", "1"),

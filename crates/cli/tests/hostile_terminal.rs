@@ -8,12 +8,8 @@ mod hostile;
 
 mod common;
 
-use std::process::Command;
-
 use hostile::{tool, Hostile};
 use serde_json::json;
-
-use common::JUNCTION;
 
 /// A tool that shows as `library.search` once its escapes have run: the line is erased
 /// and the cursor sent back to its start before the look-alike name is written.
@@ -48,7 +44,9 @@ fn junction_against(
     ];
     args.extend_from_slice(extra);
     common::Run::of(
-        Command::new(JUNCTION).args(&args).env_remove("NO_COLOR"),
+        common::host_command(&server.path("config"))
+            .args(&args)
+            .env_remove("NO_COLOR"),
         Some(input),
     )
 }
@@ -185,9 +183,7 @@ fn auth_status_shows_the_authorization_servers_words_escaped() {
         }}}),
     );
     let run = common::Run::of(
-        Command::new(JUNCTION)
-            .args(["auth", "status", url])
-            .env("XDG_CONFIG_HOME", home.path("")),
+        common::host_command(&home.path("")).args(["auth", "status", url]),
         None,
     );
     assert_eq!(run.code, 0, "{}", run.stderr);

@@ -8,12 +8,10 @@ mod hostile;
 
 mod common;
 
-use std::process::Command;
-
 use hostile::{tool, Hostile};
 use serde_json::{json, Value};
 
-use common::{Run, JUNCTION};
+use common::Run;
 
 /// A script in which the model calls `flaky__work` `calls` times, one turn each, and
 /// answers after each call.
@@ -40,11 +38,10 @@ fn chat_with(server: &Hostile, servers: Value, script: Value, input: &str) -> Ru
     std::fs::write(&model, script.to_string()).unwrap();
     let model = format!("scripted:{}", model.display());
     Run::of(
-        Command::new(JUNCTION)
+        common::host_command(&server.dir)
             .args(["chat", "--yes", "--no-save", "--config"])
             .arg(&config)
             .args(["--model", &model])
-            .env("XDG_CONFIG_HOME", &server.dir)
             .env("XDG_DATA_HOME", &server.dir)
             .env("XDG_STATE_HOME", &server.dir)
             .env("NO_COLOR", "1"),
@@ -232,7 +229,7 @@ fn a_run_whose_server_stops_goes_on_then_fails_naming_it() {
     let model = server.path("model.json");
     std::fs::write(&model, calling(1).to_string()).unwrap();
     let run = Run::of(
-        Command::new(JUNCTION)
+        common::host_command(&server.dir)
             .args([
                 "run",
                 "--yes",
@@ -245,7 +242,6 @@ fn a_run_whose_server_stops_goes_on_then_fails_naming_it() {
             .arg("--model")
             .arg(format!("scripted:{}", model.display()))
             .arg("crash it")
-            .env("XDG_CONFIG_HOME", &server.dir)
             .env("XDG_STATE_HOME", &server.dir),
         None,
     );

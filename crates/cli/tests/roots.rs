@@ -8,12 +8,10 @@ mod hostile;
 
 mod common;
 
-use std::process::Command;
-
 use hostile::{tool, Hostile};
 use serde_json::{json, Value};
 
-use common::{Run, JUNCTION};
+use common::Run;
 
 /// The `file://` URI of `dir` as the host writes it (these test paths need no escaping).
 fn uri(dir: &std::path::Path) -> String {
@@ -49,7 +47,7 @@ fn the_working_directory_and_each_root_flag_are_offered_and_an_added_root_is_ann
         added.display()
     );
     let run = Run::of(
-        Command::new(JUNCTION)
+        common::host_command(&server.dir)
             .current_dir(&work)
             .args(["chat", "--yes", "--no-save", "--config"])
             .arg(&config)
@@ -57,7 +55,6 @@ fn the_working_directory_and_each_root_flag_are_offered_and_an_added_root_is_ann
             .arg(format!("scripted:{}", model.display()))
             .arg("--root")
             .arg(&extra)
-            .env("XDG_CONFIG_HOME", &server.dir)
             .env("XDG_STATE_HOME", &server.dir)
             .env("NO_COLOR", "1"),
         Some(&input),

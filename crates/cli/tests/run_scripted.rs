@@ -6,12 +6,10 @@ mod hostile;
 
 mod common;
 
-use std::process::Command;
-
 use hostile::{tool, Hostile};
 use serde_json::{json, Value};
 
-use common::{Run, JUNCTION};
+use common::Run;
 
 fn calls_then_answer(calls: usize) -> Value {
     let mut script: Vec<Value> = (0..calls)
@@ -33,7 +31,7 @@ fn run(server: &Hostile, script: Value, args: &[&str], stdin: &str) -> Run {
     let model = server.path("model.json");
     std::fs::write(&model, script.to_string()).unwrap();
     Run::of(
-        Command::new(JUNCTION)
+        common::host_command(&server.path("config"))
             .args(["run", "--config", config.to_str().unwrap()])
             .arg("--model")
             .arg(format!("scripted:{}", model.display()))

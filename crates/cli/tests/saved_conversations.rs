@@ -6,10 +6,9 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use common::fake_model::{anthropic_text, FakeModel};
-use common::{Run, JUNCTION};
+use common::Run;
 use serde_json::Value;
 
 /// A data directory and a working directory for one test, removed when it ends.
@@ -50,7 +49,7 @@ impl Drop for Dirs {
 /// as the Anthropic endpoint and `stdin` piped in.
 fn junction(dirs: &Dirs, api: &FakeModel, args: &[&str], stdin: &str) -> Run {
     Run::of(
-        Command::new(JUNCTION)
+        common::host_command(&dirs.root.join("config"))
             .args(args)
             .current_dir(dirs.work())
             .env("XDG_DATA_HOME", dirs.data())

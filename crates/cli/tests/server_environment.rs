@@ -6,13 +6,9 @@ mod hostile;
 
 mod common;
 
-use std::process::Command;
-
 use hostile::Hostile;
 use junction_host::servers::environment::is_safe;
 use serde_json::json;
-
-use common::JUNCTION;
 
 /// Variables a shell sets for itself when it starts.
 const SHELL_OWN: [&str; 4] = ["PWD", "OLDPWD", "SHLVL", "_"];
@@ -26,7 +22,7 @@ fn no_host_variable_outside_the_safe_list_reaches_a_stdio_server() {
     std::fs::write(&config, json!({"mcpServers": {"probe": entry}}).to_string()).unwrap();
     let model = server.path("model.json");
     std::fs::write(&model, json!([{"text": "hello"}]).to_string()).unwrap();
-    let output = Command::new(JUNCTION)
+    let output = common::host_command(&server.path("config"))
         .args(["run", "--config", config.to_str().unwrap()])
         .arg("--model")
         .arg(format!("scripted:{}", model.display()))

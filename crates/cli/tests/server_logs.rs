@@ -7,12 +7,10 @@ mod hostile;
 
 mod common;
 
-use std::process::Command;
-
 use hostile::{tool, Hostile};
 use serde_json::json;
 
-use common::{Run, JUNCTION};
+use common::Run;
 
 #[test]
 fn log_messages_are_shown_safely_kept_in_the_state_dir_and_listed_by_logs() {
@@ -37,7 +35,7 @@ fn log_messages_are_shown_safely_kept_in_the_state_dir_and_listed_by_logs() {
     )
     .unwrap();
     let run = Run::of(
-        Command::new(JUNCTION)
+        common::host_command(&server.dir)
             .args([
                 "chat",
                 "--yes",
@@ -49,7 +47,6 @@ fn log_messages_are_shown_safely_kept_in_the_state_dir_and_listed_by_logs() {
             .arg(&config)
             .arg("--model")
             .arg(format!("scripted:{}", model.display()))
-            .env("XDG_CONFIG_HOME", &server.dir)
             .env("XDG_STATE_HOME", &server.dir)
             .env("NO_COLOR", "1"),
         Some("work\n/logs\n/quit\n"),

@@ -12,8 +12,6 @@ use std::process::{Child, Command, Stdio};
 use hostile::{alive, tool, Hostile};
 use serde_json::json;
 
-use common::JUNCTION;
-
 /// `junction COMMAND` against `servers`, with a model that calls `slow__work` and a stdin
 /// left open.
 fn start(command: &str, servers: &[&Hostile], extra: &[&str]) -> Child {
@@ -45,7 +43,7 @@ fn start(command: &str, servers: &[&Hostile], extra: &[&str]) -> Child {
     )
     .unwrap();
     let model = format!("scripted:{}", model.display());
-    Command::new(JUNCTION)
+    common::host_command(&first.path("config"))
         .args([
             command,
             "--config",

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{HttpServe, Run, JUNCTION};
+use common::{HttpServe, Run};
 use serde_json::{json, Value};
 
 /// A fresh directory for the test's config and state, removed at the end.
@@ -30,12 +30,11 @@ fn write(dir: &Path, name: &str, value: &Value) -> String {
 
 /// `junction chat` in `dir` (its config and state there too), with `model` playing.
 fn chat(dir: &Path, config: &str, model: &str) -> Command {
-    let mut command = Command::new(JUNCTION);
+    let mut command = common::host_command(dir);
     command
         .args(["chat", "--yes", "--config", config, "--model"])
         .arg(format!("scripted:{model}"))
         .current_dir(dir)
-        .env("XDG_CONFIG_HOME", dir)
         .env("XDG_DATA_HOME", dir)
         .env_remove("ANTHROPIC_API_KEY")
         .env_remove("OPENAI_API_KEY");

@@ -35,7 +35,7 @@ use junction_protocol::completion::{CompleteParams, CompletionRef};
 use junction_protocol::content::Role;
 use junction_protocol::prompts::GetPromptParams;
 use junction_protocol::roots::Root;
-use junction_protocol::tools::{CallToolParams, CallToolResult};
+use junction_protocol::tools::{CallToolParams, CallToolResult, Tool};
 use serde_json::{Map, Value};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -51,7 +51,7 @@ use crate::interaction::Interaction;
 use crate::mediation::Mediation;
 use crate::model::{Model, ModelError, ModelRequest, Usage};
 use crate::naming::ToolNames;
-use crate::policy::{Action, Policy, Remembered, RememberedError};
+use crate::policy::{Action, Pins, Policy, Remembered, RememberedError};
 use crate::prompts::{find_prompt, parse_arguments, split_command, CommandError};
 use crate::resources::{attachables, parse_attachment, Attachable, AttachmentSyntax};
 use crate::servers::{
@@ -99,6 +99,9 @@ pub enum HostError {
     /// The remembered answers could not be read.
     #[error("the consent file could not be used: {0}")]
     Remembered(#[from] RememberedError),
+    /// The tool pins could not be read.
+    #[error("the tool pins file could not be used: {0}")]
+    Pins(#[source] StateFileError),
     /// No connected server has that name.
     #[error("no connected server is called `{0}`")]
     UnknownServer(String),
@@ -305,7 +308,12 @@ impl Host {
             Some(path) => Remembered::load(PathBuf::from(path))?,
             None => Remembered::in_memory(),
         };
-        let policy = Policy::with_remembered(config.policy.rules.clone(), remembered);
+        let pins = match &config.policy.pins_file {
+            Some(path) => Pins::load(path.clone()).map_err(HostError::Pins)?,
+            None => Pins::in_memory(),
+        };
+        let policy =
+            Policy::with_remembered(config.policy.rules.clone(), remembered).with_pins(pins);
         let (servers, failures) = Servers::start(&config.servers, options, &events).await;
         let mut host = Host::new(servers, policy, model, consent, events);
         if let Some(chars) = config.max_tool_output {
@@ -782,7 +790,7 @@ impl Host {
             .decide(&server.name, &entry.tool, server.trusted);
         match decision.action {
             Action::Allow => {
-                self.policy.pin(&server.name, &entry.tool);
+                self.pin(&server.name, &entry.tool);
                 return Ok(());
             }
             Action::Deny => {
@@ -837,9 +845,19 @@ impl Host {
                 reason: "the user said no".to_owned(),
             }),
             _ => {
-                self.policy.pin(&server.name, &entry.tool);
+                self.pin(&server.name, &entry.tool);
                 Ok(())
             }
+        }
+    }
+
+    /// Pins `tool` as it is allowed now; a pin that cannot be saved is warned about (the
+    /// call still runs: it was allowed, and the pin holds for this run).
+    fn pin(&self, server: &str, tool: &Tool) {
+        if let Err(e) = self.policy.pin(server, tool) {
+            self.events.emit(Event::Warning {
+                message: format!("the tool's pin was not saved: {e}"),
+            });
         }
     }
 

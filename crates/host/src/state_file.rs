@@ -1,6 +1,6 @@
 //! The small JSON files the host keeps its state in between runs: the project servers the
-//! user approved ([`crate::config::approval`]) and the tasks left running
-//! ([`crate::tasks_left`]).
+//! user approved ([`crate::config::approval`]), the tasks left running
+//! ([`crate::tasks_left`]) and the tool pins ([`crate::policy::Pins`]).
 //!
 //! Each is read whole (a missing file is the empty state; a malformed one an error naming
 //! the file, which is left untouched for the user to fix) and written whole to a temporary

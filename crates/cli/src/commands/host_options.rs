@@ -13,7 +13,7 @@ use junction_host::conversation::Conversation;
 use junction_host::events::{Event, EventSink};
 use junction_host::mediation::directory_root;
 use junction_host::model::{AnthropicModel, Model, OpenAiModel, ScriptedModel};
-use junction_host::policy::{default_consent_file, Action, Rule};
+use junction_host::policy::{default_consent_file, default_pins_file, Action, Rule};
 use junction_host::saved::{ConversationStore, SavedConversation, SavedError};
 use junction_host::server_log::ServerLog;
 use junction_host::servers::{StartFailure, StartOptions};
@@ -332,6 +332,7 @@ impl HostOptions {
         if config.policy.consent_file.is_none() {
             config.policy.consent_file = default_consent_file();
         }
+        config.policy.pins_file = default_pins_file();
         for (patterns, action) in [(&self.allow, Action::Allow), (&self.deny, Action::Deny)] {
             config
                 .policy

@@ -92,6 +92,15 @@ pub fn server_suite(url: &str, out: &Path) -> Run {
     )
 }
 
+/// `junction` with its user config directory in `config_home`: every test that runs
+/// `junction chat` or `junction run` starts it so, so that no test reads another's consent
+/// answers, tool pins or user servers, nor those of the real home.
+pub fn host_command(config_home: &Path) -> Command {
+    let mut command = Command::new(JUNCTION);
+    command.env("XDG_CONFIG_HOME", config_home);
+    command
+}
+
 /// `junction ARGS...`.
 pub fn junction(args: &[&str]) -> Run {
     run(JUNCTION, args)

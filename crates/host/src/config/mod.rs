@@ -177,6 +177,10 @@ pub struct PolicyConfig {
     pub rules: Vec<Rule>,
     /// Where "always allow" answers are kept (`junction.consentFile`).
     pub consent_file: Option<PathBuf>,
+    /// Where the definitions tools were allowed in are pinned across runs; no config file
+    /// sets it (the command line keeps them in the user's config directory), and without
+    /// it pins last for the run.
+    pub pins_file: Option<PathBuf>,
 }
 
 /// Everything one config file defines.

@@ -12,7 +12,9 @@
 //! config key of the server and the tool's own name (not the name the model sees), e.g.
 //! `library__*` or `*__delete_*`. "Always allow" answers are kept in a JSON file
 //! ([`Remembered`]) and read back at the next start; "allow for this session" answers are
-//! kept in memory only, until the policy is dropped.
+//! kept in memory only, until the policy is dropped. The definition each tool was allowed
+//! in is pinned ([`Pins`], in a file too when the host is given one): a tool whose
+//! definition changed since asks again, whatever allowed it before.
 //!
 //! ```
 //! use junction_host::policy::{Action, Policy, Rule};
@@ -29,18 +31,17 @@
 
 pub mod canonical;
 pub mod definition;
+mod pins;
 mod remembered;
 
-use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
-
+pub use pins::{default_pins_file, Pins};
 pub use remembered::{default_consent_file, Recall, Remembered, RememberedError};
 
 use junction_protocol::tools::Tool;
 
 use crate::naming::SEPARATOR;
+use crate::state_file::StateFileError;
 use canonical::{canonical, is_disguised};
-use definition::Definition;
 
 /// What to do with a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -165,7 +166,7 @@ pub struct Policy {
     rules: Vec<Rule>,
     remembered: Remembered,
     session: Remembered,
-    pins: Mutex<HashMap<(String, String), Definition>>,
+    pins: Pins,
 }
 
 impl Policy {
@@ -180,8 +181,20 @@ impl Policy {
             rules,
             remembered,
             session: Remembered::in_memory(),
-            pins: Mutex::new(HashMap::new()),
+            pins: Pins::in_memory(),
         }
+    }
+
+    /// This policy with the definitions tools were allowed in kept in `pins` (by default
+    /// in memory, for this run only).
+    pub fn with_pins(mut self, pins: Pins) -> Self {
+        self.pins = pins;
+        self
+    }
+
+    /// The definitions tools were allowed in.
+    pub fn pins(&self) -> &Pins {
+        &self.pins
     }
 
     /// The rules.
@@ -303,35 +316,28 @@ impl Policy {
         {
             return Some(changes);
         }
-        let pins = self.pins.lock().unwrap_or_else(PoisonError::into_inner);
-        let pinned = pins.get(&(server.to_owned(), canonical(&tool.name)))?;
-        let now = Definition::of(tool);
-        (pinned.hash() != now.hash()).then(|| now.changes(pinned))
+        match self.pins.recall(server, tool) {
+            Recall::Changed(changes) => Some(changes),
+            Recall::Same | Recall::Unknown => None,
+        }
     }
 
-    /// Records that `tool` of `server` was allowed as it is now: a later call of a changed
-    /// definition asks again (see [`Policy::decide`]).
-    pub fn pin(&self, server: &str, tool: &Tool) {
-        self.pins
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(
-                (server.to_owned(), canonical(&tool.name)),
-                Definition::of(tool),
-            );
+    /// Records that `tool` of `server` is allowed as it is now (saving the pin when it is
+    /// new or changed and the pins are kept in a file): a later call of a changed definition
+    /// asks again (see [`Policy::decide`]). The host pins every call it lets run.
+    pub fn pin(&self, server: &str, tool: &Tool) -> Result<(), StateFileError> {
+        self.pins.pin(server, tool)
     }
 
     /// Remembers an "always allow" answer for `tool` as it is now (and saves it, when a
     /// file is configured).
     pub fn remember(&self, server: &str, tool: &Tool) -> Result<(), RememberedError> {
-        self.pin(server, tool);
         self.remembered.insert(server, tool)
     }
 
     /// Allows `tool` of `server`, as it is now, until this policy is dropped; nothing is
     /// saved.
     pub fn allow_for_session(&self, server: &str, tool: &Tool) {
-        self.pin(server, tool);
         // An in-memory set has no file to fail on.
         let _ = self.session.insert(server, tool);
     }
