@@ -204,26 +204,26 @@ async fn run(
                 decoded => dispatch(decoded, &service, &peer).await,
             },
             Inbound::Refused(refused) => match *refused {
-            FrameError::TooLarge {
-                size,
-                limit,
-                response_to: Some(id),
-            } => {
-                // An answer to one of ours: fail that request now, not at its timeout.
-                tracing::warn!(session = %peer.name(), size, limit, %id, "discarding an oversized answer");
-                let error = ErrorObject::internal(format!(
+                FrameError::TooLarge {
+                    size,
+                    limit,
+                    response_to: Some(id),
+                } => {
+                    // An answer to one of ours: fail that request now, not at its timeout.
+                    tracing::warn!(session = %peer.name(), size, limit, %id, "discarding an oversized answer");
+                    let error = ErrorObject::internal(format!(
                     "the answer was larger than {} ({size} bytes or more arrived) and was discarded",
                     crate::transport::human_bytes(limit)
                 ));
-                peer.complete(Response::err(Some(id), error));
-            }
-            FrameError::TooLarge { size, limit, .. } => {
-                tracing::warn!(session = %peer.name(), size, limit, "refusing an oversized message");
-                let error = ErrorObject::invalid_request(format!(
+                    peer.complete(Response::err(Some(id), error));
+                }
+                FrameError::TooLarge { size, limit, .. } => {
+                    tracing::warn!(session = %peer.name(), size, limit, "refusing an oversized message");
+                    let error = ErrorObject::invalid_request(format!(
                     "Invalid request: the message of at least {size} bytes exceeds the limit of {limit} bytes"
                 ));
-                peer.send_response(Response::err(None, error), None);
-            }
+                    peer.send_response(Response::err(None, error), None);
+                }
             },
             Inbound::Failed(id, error) => peer.fail(&id, *error),
             Inbound::Broken(error) => {

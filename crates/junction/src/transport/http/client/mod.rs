@@ -454,7 +454,10 @@ impl Driver {
 
     async fn fail_id(&self, id: &RequestId, error: TransportError) {
         tracing::debug!(%id, %error, "request failed in the HTTP transport");
-        let _ = self.incoming.send(Inbound::Failed(id.clone(), Box::new(error))).await;
+        let _ = self
+            .incoming
+            .send(Inbound::Failed(id.clone(), Box::new(error)))
+            .await;
     }
 
     /// Hands the session the JSON-RPC error the server put in the body of an error status.

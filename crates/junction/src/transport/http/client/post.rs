@@ -228,7 +228,10 @@ impl Driver {
                         limit: self.max_message,
                         response_to: Some(request.id.clone()),
                     };
-                    let _ = self.incoming.send(Inbound::Refused(Box::new(refused))).await;
+                    let _ = self
+                        .incoming
+                        .send(Inbound::Refused(Box::new(refused)))
+                        .await;
                 }
                 Ok(Ok(body)) if !body.is_empty() => {
                     let peek = self.deliver(body).await;

@@ -142,7 +142,10 @@ impl Driver {
                         limit: self.max_message,
                         response_to: Some(id.clone()),
                     };
-                    let _ = self.incoming.send(Inbound::Refused(Box::new(refused))).await;
+                    let _ = self
+                        .incoming
+                        .send(Inbound::Refused(Box::new(refused)))
+                        .await;
                     cursor.answered = true;
                     return true;
                 }
