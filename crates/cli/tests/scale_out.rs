@@ -1280,16 +1280,22 @@ async fn start_task(mcp: &Mcp, url: &str, id: u64, seconds: u64) -> String {
 /// listed, collected and cancelled through instance B (and through C, started after it),
 /// while its handler runs on A; another session sees none of it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_task_created_through_one_instance_is_got_listed_collected_and_cancelled_through_another(
-) {
+async fn a_task_created_through_one_instance_is_got_listed_collected_and_cancelled_through_another()
+{
     let cluster = Cluster::start("conformance", 2, &[]);
     let (a, b) = (cluster.instances[0].url(), cluster.instances[1].url());
     let mut mcp = Mcp::new();
     mcp.initialize(&a, json!({})).await;
     let done = start_task(&mcp, &a, 1, 1).await;
 
-    let got = mcp.request(&b, 2, "tasks/get", json!({"taskId": done})).await;
-    assert_eq!(got["result"]["taskId"], json!(done), "B finds A's task: {got}");
+    let got = mcp
+        .request(&b, 2, "tasks/get", json!({"taskId": done}))
+        .await;
+    assert_eq!(
+        got["result"]["taskId"],
+        json!(done),
+        "B finds A's task: {got}"
+    );
     let listed = mcp.request(&b, 3, "tasks/list", json!({})).await;
     let ids: Vec<&Value> = listed["result"]["tasks"]
         .as_array()
@@ -1314,7 +1320,9 @@ async fn a_task_created_through_one_instance_is_got_listed_collected_and_cancell
         json!(done),
         "tagged with its task: {result}"
     );
-    let got = mcp.request(&b, 5, "tasks/get", json!({"taskId": done})).await;
+    let got = mcp
+        .request(&b, 5, "tasks/get", json!({"taskId": done}))
+        .await;
     assert_eq!(got["result"]["status"], "completed", "{got}");
 
     let long = start_task(&mcp, &a, 6, 600).await;
@@ -1325,13 +1333,17 @@ async fn a_task_created_through_one_instance_is_got_listed_collected_and_cancell
         cancelled["result"]["status"], "cancelled",
         "B has A cancel it: {cancelled}"
     );
-    let got = mcp.request(&a, 8, "tasks/get", json!({"taskId": long})).await;
+    let got = mcp
+        .request(&a, 8, "tasks/get", json!({"taskId": long}))
+        .await;
     assert_eq!(got["result"]["status"], "cancelled", "on A too: {got}");
     let again = mcp
         .request(&b, 9, "tasks/cancel", json!({"taskId": long}))
         .await;
     assert_eq!(again["error"]["code"], -32602, "terminal stays: {again}");
-    let got = mcp.request(&b, 10, "tasks/get", json!({"taskId": long})).await;
+    let got = mcp
+        .request(&b, 10, "tasks/get", json!({"taskId": long}))
+        .await;
     assert_eq!(got["result"]["status"], "cancelled", "sticky: {got}");
 
     let mut other = Mcp::new();
@@ -1339,7 +1351,10 @@ async fn a_task_created_through_one_instance_is_got_listed_collected_and_cancell
     let theirs = other
         .request(&b, 2, "tasks/get", json!({"taskId": done}))
         .await;
-    assert_eq!(theirs["error"]["code"], -32602, "not another session's: {theirs}");
+    assert_eq!(
+        theirs["error"]["code"], -32602,
+        "not another session's: {theirs}"
+    );
     let listed = other.request(&a, 3, "tasks/list", json!({})).await;
     assert_eq!(listed["result"]["tasks"], json!([]), "{listed}");
 }
@@ -1356,7 +1371,10 @@ async fn a_task_whose_instance_died_fails_on_the_others() {
     let id = start_task(&mcp, &a, 1, 600).await;
     let waiting = tokio::spawn({
         let (mcp, b, id) = (mcp.clone(), b.clone(), id.clone());
-        async move { mcp.request(&b, 2, "tasks/result", json!({"taskId": id})).await }
+        async move {
+            mcp.request(&b, 2, "tasks/result", json!({"taskId": id}))
+                .await
+        }
     });
     cluster.instances[0].kill();
     let result = tokio::time::timeout(SAFETY, waiting)

@@ -58,6 +58,12 @@
 //! a database, so that a finished task's result outlives the process). A task still running
 //! when its process ended is marked `failed` when the next server is built on the same store.
 //!
+//! Instances of one server behind a load balancer share their tasks through a
+//! [`SharedTasks`] ([`Server::share_tasks`](super::Server::share_tasks); Redis with the HTTP
+//! server's session store): each instance keeps running the tasks it created and writes
+//! them through, the others answer `tasks/get`, `tasks/list` and `tasks/result` from the
+//! shared records and have `tasks/cancel` done by the running instance.
+//!
 //! ```
 //! use junction::server::{tool, Context, Server};
 //! use junction::server::task::TaskSettings;

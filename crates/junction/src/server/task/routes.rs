@@ -190,9 +190,13 @@ pub(in crate::server) async fn start(
         cancel.clone(),
         peer.clone(),
     );
+    // A session that instances share lives on after this instance's copy of it idles out
+    // (its client may be served by another instance all along): only a session of this
+    // process alone ends its tasks when it closes.
+    let shared = session.shared.load(std::sync::atomic::Ordering::SeqCst);
     let context =
         crate::server::Context::new(request, session, s.router.server.clone()).in_task(id.clone());
-    let bound_to_session = owner.starts_with("session:");
+    let bound_to_session = owner.starts_with("session:") && !shared;
     tracing::debug!(task = %id, tool = %tool.tool.name, "task created");
     let run_it = handler(tool, args, context);
     tokio::spawn(run(
