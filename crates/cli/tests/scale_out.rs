@@ -1385,3 +1385,37 @@ async fn a_task_whose_instance_died_fails_on_the_others() {
     let got = mcp.request(&b, 3, "tasks/get", json!({"taskId": id})).await;
     assert_eq!(got["result"]["status"], "failed", "{got}");
 }
+
+/// A task that ends while Redis is lost is written there, ended, once Redis returns (here
+/// empty, as after a restart without persistence), so that other instances do not wait for
+/// it until its ttl.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_that_ends_while_redis_is_lost_reaches_redis_when_it_returns() {
+    let mut redis = Redis::start();
+    let a = Instance::start("conformance", &["--redis".to_owned(), redis.url()]);
+    let mut mcp = Mcp::new();
+    mcp.initialize(&a.url(), json!({})).await;
+    let id = start_task(&mcp, &a.url(), 1, 1).await;
+    redis.kill();
+    let result = mcp
+        .request(&a.url(), 2, "tasks/result", json!({"taskId": id}))
+        .await;
+    assert_eq!(
+        result["result"]["content"][0]["text"],
+        json!("computation: done after 1 s"),
+        "the instance running the task answers without Redis: {result}"
+    );
+    redis.restart();
+    let key = format!("junction:t:{id}");
+    let deadline = Instant::now() + SAFETY;
+    while redis.cli(&["HGET", &key, "t"]) != "1" {
+        assert!(
+            Instant::now() < deadline,
+            "the ended task reaches Redis once it is back"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let record: Value =
+        serde_json::from_str(&redis.cli(&["HGET", &key, "r"])).expect("a record as JSON");
+    assert_eq!(record["task"]["status"], "completed", "{record}");
+}
