@@ -366,14 +366,14 @@ impl Tasks {
     }
 
     /// Writes a task just created through to the shared store, before its handle is
-    /// answered, so that every instance finds it at once. A store that cannot be reached
-    /// leaves the task to this instance.
+    /// answered, so that every instance finds it at once. While the store cannot be
+    /// reached the task is this instance's only (the store writes it when it can).
     pub(crate) async fn created(&self, record: &TaskRecord) {
         if let Some(shared) = self.shared.get() {
             if let Err(e) = shared.save(record.clone()).await {
                 tracing::error!(
                     task = record.id(),
-                    "could not share a new task; only this instance knows it: {e}"
+                    "could not share a new task yet; only this instance knows it: {e}"
                 );
             }
         }

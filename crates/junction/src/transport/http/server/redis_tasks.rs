@@ -31,6 +31,9 @@ use super::session_store::StoreError as SessionStoreError;
 use crate::server::task::{SharedRecord, SharedTasks, Signal, StoreError, TaskRecord};
 use crate::session::BoxFuture;
 
+/// How long the writer waits before writing again what Redis refused.
+const RETRY: Duration = Duration::from_secs(1);
+
 /// How long a record without a ttl stays (the server always grants one; a day bounds the rest).
 const NO_TTL: Duration = Duration::from_secs(24 * 3600);
 
@@ -178,18 +181,41 @@ impl Inner {
 }
 
 /// Writes queued records in order, as pipelines of whatever piled up, and tells each
-/// waiter whether its record was saved.
+/// waiter whether its record was saved. The records of a pipeline that failed (Redis lost)
+/// are written again, the latest of each task, before newer ones, every [`RETRY`] until
+/// Redis takes them: a task that ended meanwhile is not left unfinished in Redis.
 async fn write_records(inner: std::sync::Weak<Inner>, mut rx: mpsc::UnboundedReceiver<Write>) {
     let mut batch = Vec::new();
-    while rx.recv_many(&mut batch, 256).await > 0 {
+    let mut unwritten: Vec<(TaskRecord, u32)> = Vec::new();
+    let mut failing = false;
+    loop {
+        let received = if unwritten.is_empty() {
+            rx.recv_many(&mut batch, 256).await
+        } else {
+            tokio::select! {
+                received = rx.recv_many(&mut batch, 256) => received,
+                () = tokio::time::sleep(RETRY) => usize::MAX,
+            }
+        };
+        if received == 0 {
+            return;
+        }
         let Some(inner) = inner.upgrade() else { return };
         let mut pipe = redis::pipe();
         // Loaded by every pipeline: a Redis restarted meanwhile has forgotten it.
         pipe.load_script(&inner.save).ignore();
-        let mut waiting = Vec::new();
-        for write in batch.drain(..) {
+        let mut written = Vec::new();
+        let writes = unwritten
+            .drain(..)
+            .map(|(record, instance)| Write {
+                record,
+                instance,
+                done: None,
+            })
+            .chain(batch.drain(..));
+        for write in writes {
             match inner.save_command(&mut pipe, &write.record, write.instance) {
-                Ok(()) => waiting.push(Some(write.done)),
+                Ok(()) => written.push(write),
                 Err(e) => {
                     tracing::error!(
                         task = write.record.id(),
@@ -204,16 +230,30 @@ async fn write_records(inner: std::sync::Weak<Inner>, mut rx: mpsc::UnboundedRec
         let mut connection = inner.connection.clone();
         match pipe.query_async::<Vec<i64>>(&mut connection).await {
             Ok(saved) => {
-                for (done, saved) in waiting.into_iter().zip(saved) {
-                    if let Some(Some(done)) = done {
+                if std::mem::take(&mut failing) {
+                    tracing::info!("tasks are written to Redis again");
+                }
+                for (write, saved) in written.into_iter().zip(saved) {
+                    if let Some(done) = write.done {
                         let _ = done.send(Ok(saved == 1));
                     }
                 }
             }
             Err(e) => {
-                tracing::error!(error = %e, "could not write tasks to Redis; other instances see them as they were until it is back");
-                for done in waiting.into_iter().flatten().flatten() {
-                    let _ = done.send(Err(e.to_string()));
+                if !std::mem::replace(&mut failing, true) {
+                    tracing::error!(error = %e, "could not write tasks to Redis; other instances see them as they were until it is back");
+                }
+                let mut latest = std::collections::HashMap::new();
+                for (n, write) in written.iter().enumerate() {
+                    latest.insert(write.record.id().to_owned(), n);
+                }
+                for (n, write) in written.into_iter().enumerate() {
+                    if let Some(done) = write.done {
+                        let _ = done.send(Err(e.to_string()));
+                    }
+                    if latest.get(write.record.id()) == Some(&n) {
+                        unwritten.push((write.record, write.instance));
+                    }
                 }
             }
         }
