@@ -596,12 +596,19 @@ impl Tasks {
             instance: found.instance,
             id: id.to_owned(),
         };
-        shared.signal(&signal).await.map_err(store_error)?;
-        let record = self.await_end(owner, id).await?;
-        Ok(match record.task.status {
-            TaskStatus::Cancelled => Cancelled::Now(record.task),
-            status => Cancelled::Already(status),
-        })
+        loop {
+            let mut ended = self.ended(id);
+            let record = self.find(owner, id).await?;
+            match record.task.status {
+                TaskStatus::Cancelled => return Ok(Cancelled::Now(record.task)),
+                status if status.is_terminal() => return Ok(Cancelled::Already(status)),
+                _ => {}
+            }
+            // Asked again at each look: a request lost while the store reconnected, or
+            // taken before the running instance had the task, is not the end of it.
+            shared.signal(&signal).await.map_err(store_error)?;
+            let _ = tokio::time::timeout(RECHECK, ended.changed()).await;
+        }
     }
 
     /// Cancels task `id`, run by this process, unless it is terminal: the cancelled
