@@ -123,8 +123,9 @@ pub const COUNT_PAUSE: Duration = Duration::from_millis(300);
 pub fn server(options: &Options) -> Result<Server, StartError> {
     let store = Store::open(options.db.as_ref(), &catalogue::SCHEMA, catalogue::seed)?;
     let mut builder = Server::builder(NAME, env!("CARGO_PKG_VERSION"));
-    // Tasks outlive the process in a SQLite file; on PostgreSQL they stay in the instance
-    // that runs them (see docs/scale-out.md).
+    // Tasks outlive the process in a SQLite file; on PostgreSQL they stay in the memory of
+    // the instance that runs them, shared with the others through Redis when it is given
+    // (see docs/scale-out.md).
     if let (Some(crate::Db::File(_)), Some(sqlite)) = (&options.db, store.sqlite()) {
         let tasks = crate::task_store::SqliteTaskStore::on(sqlite.clone(), 1_000)?;
         builder = builder.task_store(Arc::new(tasks));

@@ -1259,3 +1259,163 @@ async fn request_state_sealed_by_one_instance_verifies_on_another_with_a_shared_
     }
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// A task-augmented `tools/call` of the conformance server's `slow_compute` through `url`:
+/// the new task's id.
+async fn start_task(mcp: &Mcp, url: &str, id: u64, seconds: u64) -> String {
+    let created = mcp
+        .request(
+            url,
+            id,
+            "tools/call",
+            json!({"name": "slow_compute", "arguments": {"seconds": seconds}, "task": {"ttl": 60_000}}),
+        )
+        .await;
+    let task = &created["result"]["task"];
+    assert_eq!(task["status"], "working", "a task is created: {created}");
+    task["taskId"].as_str().expect("a task id").to_owned()
+}
+
+/// 2025-11-25 tasks behind a load balancer: a task created through instance A is got,
+/// listed, collected and cancelled through instance B (and through C, started after it),
+/// while its handler runs on A; another session sees none of it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_created_through_one_instance_is_got_listed_collected_and_cancelled_through_another()
+{
+    let cluster = Cluster::start("conformance", 2, &[]);
+    let (a, b) = (cluster.instances[0].url(), cluster.instances[1].url());
+    let mut mcp = Mcp::new();
+    mcp.initialize(&a, json!({})).await;
+    let done = start_task(&mcp, &a, 1, 1).await;
+
+    let got = mcp
+        .request(&b, 2, "tasks/get", json!({"taskId": done}))
+        .await;
+    assert_eq!(
+        got["result"]["taskId"],
+        json!(done),
+        "B finds A's task: {got}"
+    );
+    let listed = mcp.request(&b, 3, "tasks/list", json!({})).await;
+    let ids: Vec<&Value> = listed["result"]["tasks"]
+        .as_array()
+        .unwrap_or_else(|| panic!("a list: {listed}"))
+        .iter()
+        .map(|t| &t["taskId"])
+        .collect();
+    assert_eq!(ids, [&json!(done)], "B lists A's task: {listed}");
+
+    // A new instance starting while the task runs leaves it running, and collects it.
+    let third = Instance::start("conformance", &["--redis".to_owned(), cluster.redis.url()]);
+    let result = mcp
+        .request(&third.url(), 4, "tasks/result", json!({"taskId": done}))
+        .await;
+    assert_eq!(
+        result["result"]["content"][0]["text"],
+        json!("computation: done after 1 s"),
+        "the result the call would have answered: {result}"
+    );
+    assert_eq!(
+        result["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+        json!(done),
+        "tagged with its task: {result}"
+    );
+    let got = mcp
+        .request(&b, 5, "tasks/get", json!({"taskId": done}))
+        .await;
+    assert_eq!(got["result"]["status"], "completed", "{got}");
+
+    let long = start_task(&mcp, &a, 6, 600).await;
+    let cancelled = mcp
+        .request(&b, 7, "tasks/cancel", json!({"taskId": long}))
+        .await;
+    assert_eq!(
+        cancelled["result"]["status"], "cancelled",
+        "B has A cancel it: {cancelled}"
+    );
+    let got = mcp
+        .request(&a, 8, "tasks/get", json!({"taskId": long}))
+        .await;
+    assert_eq!(got["result"]["status"], "cancelled", "on A too: {got}");
+    let again = mcp
+        .request(&b, 9, "tasks/cancel", json!({"taskId": long}))
+        .await;
+    assert_eq!(again["error"]["code"], -32602, "terminal stays: {again}");
+    let got = mcp
+        .request(&b, 10, "tasks/get", json!({"taskId": long}))
+        .await;
+    assert_eq!(got["result"]["status"], "cancelled", "sticky: {got}");
+
+    let mut other = Mcp::new();
+    other.initialize(&b, json!({})).await;
+    let theirs = other
+        .request(&b, 2, "tasks/get", json!({"taskId": done}))
+        .await;
+    assert_eq!(
+        theirs["error"]["code"], -32602,
+        "not another session's: {theirs}"
+    );
+    let listed = other.request(&a, 3, "tasks/list", json!({})).await;
+    assert_eq!(listed["result"]["tasks"], json!([]), "{listed}");
+}
+
+/// A task whose instance died (SIGKILL) is failed by the instance that reads it next once
+/// the dead one's heartbeat ran out, and a `tasks/result` waiting on another instance is
+/// answered with that failure instead of waiting for ever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_whose_instance_died_fails_on_the_others() {
+    let mut cluster = Cluster::start("conformance", 2, &[]);
+    let (a, b) = (cluster.instances[0].url(), cluster.instances[1].url());
+    let mut mcp = Mcp::new();
+    mcp.initialize(&a, json!({})).await;
+    let id = start_task(&mcp, &a, 1, 600).await;
+    let waiting = tokio::spawn({
+        let (mcp, b, id) = (mcp.clone(), b.clone(), id.clone());
+        async move {
+            mcp.request(&b, 2, "tasks/result", json!({"taskId": id}))
+                .await
+        }
+    });
+    cluster.instances[0].kill();
+    let result = tokio::time::timeout(SAFETY, waiting)
+        .await
+        .expect("the wait ends")
+        .expect("the request is answered");
+    assert_eq!(result["error"]["code"], -32603, "{result}");
+    let got = mcp.request(&b, 3, "tasks/get", json!({"taskId": id})).await;
+    assert_eq!(got["result"]["status"], "failed", "{got}");
+}
+
+/// A task that ends while Redis is lost is written there, ended, once Redis returns (here
+/// empty, as after a restart without persistence), so that other instances do not wait for
+/// it until its ttl.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_that_ends_while_redis_is_lost_reaches_redis_when_it_returns() {
+    let mut redis = Redis::start();
+    let a = Instance::start("conformance", &["--redis".to_owned(), redis.url()]);
+    let mut mcp = Mcp::new();
+    mcp.initialize(&a.url(), json!({})).await;
+    let id = start_task(&mcp, &a.url(), 1, 1).await;
+    redis.kill();
+    let result = mcp
+        .request(&a.url(), 2, "tasks/result", json!({"taskId": id}))
+        .await;
+    assert_eq!(
+        result["result"]["content"][0]["text"],
+        json!("computation: done after 1 s"),
+        "the instance running the task answers without Redis: {result}"
+    );
+    redis.restart();
+    let key = format!("junction:t:{id}");
+    let deadline = Instant::now() + SAFETY;
+    while redis.cli(&["HGET", &key, "t"]) != "1" {
+        assert!(
+            Instant::now() < deadline,
+            "the ended task reaches Redis once it is back"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let record: Value =
+        serde_json::from_str(&redis.cli(&["HGET", &key, "r"])).expect("a record as JSON");
+    assert_eq!(record["task"]["status"], "completed", "{record}");
+}

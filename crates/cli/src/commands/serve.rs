@@ -22,7 +22,8 @@
 //! With `--redis redis://HOST:PORT[/DB]` the HTTP sessions, their routing and their events
 //! are shared through Redis with every other instance started with the same URL, so that
 //! instances behind a load balancer serve any request of any session (docs/scale-out.md);
-//! the server publishes its resource changes to every instance from its start.
+//! the server publishes its resource changes to every instance from its start, and its
+//! 2025-11-25 tasks are answered on every instance (each runs on the one that created it).
 //! Redis unreachable at start is an error; lost later, it is logged and reconnected.
 //! `--state-key-file FILE` gives every instance the same key for 2026-07-28 `requestState`.
 
@@ -390,6 +391,9 @@ async fn serve_http(
                 http = http.session_store(store);
                 if let Some(shared) = http.shared_changes() {
                     changes.share_changes(shared);
+                }
+                if let Some(tasks) = http.shared_tasks() {
+                    changes.share_tasks(tasks);
                 }
             }
             Err(e) => {

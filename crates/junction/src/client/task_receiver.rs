@@ -89,8 +89,8 @@ impl TaskReceiver {
         let answer = match method {
             GetTask::METHOD => self.get(params),
             GetTaskPayload::METHOD => self.payload(params, context).await,
-            ListTasks::METHOD => self.list(params),
-            CancelTask::METHOD => self.cancel(params),
+            ListTasks::METHOD => self.list(params).await,
+            CancelTask::METHOD => self.cancel(params).await,
             CreateMessage::METHOD if handlers.sampling.is_some() => {
                 self.start(handlers, method, params?, context)?
             }
@@ -184,14 +184,22 @@ impl TaskReceiver {
         encode::<GetTaskPayload>(&payload)
     }
 
-    fn list(&self, params: Option<&RawValue>) -> Result<Box<RawValue>, ErrorObject> {
+    async fn list(&self, params: Option<&RawValue>) -> Result<Box<RawValue>, ErrorObject> {
         let p: PaginatedParams = decode::<ListTasks>(params)?;
-        encode::<ListTasks>(&self.tasks.list(OWNER, p.cursor.as_deref(), PAGE_SIZE)?)
+        let page = self
+            .tasks
+            .list(OWNER, p.cursor.as_deref(), PAGE_SIZE)
+            .await?;
+        encode::<ListTasks>(&page)
     }
 
-    fn cancel(&self, params: Option<&RawValue>) -> Result<Box<RawValue>, ErrorObject> {
+    async fn cancel(&self, params: Option<&RawValue>) -> Result<Box<RawValue>, ErrorObject> {
         let p = decode::<CancelTask>(params)?;
-        let task = self.tasks.cancel(OWNER, &p.task_id)?.task(&p.task_id)?;
+        let task = self
+            .tasks
+            .cancel(OWNER, &p.task_id)
+            .await?
+            .task(&p.task_id)?;
         encode::<CancelTask>(&TaskResult::from(task))
     }
 }

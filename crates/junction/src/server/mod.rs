@@ -330,6 +330,15 @@ impl Server {
         registry::Registry::share_changes(&self.handle.registry, changes);
     }
 
+    /// Shares the server's 2025-11-25 tasks with the other instances of a deployment (from
+    /// [`HttpServer::shared_tasks`](crate::transport::http::server::HttpServer::shared_tasks)):
+    /// `tasks/get`, `tasks/list`, `tasks/result` and `tasks/cancel` then answer on every
+    /// instance, while each task's handler runs on the instance that created it. Must be
+    /// called within a Tokio runtime; only the first call counts.
+    pub fn share_tasks(&self, shared: Arc<dyn task::SharedTasks>) {
+        task::Tasks::share(&self.handle.registry.tasks, shared);
+    }
+
     /// Starts declaring a server with its name and version.
     pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ServerBuilder {
         ServerBuilder {

@@ -235,8 +235,9 @@ pub(super) struct SessionState {
     pub(super) shared: std::sync::atomic::AtomicBool,
     /// Who opened the session, when it came through bearer authorization.
     pub(super) identity: Option<crate::auth::resource::Identity>,
-    /// What binds the tasks it creates to it, when it has no identity ([`super::task`]).
-    pub(super) key: String,
+    /// What binds the tasks it creates to it, when it has no identity ([`super::task`]):
+    /// the session id of an HTTP session that instances share, else a key of this process.
+    pub(super) key: OnceLock<String>,
 }
 
 /// One open `subscriptions/listen`: its request id and what the server agreed to send.
@@ -283,7 +284,7 @@ impl SessionState {
             http: OnceLock::new(),
             shared: std::sync::atomic::AtomicBool::new(false),
             identity: crate::auth::resource::Identity::current(),
-            key: super::task::session_key(),
+            key: OnceLock::new(),
         }
     }
 

@@ -261,7 +261,9 @@ async fn call_tool(s: Served, params: CallToolParams) -> Result<ToolAnswer, Erro
         ))));
     }
     if let Some(task) = task {
-        return task::start(s, entry, args, task.ttl).map(ToolAnswer::Task);
+        return task::start(s, entry, args, task.ttl)
+            .await
+            .map(ToolAnswer::Task);
     }
     if extension && support != TaskSupport::Forbidden {
         return task::decide(s, entry, args).await;
@@ -573,6 +575,10 @@ impl Service for Router {
             TransportEvent::Http(control) => {
                 if control.is_shared() {
                     self.session.shared.store(true, Ordering::SeqCst);
+                    // Every instance serving the session binds its tasks to the same owner.
+                    if let Some(id) = control.session_id() {
+                        let _ = self.session.key.set(id);
+                    }
                 }
                 if let Some(changes) = control.shared_changes() {
                     super::registry::Registry::share_changes(&self.server.registry, changes);

@@ -58,6 +58,12 @@
 //! a database, so that a finished task's result outlives the process). A task still running
 //! when its process ended is marked `failed` when the next server is built on the same store.
 //!
+//! Instances of one server behind a load balancer share their tasks through a
+//! [`SharedTasks`] ([`Server::share_tasks`](super::Server::share_tasks); Redis with the HTTP
+//! server's session store): each instance keeps running the tasks it created and writes
+//! them through, the others answer `tasks/get`, `tasks/list` and `tasks/result` from the
+//! shared records and have `tasks/cancel` done by the running instance.
+//!
 //! ```
 //! use junction::server::{tool, Context, Server};
 //! use junction::server::task::TaskSettings;
@@ -94,18 +100,20 @@
 //! [`Context::identity`]: super::Context::identity
 
 mod routes;
+mod shared;
 mod store;
 
 pub use junction_protocol::tools::TaskSupport;
+pub use shared::{SharedRecord, SharedTasks, Signal};
 pub use store::{MemoryStore, StoreError, TaskOutcome, TaskRecord, TaskStore};
 
 pub(super) use routes::{
-    cancel, decide, extension_declared, extension_missing, get, list, result, session_key, start,
-    update, ToolAnswer,
+    cancel, decide, extension_declared, extension_missing, get, list, result, start, update,
+    ToolAnswer,
 };
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use junction_protocol::capabilities::{TaskRequests, TaskToolRequests, TasksCapability};
@@ -245,6 +253,31 @@ pub(crate) struct Tasks {
     pub(super) settings: TaskSettings,
     store: Arc<dyn TaskStore>,
     live: Mutex<HashMap<String, Arc<Live>>>,
+    /// The other instances' tasks, when instances share them ([`Tasks::share`]).
+    shared: OnceLock<Arc<dyn SharedTasks>>,
+    /// Who waits here for the end of a task run by another instance, by task id.
+    foreign: Mutex<HashMap<String, tokio::sync::watch::Sender<u64>>>,
+}
+
+/// How often a wait for another instance's task reads its record again: a lost
+/// [`Signal::Ended`] (the store reconnecting) or a stopped instance is noticed then.
+const RECHECK: Duration = Duration::from_secs(2);
+
+/// Where a task was found.
+enum Found {
+    /// In this process's store: this process runs it (or ran it).
+    Here(TaskRecord),
+    /// In the shared store, run by another instance.
+    There(SharedRecord),
+}
+
+impl Found {
+    fn record(self) -> TaskRecord {
+        match self {
+            Found::Here(record) => record,
+            Found::There(shared) => shared.record,
+        }
+    }
 }
 
 /// A task id: 128 bits from the operating system's CSPRNG, in hex.
@@ -291,6 +324,135 @@ impl Tasks {
             settings,
             store,
             live: Mutex::new(HashMap::new()),
+            shared: OnceLock::new(),
+            foreign: Mutex::default(),
+        }
+    }
+
+    /// Shares the tasks with the other instances through `shared` (the first call only),
+    /// and follows their signals. Must be called within a Tokio runtime.
+    pub(crate) fn share(tasks: &Arc<Tasks>, shared: Arc<dyn SharedTasks>) {
+        if tasks.shared.set(shared.clone()).is_err() {
+            return;
+        }
+        let mut signals = shared.listen();
+        let weak = Arc::downgrade(tasks);
+        tokio::spawn(async move {
+            while let Some(signal) = signals.recv().await {
+                let Some(tasks) = weak.upgrade() else { return };
+                tasks.signalled(signal);
+            }
+        });
+    }
+
+    /// Acts on a signal of an instance: wakes who waits for a task that ended; cancels a
+    /// task run here.
+    fn signalled(&self, signal: Signal) {
+        match signal {
+            Signal::Ended(id) => {
+                if let Some(waiters) = lock(&self.foreign).remove(&id) {
+                    waiters.send_modify(|n| *n += 1);
+                }
+            }
+            Signal::Cancel { instance, id }
+                if self.shared.get().is_some_and(|s| s.instance() == instance) =>
+            {
+                if let Err(e) = self.cancel_running(&id) {
+                    tracing::warn!(task = %id, "could not cancel a task for another instance: {e}");
+                }
+            }
+            Signal::Cancel { .. } => {}
+        }
+    }
+
+    /// Writes a task just created through to the shared store, before its handle is
+    /// answered, so that every instance finds it at once. While the store cannot be
+    /// reached the task is this instance's only (the store writes it when it can).
+    pub(crate) async fn created(&self, record: &TaskRecord) {
+        if let Some(shared) = self.shared.get() {
+            if let Err(e) = shared.save(record.clone()).await {
+                tracing::error!(
+                    task = record.id(),
+                    "could not share a new task yet; only this instance knows it: {e}"
+                );
+            }
+        }
+    }
+
+    /// A receiver told when task `id`, run by another instance, ends. Taken before reading
+    /// its record, so that an end between the read and the wait is not missed.
+    fn ended(&self, id: &str) -> tokio::sync::watch::Receiver<u64> {
+        let mut foreign = lock(&self.foreign);
+        // Waits given up (their request dropped) leave senders nobody listens to.
+        foreign.retain(|_, waiters| waiters.receiver_count() > 0);
+        foreign
+            .entry(id.to_owned())
+            .or_insert_with(|| tokio::sync::watch::Sender::new(0))
+            .subscribe()
+    }
+
+    /// The task `id` as `owner` may see it: in this process's store, else, when instances
+    /// share tasks, in the shared one. An unfinished task of an instance that stopped is
+    /// marked failed there.
+    async fn locate(&self, owner: &str, id: &str) -> Result<Found, ErrorObject> {
+        let now = now_ms();
+        if let Some(record) = self.store.get(id, now).map_err(store_error)? {
+            return match record.owner == owner {
+                true => Ok(Found::Here(record)),
+                false => Err(unknown(id)),
+            };
+        }
+        let Some(shared) = self.shared.get() else {
+            return Err(unknown(id));
+        };
+        let found = shared.load(id).await.map_err(store_error)?;
+        let Some(found) = found.filter(|f| f.record.owner == owner && !f.record.expired(now))
+        else {
+            return Err(unknown(id));
+        };
+        if found.record.task.status.is_terminal() || found.instance == shared.instance() {
+            return Ok(Found::There(found));
+        }
+        match shared.alive(found.instance).await {
+            Ok(true) => Ok(Found::There(found)),
+            Ok(false) => {
+                let mut orphan = found;
+                let message =
+                    "The server instance running the task stopped before it finished; run it again";
+                orphan
+                    .record
+                    .set_status(TaskStatus::Failed, Some(message.to_owned()), now);
+                orphan.record.outcome = Some(TaskOutcome::Error(ErrorObject::internal(message)));
+                match shared.fail_orphan(&orphan).await.map_err(store_error)? {
+                    Some(stored) => Ok(Found::There(stored)),
+                    None => Err(unknown(id)),
+                }
+            }
+            Err(e) => {
+                tracing::warn!(
+                    task = id,
+                    "cannot tell whether the instance running a task is alive: {e}"
+                );
+                Ok(Found::There(found))
+            }
+        }
+    }
+
+    /// The task `id` as `owner` may see it, whichever instance runs it.
+    pub(crate) async fn find(&self, owner: &str, id: &str) -> Result<TaskRecord, ErrorObject> {
+        Ok(self.locate(owner, id).await?.record())
+    }
+
+    /// Waits until task `id`, run by another instance, is terminal; its terminal record.
+    async fn await_end(&self, owner: &str, id: &str) -> Result<TaskRecord, ErrorObject> {
+        loop {
+            let mut ended = self.ended(id);
+            let record = self.find(owner, id).await?;
+            if record.task.status.is_terminal() {
+                return Ok(record);
+            }
+            // Woken by the running instance's signal; the timeout only catches a lost one.
+            let _ = tokio::time::timeout(RECHECK, ended.changed()).await;
         }
     }
 
@@ -360,6 +522,9 @@ impl Tasks {
         if !self.store.update(&record).map_err(store_error)? {
             return Ok(None);
         }
+        if let Some(shared) = self.shared.get() {
+            shared.save_queued(record.clone());
+        }
         let live = lock(&self.live).get(id).cloned();
         if let Some(live) = live {
             live.changed.send_modify(|n| *n += 1);
@@ -407,11 +572,48 @@ impl Tasks {
 
     /// `tasks/cancel`: marks the task cancelled (before answering, for good) and fires its
     /// handler's token; a task that had ended stays as it was. -32602 for an unknown task.
-    pub(crate) fn cancel(&self, owner: &str, id: &str) -> Result<Cancelled, ErrorObject> {
-        let record = self.get(owner, id)?;
-        if record.task.status.is_terminal() {
-            return Ok(Cancelled::Already(record.task.status));
+    /// A task run by another instance is cancelled by that instance, asked through the
+    /// shared store; the answer waits until its record is terminal.
+    pub(crate) async fn cancel(&self, owner: &str, id: &str) -> Result<Cancelled, ErrorObject> {
+        let found = match self.locate(owner, id).await? {
+            Found::Here(record) if record.task.status.is_terminal() => {
+                return Ok(Cancelled::Already(record.task.status));
+            }
+            Found::Here(_) => match self.cancel_running(id)? {
+                Some(record) => return Ok(Cancelled::Now(record.task)),
+                // The handler finished between the read and the cancel: report what it became.
+                None => return Ok(Cancelled::Already(self.get(owner, id)?.task.status)),
+            },
+            Found::There(found) => found,
+        };
+        if found.record.task.status.is_terminal() {
+            return Ok(Cancelled::Already(found.record.task.status));
         }
+        let Some(shared) = self.shared.get() else {
+            return Err(unknown(id));
+        };
+        let signal = Signal::Cancel {
+            instance: found.instance,
+            id: id.to_owned(),
+        };
+        loop {
+            let mut ended = self.ended(id);
+            let record = self.find(owner, id).await?;
+            match record.task.status {
+                TaskStatus::Cancelled => return Ok(Cancelled::Now(record.task)),
+                status if status.is_terminal() => return Ok(Cancelled::Already(status)),
+                _ => {}
+            }
+            // Asked again at each look: a request lost while the store reconnected, or
+            // taken before the running instance had the task, is not the end of it.
+            shared.signal(&signal).await.map_err(store_error)?;
+            let _ = tokio::time::timeout(RECHECK, ended.changed()).await;
+        }
+    }
+
+    /// Cancels task `id`, run by this process, unless it is terminal: the cancelled
+    /// record, or `None` when it had ended.
+    fn cancel_running(&self, id: &str) -> Result<Option<TaskRecord>, ErrorObject> {
         let live = lock(&self.live).get(id).cloned();
         let changed = self.change(id, |r, now| {
             r.set_status(
@@ -423,16 +625,10 @@ impl Tasks {
                 "Task {id:?} was cancelled"
             ))));
         })?;
-        match changed {
-            Some(record) => {
-                if let Some(live) = live {
-                    live.cancel.cancel();
-                }
-                Ok(Cancelled::Now(record.task))
-            }
-            // The handler finished between the read and the cancel: report what it became.
-            None => Ok(Cancelled::Already(self.get(owner, id)?.task.status)),
+        if let (Some(_), Some(live)) = (&changed, live) {
+            live.cancel.cancel();
         }
+        Ok(changed)
     }
 
     /// 2026-07-28: records that the handler of task `id` waits for `request`, under `hint`
@@ -512,7 +708,14 @@ impl Tasks {
         loop {
             let live = lock(&self.live).get(id).cloned();
             let mut changed = live.as_ref().map(|l| l.changed.subscribe());
-            let record = self.get(owner, id)?;
+            let record = match self.locate(owner, id).await? {
+                Found::Here(record) => record,
+                Found::There(_) => {
+                    let record = self.await_end(owner, id).await?;
+                    let outcome = record.outcome.clone();
+                    return Ok((record, outcome));
+                }
+            };
             if record.task.status.is_terminal() {
                 let outcome = record.outcome.clone();
                 return Ok((record, outcome));
@@ -570,7 +773,7 @@ impl Tasks {
 
     /// `tasks/list`: `owner`'s tasks, oldest first, `size` a page; the cursor is the last
     /// one's position.
-    pub(crate) fn list(
+    pub(crate) async fn list(
         &self,
         owner: &str,
         cursor: Option<&str>,
@@ -589,7 +792,7 @@ impl Tasks {
                     })?,
             ),
         };
-        let (page, more) = self.page(owner, after, size)?;
+        let (page, more) = self.page(owner, after, size).await?;
         let next_cursor = more
             .then(|| page.last().map(|t| format!("{}:{}", t.created_ms, t.id())))
             .flatten();
@@ -600,17 +803,34 @@ impl Tasks {
         })
     }
 
-    /// One page of `owner`'s tasks after `after`, and whether more follow.
-    fn page(
+    /// One page of `owner`'s tasks after `after`, and whether more follow: of every
+    /// instance when instances share tasks (those run here as this process has them).
+    async fn page(
         &self,
         owner: &str,
         after: Option<(u64, &str)>,
         size: usize,
     ) -> Result<(Vec<TaskRecord>, bool), ErrorObject> {
-        let mut page = self
-            .store
-            .list(owner, after, size + 1, now_ms())
-            .map_err(store_error)?;
+        let now = now_ms();
+        let mut page = match self.shared.get() {
+            Some(shared) => {
+                let mut page = shared
+                    .list(owner, after, size + 1, now)
+                    .await
+                    .map_err(store_error)?;
+                for record in &mut page {
+                    // The shared copy of a task run here may lag a write still queued.
+                    if let Some(here) = self.store.get(record.id(), now).map_err(store_error)? {
+                        *record = here;
+                    }
+                }
+                page
+            }
+            None => self
+                .store
+                .list(owner, after, size + 1, now)
+                .map_err(store_error)?,
+        };
         let more = page.len() > size;
         page.truncate(size);
         Ok((page, more))

@@ -27,8 +27,9 @@ use crate::server::{CacheScope, Context};
 use crate::session::{BoxFuture, Peer, RequestContext};
 
 /// A key for a session that no other session of this process, or of a process after it
-/// sharing the same store, gets.
-pub(in crate::server) fn session_key() -> String {
+/// sharing the same store, gets. A session that instances share is keyed by its
+/// `MCP-Session-Id` instead, the same on every instance.
+fn session_key() -> String {
     static PROCESS: OnceLock<String> = OnceLock::new();
     static NEXT: AtomicU64 = AtomicU64::new(1);
     let process =
@@ -47,7 +48,7 @@ fn owner(s: &Served) -> String {
             identity.issuer.as_deref().unwrap_or(""),
             identity.subject
         ),
-        (None, Family::Handshake) => format!("session:{}", session.key),
+        (None, Family::Handshake) => format!("session:{}", session.key.get_or_init(session_key)),
         (None, Family::Stateless) => "anyone".to_owned(),
     }
 }
@@ -163,7 +164,7 @@ fn handler(tool: Arc<RegisteredTool>, args: Value, context: Context) -> Run {
 /// Starts `tool` as a task of the caller (handshake family, task-augmented `tools/call`)
 /// and answers with its handle; the handler runs on in its own tokio task with its own
 /// cancellation token.
-pub(in crate::server) fn start(
+pub(in crate::server) async fn start(
     s: Served,
     tool: Arc<RegisteredTool>,
     args: Value,
@@ -181,6 +182,7 @@ pub(in crate::server) fn start(
         cancel.clone(),
         Some(peer.clone()),
     )?;
+    tasks.created(&record).await;
     let id = record.id().to_owned();
     let request = RequestContext::new(
         s.request.id().clone(),
@@ -188,9 +190,13 @@ pub(in crate::server) fn start(
         cancel.clone(),
         peer.clone(),
     );
+    // A session that instances share lives on after this instance's copy of it idles out
+    // (its client may be served by another instance all along): only a session of this
+    // process alone ends its tasks when it closes.
+    let shared = session.shared.load(std::sync::atomic::Ordering::SeqCst);
     let context =
         crate::server::Context::new(request, session, s.router.server.clone()).in_task(id.clone());
-    let bound_to_session = owner.starts_with("session:");
+    let bound_to_session = owner.starts_with("session:") && !shared;
     tracing::debug!(task = %id, tool = %tool.tool.name, "task created");
     let run_it = handler(tool, args, context);
     tokio::spawn(run(
@@ -261,6 +267,7 @@ pub(in crate::server) async fn decide(
         )));
     }
     let mut record = tasks.create(&owner, "tools/call", None, cancel.clone(), None)?;
+    tasks.created(&record).await;
     let id = record.id().to_owned();
     if let Some(message) = call.promote(&id) {
         tasks.set_status(&id, TaskStatus::Working, Some(message.clone()));
@@ -306,7 +313,7 @@ fn detailed(record: TaskRecord, waiting: InputRequests) -> DetailedTask {
 /// `tasks/get`.
 pub(in crate::server) async fn get(s: Served, p: TaskIdParams) -> Result<TaskAnswer, ErrorObject> {
     let tasks = tasks(&s, "tasks/get")?;
-    let record = tasks.get(&owner(&s), &p.task_id)?;
+    let record = tasks.find(&owner(&s), &p.task_id).await?;
     Ok(match s.family {
         Family::Handshake => TaskAnswer::Task(record.task.into()),
         Family::Stateless => {
@@ -343,7 +350,7 @@ pub(in crate::server) async fn list(
 ) -> Result<ListTasksResult, ErrorObject> {
     let tasks = tasks(&s, "tasks/list")?;
     let size = s.router.server.registry.page_size;
-    tasks.list(&owner(&s), p.cursor.as_deref(), size)
+    tasks.list(&owner(&s), p.cursor.as_deref(), size).await
 }
 
 /// `tasks/cancel`: on the handshake family the cancelled task, -32602 for one that had
@@ -353,7 +360,7 @@ pub(in crate::server) async fn cancel(
     p: TaskIdParams,
 ) -> Result<TaskAnswer, ErrorObject> {
     let tasks = tasks(&s, "tasks/cancel")?;
-    match (tasks.cancel(&owner(&s), &p.task_id)?, s.family) {
+    match (tasks.cancel(&owner(&s), &p.task_id).await?, s.family) {
         (_, Family::Stateless) => Ok(TaskAnswer::Ack(EmptyResult::default())),
         (cancelled, Family::Handshake) => Ok(TaskAnswer::Task(cancelled.task(&p.task_id)?.into())),
     }

@@ -74,6 +74,8 @@ mod listener;
 mod redis_scripts;
 #[cfg(feature = "redis")]
 mod redis_store;
+#[cfg(feature = "redis")]
+mod redis_tasks;
 mod session;
 mod session_store;
 mod stateless;
@@ -440,6 +442,16 @@ impl HttpServer {
     /// from its first session.
     pub fn shared_changes(&self) -> Option<SharedChanges> {
         self.sessions.as_ref().map(|s| s.link.changes.clone())
+    }
+
+    /// Where the server's tasks are shared with the other instances (with a
+    /// [`HttpServer::session_store`] that shares them, as Redis does; `None` otherwise):
+    /// give it to [`Server::share_tasks`](crate::server::Server::share_tasks) so that
+    /// `tasks/get`, `tasks/list`, `tasks/result` and `tasks/cancel` answer on every
+    /// instance. Must be called within a Tokio runtime.
+    pub fn shared_tasks(&self) -> Option<Arc<dyn crate::server::task::SharedTasks>> {
+        let link = &self.sessions.as_ref()?.link;
+        link.store.tasks(link.instance)
     }
 
     /// The endpoints as an axum router, with the Host/Origin guard, the declared-length

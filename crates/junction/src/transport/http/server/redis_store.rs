@@ -675,6 +675,15 @@ impl SessionStore for RedisSessionStore {
             Ok(raw.and_then(|r| serde_json::from_str(&r).ok()))
         })
     }
+
+    fn tasks(&self, instance: u32) -> Option<Arc<dyn crate::server::task::SharedTasks>> {
+        Some(Arc::new(super::redis_tasks::RedisTasks::new(
+            self.inner.client.clone(),
+            self.inner.connection.clone(),
+            &self.inner.prefix,
+            instance,
+        )))
+    }
 }
 
 /// Forwards the routing channel into `tx` until the connection fails (`Err`) or nobody

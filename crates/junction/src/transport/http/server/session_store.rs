@@ -224,6 +224,15 @@ pub trait SessionStore: Send + Sync + 'static {
         session: &'a str,
         stream: u64,
     ) -> BoxFuture<'a, Result<Option<RequestId>, StoreError>>;
+
+    /// Where the server's tasks are shared, for instance `instance` (none by default: each
+    /// instance keeps the tasks it runs). Called within a Tokio runtime.
+    fn tasks(
+        &self,
+        _instance: u32,
+    ) -> Option<std::sync::Arc<dyn crate::server::task::SharedTasks>> {
+        None
+    }
 }
 
 /// How long a session stays busy for the cap over all instances after its instance last
