@@ -51,7 +51,7 @@ use crate::interaction::Interaction;
 use crate::mediation::Mediation;
 use crate::model::{Model, ModelError, ModelRequest, Usage};
 use crate::naming::ToolNames;
-use crate::policy::{Action, Pins, Policy, Remembered, RememberedError};
+use crate::policy::{Action, Pins, Policy, Remembered};
 use crate::prompts::{find_prompt, parse_arguments, split_command, CommandError};
 use crate::resources::{attachables, parse_attachment, Attachable, AttachmentSyntax};
 use crate::servers::{
@@ -96,12 +96,10 @@ pub enum HostError {
     /// The config could not be used.
     #[error(transparent)]
     Config(#[from] ConfigError),
-    /// The remembered answers could not be read.
-    #[error("the consent file could not be used: {0}")]
-    Remembered(#[from] RememberedError),
-    /// The tool pins could not be read.
-    #[error("the tool pins file could not be used: {0}")]
-    Pins(#[source] StateFileError),
+    /// A file the host keeps its state in (remembered answers, tool pins, tasks left
+    /// running) could not be read or written.
+    #[error(transparent)]
+    StateFile(#[from] StateFileError),
     /// No connected server has that name.
     #[error("no connected server is called `{0}`")]
     UnknownServer(String),
@@ -123,9 +121,6 @@ pub enum HostError {
     /// A server could not be started again.
     #[error(transparent)]
     Restart(#[from] RestartError),
-    /// The tasks left running could not be read or written.
-    #[error("the file of tasks left running could not be used: {0}")]
-    TasksLeft(#[from] StateFileError),
     /// No task left running has that id (or an id starting with it).
     #[error("no task left running has an id starting with `{0}` (/tasks lists them)")]
     UnknownTask(String),
@@ -309,7 +304,7 @@ impl Host {
             None => Remembered::in_memory(),
         };
         let pins = match &config.policy.pins_file {
-            Some(path) => Pins::load(path.clone()).map_err(HostError::Pins)?,
+            Some(path) => Pins::load(path.clone())?,
             None => Pins::in_memory(),
         };
         let policy =

@@ -35,7 +35,7 @@ mod pins;
 mod remembered;
 
 pub use pins::{default_pins_file, Pins};
-pub use remembered::{default_consent_file, Recall, Remembered, RememberedError};
+pub use remembered::{default_consent_file, Recall, Remembered};
 
 use junction_protocol::tools::Tool;
 
@@ -331,7 +331,7 @@ impl Policy {
 
     /// Remembers an "always allow" answer for `tool` as it is now (and saves it, when a
     /// file is configured).
-    pub fn remember(&self, server: &str, tool: &Tool) -> Result<(), RememberedError> {
+    pub fn remember(&self, server: &str, tool: &Tool) -> Result<(), StateFileError> {
         self.remembered.insert(server, tool)
     }
 

@@ -17,6 +17,7 @@ use serde_json::Value;
 use super::canonical::canonical;
 use super::definition::Definition;
 use super::{canonical_pattern, glob_match};
+use crate::state_file::{self, StateFileError};
 
 /// Where "always allow" answers are kept unless the config or the command line says:
 /// `$XDG_CONFIG_HOME/junction/consent.json`, else `$HOME/.config/junction/consent.json`;
@@ -25,27 +26,8 @@ pub fn default_consent_file() -> Option<PathBuf> {
     crate::config::scopes::user_config_dir().map(|dir| dir.join("consent.json"))
 }
 
-/// Why the answers could not be read or saved.
-#[derive(Debug, thiserror::Error)]
-pub enum RememberedError {
-    /// The file exists but could not be read or written.
-    #[error("{}: {source}", path.display())]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// The operating system's reason.
-        #[source]
-        source: std::io::Error,
-    },
-    /// The file is not in the expected shape; it is left untouched.
-    #[error("{}: not a consent file ({reason}); fix or remove it", path.display())]
-    Malformed {
-        /// The file.
-        path: PathBuf,
-        /// The parser's reason.
-        reason: String,
-    },
-}
+/// What the file holds, as errors name it.
+const WHAT: &str = "consent";
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -103,21 +85,13 @@ impl Remembered {
     }
 
     /// Reads the answers saved in `path`; a missing file means none yet.
-    pub fn load(path: impl Into<PathBuf>) -> Result<Self, RememberedError> {
+    pub fn load(path: impl Into<PathBuf>) -> Result<Self, StateFileError> {
         let path = path.into();
-        let entries = match std::fs::read_to_string(&path) {
-            Ok(text) => serde_json::from_str::<File>(&text)
-                .map_err(|e| RememberedError::Malformed {
-                    path: path.clone(),
-                    reason: e.to_string(),
-                })?
-                .always_allow
-                .into_iter()
-                .map(|e| (key(&e.server, &e.tool), e))
-                .collect(),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
-            Err(source) => return Err(RememberedError::Io { path, source }),
-        };
+        let entries = state_file::load::<File>(&path, WHAT)?
+            .always_allow
+            .into_iter()
+            .map(|e| (key(&e.server, &e.tool), e))
+            .collect();
         Ok(Remembered {
             path: Some(path),
             entries: Mutex::new(entries),
@@ -156,7 +130,7 @@ impl Remembered {
     }
 
     /// Adds (or replaces) the answer for `tool` as it is now, and saves the file.
-    pub fn insert(&self, server: &str, tool: &Tool) -> Result<(), RememberedError> {
+    pub fn insert(&self, server: &str, tool: &Tool) -> Result<(), StateFileError> {
         let definition = Definition::of(tool);
         self.lock().insert(
             key(server, &tool.name),
@@ -176,7 +150,7 @@ impl Remembered {
         &self,
         server: &str,
         tool: &str,
-    ) -> Result<Vec<(String, String)>, RememberedError> {
+    ) -> Result<Vec<(String, String)>, StateFileError> {
         let removed: Vec<(String, String)> = {
             let mut entries = self.lock();
             let pattern = canonical_pattern(tool);
@@ -196,23 +170,12 @@ impl Remembered {
         Ok(removed)
     }
 
-    fn save(&self) -> Result<(), RememberedError> {
+    fn save(&self) -> Result<(), StateFileError> {
         let Some(path) = &self.path else {
             return Ok(());
         };
-        let snapshot: Vec<Entry> = self.lock().values().cloned().collect();
-        let io = |source| RememberedError::Io {
-            path: path.clone(),
-            source,
-        };
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(io)?;
-        }
-        let text = serde_json::to_string_pretty(&File {
-            always_allow: snapshot,
-        })
-        .map_err(|e| io(std::io::Error::other(e)))?;
-        crate::config::edit::write_atomically(path, &(text + "\n")).map_err(io)
+        let always_allow: Vec<Entry> = self.lock().values().cloned().collect();
+        state_file::save(path, &File { always_allow })
     }
 }
 
