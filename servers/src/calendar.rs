@@ -179,7 +179,8 @@ struct DeleteArgs {
 /// Opens (and on first use seeds) the calendar's database and builds the server.
 pub fn server(options: &Options) -> Result<Server, StartError> {
     let store = Store::open(options.db.as_ref(), &SCHEMA, seed)?;
-    Ok(Server::builder(NAME, env!("CARGO_PKG_VERSION"))
+    Ok(options
+        .bound(Server::builder(NAME, env!("CARGO_PKG_VERSION")))
         .state(store)
         .title("Calendar")
         .instructions(INSTRUCTIONS)

@@ -66,7 +66,13 @@ this, the client properly reconnected after stream closure.";
 /// request's stream (through [`junction::server::Context::http`]) before answering, so the
 /// client must resume it; over other transports it simply answers.
 pub fn server() -> Result<Server, BuildError> {
-    let builder = Server::builder(NAME, VERSION)
+    server_with(&crate::Options::default())
+}
+
+/// [`server`] with the session bounds of `options` (its database is not used).
+pub fn server_with(options: &crate::Options) -> Result<Server, BuildError> {
+    let builder = options
+        .bound(Server::builder(NAME, VERSION))
         .instructions(INSTRUCTIONS)
         .subscriptions();
     let builder = tools::all()

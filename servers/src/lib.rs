@@ -37,7 +37,8 @@ use std::path::PathBuf;
 
 pub use store::DbError;
 
-use junction::server::{BuildError, Server};
+use junction::server::lifecycle::Kept;
+use junction::server::{BuildError, Server, ServerBuilder};
 
 /// How `junction serve` configures a server.
 #[derive(Debug, Clone, Default)]
@@ -45,6 +46,24 @@ pub struct Options {
     /// The database, created and seeded when new. `None` keeps the data in memory, seeded
     /// afresh, until the server exits.
     pub db: Option<Db>,
+    /// How much of each client's `initialize` a session keeps (`--kept-capability-bytes`,
+    /// `--kept-info-bytes`; see [`ServerBuilder::kept`]).
+    pub kept: Kept,
+    /// The most work matching one URI against one resource template may do
+    /// (`--template-match-steps`; see [`ServerBuilder::template_match_steps`]); `None`
+    /// leaves the default.
+    pub template_match_steps: Option<usize>,
+}
+
+impl Options {
+    /// `builder` with these bounds.
+    pub fn bound(&self, builder: ServerBuilder) -> ServerBuilder {
+        let builder = builder.kept(self.kept);
+        match self.template_match_steps {
+            Some(steps) => builder.template_match_steps(steps),
+            None => builder,
+        }
+    }
 }
 
 /// Where a server keeps its data.
@@ -142,7 +161,7 @@ pub fn registry() -> &'static [Entry] {
         Entry {
             name: "conformance",
             summary: "the fixtures of the MCP conformance suite 0.1.16",
-            build: |_| Ok(conformance::server()?),
+            build: |options| Ok(conformance::server_with(options)?),
         },
     ]
 }

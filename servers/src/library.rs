@@ -122,7 +122,7 @@ pub const COUNT_PAUSE: Duration = Duration::from_millis(300);
 /// Opens (and on first use seeds) the library's database and builds the server.
 pub fn server(options: &Options) -> Result<Server, StartError> {
     let store = Store::open(options.db.as_ref(), &catalogue::SCHEMA, catalogue::seed)?;
-    let mut builder = Server::builder(NAME, env!("CARGO_PKG_VERSION"));
+    let mut builder = options.bound(Server::builder(NAME, env!("CARGO_PKG_VERSION")));
     // Tasks outlive the process in a SQLite file; on PostgreSQL they stay in the memory of
     // the instance that runs them, shared with the others through Redis when it is given
     // (see docs/scale-out.md).

@@ -152,7 +152,8 @@ struct NoArgs {}
 /// Opens (and on first use seeds) the tasks database and builds the server.
 pub fn server(options: &Options) -> Result<Server, StartError> {
     let store = Store::open(options.db.as_ref(), &SCHEMA, seed)?;
-    Ok(Server::builder(NAME, env!("CARGO_PKG_VERSION"))
+    Ok(options
+        .bound(Server::builder(NAME, env!("CARGO_PKG_VERSION")))
         .state(store)
         .title("Tasks")
         .instructions(INSTRUCTIONS)

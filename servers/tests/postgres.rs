@@ -18,6 +18,7 @@ const BOOKS: i64 = 10;
 fn on(url: &str) -> Options {
     Options {
         db: Some(Db::Postgres(url.to_owned())),
+        ..Options::default()
     }
 }
 

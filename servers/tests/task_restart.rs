@@ -63,6 +63,7 @@ fn first_server(db: &Path) -> (String, String) {
     let ids = runtime.block_on(async {
         let server = library::server(&Options {
             db: Some(db.to_owned().into()),
+            ..Options::default()
         })
         .unwrap();
         let alice = connect(&server, "alice").await;
@@ -112,6 +113,7 @@ async fn a_result_outlives_its_server_and_stays_its_owners() {
 
     let server = library::server(&Options {
         db: Some(db.clone().into()),
+        ..Options::default()
     })
     .unwrap();
     let alice = connect(&server, "alice").await;

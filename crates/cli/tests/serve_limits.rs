@@ -1,11 +1,13 @@
-//! `junction serve --http` limits set from the command line, each met by a raw client over a
-//! socket: `--max-body` refuses a larger body from its `Content-Length` before reading it,
-//! `--body-timeout` refuses a body that stops arriving.
+//! `junction serve` limits set from the command line: over `--http`, each met by a raw client
+//! over a socket (`--max-body` refuses a larger body from its `Content-Length` before reading
+//! it, `--body-timeout` refuses a body that stops arriving); over stdio,
+//! `--template-match-steps` bounds the work of matching a URI against a template.
 
 mod common;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
+use std::process::Command;
 
 use common::HttpServe;
 
@@ -75,4 +77,36 @@ fn the_event_store_flags_need_the_in_memory_store() {
         "{}",
         run.stderr
     );
+}
+
+/// Reads `library://books/9780000000011` from `junction serve library FLAGS` over stdio; the
+/// answer to the read.
+fn read_book(flags: &[&str]) -> serde_json::Value {
+    let input = [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"library://books/9780000000011"}}"#,
+    ]
+    .map(|line| format!("{line}\n"))
+    .concat();
+    let run = common::Run::of(
+        Command::new(common::JUNCTION)
+            .args(["serve", "library"])
+            .args(flags),
+        Some(&input),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    run.stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|m| m["id"] == 2)
+        .unwrap_or_else(|| panic!("no answer to the read:\n{}\n{}", run.stdout, run.stderr))
+}
+
+#[test]
+fn template_match_steps_bounds_the_work_of_matching_a_uri() {
+    let read = read_book(&[]);
+    assert!(read["result"]["contents"][0]["text"].is_string(), "{read}");
+    let refused = read_book(&["--template-match-steps", "5"]);
+    assert_eq!(refused["error"]["code"], -32002, "{refused}");
 }

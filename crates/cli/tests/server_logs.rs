@@ -87,3 +87,56 @@ fn log_messages_are_shown_safely_kept_in_the_state_dir_and_listed_by_logs() {
         run.stdout
     );
 }
+
+/// `junction.maxServerLog` is the size past which `junction run` sets the file aside: with
+/// a bound of one byte, the second message moves the first to `server.log.1`.
+#[test]
+fn the_server_log_is_set_aside_past_the_configured_size() {
+    let server = Hostile::new("logs-bound");
+    server.write("tools.json", &json!([tool("work", "Works.")]));
+    server.write_lines(
+        "before-call.jsonl",
+        &[json!({"jsonrpc": "2.0", "method": "notifications/message",
+            "params": {"level": "error", "data": "disk full"}})],
+    );
+    let config = server.path("config.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"noisy": server.entry()}, "junction": {"maxServerLog": 1}})
+            .to_string(),
+    )
+    .unwrap();
+    let model = server.path("model.json");
+    let call = json!({"name": "noisy__work", "arguments": {}});
+    std::fs::write(
+        &model,
+        json!([{"toolCalls": [call]}, {"toolCalls": [call]}, {"text": "done"}]).to_string(),
+    )
+    .unwrap();
+    let run = Run::of(
+        Command::new(JUNCTION)
+            .args(["run", "--yes", "--no-save", "--config"])
+            .arg(&config)
+            .arg("--model")
+            .arg(format!("scripted:{}", model.display()))
+            .arg("work twice")
+            .env("XDG_CONFIG_HOME", &server.dir)
+            .env("XDG_STATE_HOME", &server.dir)
+            .env("NO_COLOR", "1"),
+        None,
+    );
+    assert_eq!(
+        run.code, 0,
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    let dir = server.dir.join("junction");
+    for file in ["server.log", "server.log.1"] {
+        let kept = std::fs::read_to_string(dir.join(file)).unwrap();
+        assert_eq!(kept.lines().count(), 1, "{file}: {kept}");
+        assert!(
+            kept.trim_end().ends_with(" noisy error disk full"),
+            "{kept}"
+        );
+    }
+}

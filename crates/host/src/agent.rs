@@ -279,7 +279,9 @@ impl Host {
 
     /// Starts the servers of `config` and builds its policy (reading remembered answers).
     /// Servers that fail to start are returned beside the host, which goes on without them.
-    /// The config's `maxToolOutput`, when set, caps each tool result.
+    /// The config's `maxToolOutput`, when set, caps each tool result; its `maxListItems`,
+    /// `maxListBytes` and `maxMessage` bound what each server may send
+    /// ([`StartOptions::limits_of`]).
     ///
     /// Unless `options` already sets [`StartOptions::mediation`], servers' sampling requests
     /// are answered by `model` and their questions put to `interaction`.
@@ -291,7 +293,7 @@ impl Host {
         interaction: Arc<dyn Interaction>,
         events: EventSink,
     ) -> Result<(Host, Vec<StartFailure>), HostError> {
-        let mut options = options.clone();
+        let mut options = options.clone().limits_of(config);
         if let Some(level) = config.log_level {
             options.client.log_level = Some(level);
         }

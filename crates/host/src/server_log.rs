@@ -6,7 +6,8 @@
 //! as compact JSON). The line is made safe to show ([`crate::display::line`]) before it is
 //! written, so reading the file in a terminal runs no server's escape sequences. The file
 //! lives under the user's state directory (`$XDG_STATE_HOME/junction/server.log`, else
-//! `~/.local/state/junction/server.log`); once it passes [`MAX_BYTES`] it is moved to
+//! `~/.local/state/junction/server.log`); once it passes [`MAX_BYTES`] (or the bound given
+//! with [`ServerLog::max_bytes`], the config's `junction.maxServerLog`) it is moved to
 //! `server.log.1` (replacing the one before) and a fresh file begun.
 
 use std::io::{BufRead, Write};
@@ -17,19 +18,29 @@ use serde_json::Value;
 
 use crate::display;
 
-/// How large the file may grow before it is set aside.
+/// How large the file may grow before it is set aside, by default.
 pub const MAX_BYTES: u64 = 8 * 1024 * 1024;
 
 /// The log file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerLog {
     path: PathBuf,
+    max_bytes: u64,
 }
 
 impl ServerLog {
-    /// The file at `path`.
+    /// The file at `path`, set aside past [`MAX_BYTES`].
     pub fn at(path: impl Into<PathBuf>) -> ServerLog {
-        ServerLog { path: path.into() }
+        ServerLog {
+            path: path.into(),
+            max_bytes: MAX_BYTES,
+        }
+    }
+
+    /// Sets how large the file may grow before it is moved to `.1`.
+    pub fn max_bytes(mut self, bytes: u64) -> ServerLog {
+        self.max_bytes = bytes;
+        self
     }
 
     /// `server.log` in the user's state directory; `None` when neither `XDG_STATE_HOME` nor
@@ -70,7 +81,7 @@ impl ServerLog {
         if let Some(dir) = self.path.parent() {
             std::fs::create_dir_all(dir)?;
         }
-        if std::fs::metadata(&self.path).is_ok_and(|m| m.len() > MAX_BYTES) {
+        if std::fs::metadata(&self.path).is_ok_and(|m| m.len() > self.max_bytes) {
             let mut old = self.path.clone().into_os_string();
             old.push(".1");
             std::fs::rename(&self.path, old)?;
@@ -130,6 +141,24 @@ mod tests {
         );
         assert!(tail[1].ends_with(r#" db error {"code":7}"#), "{}", tail[1]);
         assert_eq!(log.tail(1).unwrap(), tail[1..]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn past_its_bound_the_file_is_set_aside_and_begun_again() {
+        let dir =
+            std::env::temp_dir().join(format!("junction-server-log-bound-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let log = ServerLog::at(dir.join("server.log")).max_bytes(150);
+        for n in 0..3 {
+            log.append("s", "info", None, &json!(format!("{n}{}", "x".repeat(80))))
+                .unwrap();
+        }
+        let old = std::fs::read_to_string(dir.join("server.log.1")).unwrap();
+        assert_eq!(old.lines().count(), 2, "{old}");
+        let current = log.tail(5).unwrap();
+        assert_eq!(current.len(), 1);
+        assert!(current[0].contains(" s info 2x"), "{}", current[0]);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -68,6 +68,11 @@ pub struct StartOptions {
     /// The roots offered to servers whose config entry gives none (the chat offers the
     /// working directory); empty offers none, leaving the roots capability undeclared.
     pub roots: Vec<Root>,
+    /// The largest message read from a server, in bytes: one stdio line of a child
+    /// ([`Limits::max_frame`](junction::transport::Limits::max_frame)), one HTTP answer or
+    /// event ([`HttpClient::max_message`](junction::transport::http::client::HttpClient::max_message)).
+    /// A larger answer fails its request at once, saying so.
+    pub max_message: usize,
 }
 
 /// The least severe log message servers are asked to send unless told otherwise.
@@ -76,7 +81,7 @@ pub const DEFAULT_LOG_LEVEL: LoggingLevel = LoggingLevel::Warning;
 impl Default for StartOptions {
     /// Automatic negotiation, the tasks extension declared (a call the server runs as a
     /// task is followed to its end), servers' log messages from [`DEFAULT_LOG_LEVEL`] up,
-    /// 30 s to start, no mediation, no default roots.
+    /// 30 s to start, no mediation, no default roots, messages of up to 4 MiB.
     fn default() -> Self {
         StartOptions {
             client: ClientOptions::new("junction", env!("CARGO_PKG_VERSION"))
@@ -86,6 +91,7 @@ impl Default for StartOptions {
             startup_timeout: Duration::from_secs(30),
             mediation: None,
             roots: Vec::new(),
+            max_message: junction::transport::DEFAULT_MAX_FRAME,
         }
     }
 }
@@ -94,6 +100,21 @@ impl StartOptions {
     /// Sets who answers servers' sampling and elicitation requests.
     pub fn mediation(mut self, mediation: Mediation) -> Self {
         self.mediation = Some(mediation);
+        self
+    }
+
+    /// Takes the bounds a config sets on what servers send (`junction.maxListItems`,
+    /// `maxListBytes`, `maxMessage`); those it leaves out stay as they are.
+    pub fn limits_of(mut self, config: &crate::config::Config) -> Self {
+        if let Some(items) = config.max_list_items {
+            self.client = self.client.max_list_items(items);
+        }
+        if let Some(bytes) = config.max_list_bytes {
+            self.client = self.client.max_list_bytes(bytes);
+        }
+        if let Some(bytes) = config.max_message {
+            self.max_message = bytes;
+        }
         self
     }
 

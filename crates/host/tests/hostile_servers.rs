@@ -560,3 +560,56 @@ async fn start_and_stop(config: &Config) {
     assert!(failures.is_empty(), "{failures:?}");
     servers.shutdown().await;
 }
+
+/// The config's bounds on what a server sends reach its client: a server listing more
+/// tools than `junction.maxListItems` fails to start with an error naming the bound, one
+/// whose listing is larger than `junction.maxMessage` bytes too, and each starts under the
+/// defaults.
+#[tokio::test]
+async fn a_server_past_the_configured_list_and_message_bounds_fails_naming_the_bound() {
+    let server = Hostile::new("many-tools");
+    let tools: Vec<Value> = (0..8)
+        .map(|i| tool(&format!("tool_{i}"), &"d".repeat(200)))
+        .collect();
+    server.write("tools.json", &json!(tools));
+    let start = |junction: Value| {
+        let config = config(json!({"many": server.entry()}), junction);
+        async move {
+            let (host, failures) = Host::from_config(
+                &config,
+                &StartOptions::default(),
+                Arc::new(ScriptedModel::from_json("[]").unwrap()),
+                Arc::new(ScriptedConsent::deny_all()),
+                Arc::new(ScriptedInteraction::new()),
+                EventSink::discard(),
+            )
+            .await
+            .unwrap();
+            let tools = host.servers().tools().len();
+            host.shutdown().await;
+            (tools, failures)
+        }
+    };
+    let (listed, failures) = start(json!({})).await;
+    assert!(failures.is_empty(), "{failures:?}");
+    assert_eq!(listed, 8);
+
+    let (listed, failures) = start(json!({"maxListItems": 5})).await;
+    assert_eq!(listed, 0);
+    assert_eq!(failures.len(), 1, "{failures:?}");
+    assert!(
+        failures[0].reason.contains("more than 5 items"),
+        "{}",
+        failures[0].reason
+    );
+
+    let (_, failures) = start(json!({"maxMessage": 1000})).await;
+    assert_eq!(failures.len(), 1, "{failures:?}");
+    assert!(
+        failures[0]
+            .reason
+            .contains("the answer was larger than 1000 bytes"),
+        "{}",
+        failures[0].reason
+    );
+}

@@ -125,9 +125,19 @@ async fn start(
     script: &str,
     env: &[(&str, &str)],
 ) -> (Host, Vec<StartFailure>, Vec<Event>) {
+    start_in(servers, json!({"policy": {"*": "allow"}}), script, env).await
+}
+
+/// [`start`] with `junction` as the config's `junction` section.
+async fn start_in(
+    servers: Value,
+    junction: Value,
+    script: &str,
+    env: &[(&str, &str)],
+) -> (Host, Vec<StartFailure>, Vec<Event>) {
     let text = json!({
         "mcpServers": servers,
-        "junction": {"policy": {"*": "allow"}}
+        "junction": junction
     })
     .to_string();
     let env: Vec<(String, String)> = env
@@ -294,6 +304,44 @@ async fn an_http_entry_falls_back_to_the_legacy_transport_when_the_server_offers
         .iter()
         .any(|s| s.method == "POST" && s.path == "/message"));
     assert!(!seen.iter().any(|s| s.path == "/streamable"), "{seen:?}");
+}
+
+/// `junction.maxMessage` reaches the HTTP client: an answer larger than it fails its call at
+/// once, saying so, while smaller ones go through.
+#[tokio::test]
+async fn an_http_answer_over_the_configured_max_message_fails_its_call_naming_the_bound() {
+    let weather = WeatherServer::start().await;
+    let long = "x".repeat(3000);
+    let script = json!([
+        {"toolCalls": [
+            {"id": "small", "name": "weather__forecast", "arguments": {"city": "Oslo"}},
+            {"id": "big", "name": "weather__forecast", "arguments": {"city": long}}
+        ]},
+        {"text": "Done."}
+    ])
+    .to_string();
+    let (mut host, failures, _events) = start_in(
+        json!({"weather": {"type": "http", "url": weather.url("/mcp")}}),
+        json!({"policy": {"*": "allow"}, "maxMessage": 2000}),
+        &script,
+        &[],
+    )
+    .await;
+    assert!(failures.is_empty(), "{failures:?}");
+    host.send("Weather in Oslo and somewhere long")
+        .await
+        .unwrap();
+    assert_eq!(
+        result(&host, "small"),
+        Some(("Sunny in Oslo".to_owned(), false))
+    );
+    let (text, is_error) = result(&host, "big").unwrap();
+    assert!(is_error, "{text}");
+    assert!(
+        text.contains("the answer was larger than 2000 bytes"),
+        "{text}"
+    );
+    host.shutdown().await;
 }
 
 #[tokio::test]

@@ -16,8 +16,11 @@
 use std::collections::{BTreeMap, HashSet};
 
 /// The most work (ways of splitting a URI between adjacent expressions, and characters
-/// scanned for them) one match does; past it the URI does not match. Adjacent expressions (`{a}{b}{c}`) can be split in polynomially
-/// many ways (a client chooses the URI of a `resources/read`), so the work is bounded.
+/// scanned for them) one match does by default; past it the URI does not match. Adjacent
+/// expressions (`{a}{b}{c}`) can be split in polynomially many ways (a client chooses the
+/// URI of a `resources/read`), so the work is bounded: [`UriTemplate::matches_within`] takes
+/// another bound, and a server's with
+/// [`ServerBuilder::template_match_steps`](crate::server::ServerBuilder::template_match_steps).
 pub const MAX_ATTEMPTS: usize = 100_000;
 
 /// A parsed URI template.
@@ -138,22 +141,31 @@ impl UriTemplate {
             .collect()
     }
 
-    /// Matches `uri`; returns the variables' (percent-decoded) values when it fits.
+    /// Matches `uri`; returns the variables' (percent-decoded) values when it fits, within
+    /// [`MAX_ATTEMPTS`] steps.
     pub fn matches(&self, uri: &str) -> Option<BTreeMap<String, String>> {
+        self.matches_within(uri, MAX_ATTEMPTS)
+    }
+
+    /// [`UriTemplate::matches`] doing at most `max_steps` steps of work; a URI that needs
+    /// more does not match.
+    pub fn matches_within(&self, uri: &str, max_steps: usize) -> Option<BTreeMap<String, String>> {
         let mut vars = BTreeMap::new();
         let mut search = Search {
             failed: HashSet::new(),
             attempts: 0,
+            max: max_steps,
         };
         search.parts(&self.parts, uri, &mut vars).then_some(vars)
     }
 }
 
 /// One match: the states (parts left, URI left) known not to match, so none is tried twice,
-/// and the attempts made so far.
+/// the attempts made so far, and the most it may make.
 struct Search {
     failed: HashSet<(usize, usize)>,
     attempts: usize,
+    max: usize,
 }
 
 impl Search {
@@ -162,7 +174,7 @@ impl Search {
         if self.failed.contains(&state) {
             return false;
         }
-        let matched = self.attempts < MAX_ATTEMPTS && match_parts(self, parts, uri, vars);
+        let matched = self.attempts < self.max && match_parts(self, parts, uri, vars);
         if !matched {
             self.failed.insert(state);
         }
@@ -224,7 +236,7 @@ fn match_parts(
                 .map_or(body.len(), |(i, _)| i);
             // Scanning the value's candidates is work too.
             search.attempts += limit;
-            if search.attempts >= MAX_ATTEMPTS {
+            if search.attempts >= search.max {
                 return false;
             }
             // Try the longest value first, then shorter ones, so later literals still match.
@@ -240,7 +252,7 @@ fn match_parts(
                 if search.failed.contains(&(rest.len(), body.len() - end)) {
                     continue;
                 }
-                if search.attempts >= MAX_ATTEMPTS {
+                if search.attempts >= search.max {
                     return false;
                 }
                 let mut attempt = vars.clone();
@@ -347,5 +359,14 @@ mod tests {
         let fits = format!("t{}x", "y".repeat(5));
         let vars = t.matches(&fits).unwrap();
         assert_eq!(vars.values().map(String::len).sum::<usize>(), 5);
+    }
+
+    #[test]
+    fn a_lower_bound_on_the_work_makes_a_costly_uri_not_match() {
+        let t = UriTemplate::parse("t{a}{b}x").unwrap();
+        let uri = format!("t{}x", "y".repeat(200));
+        assert!(t.matches(&uri).is_some());
+        assert_eq!(t.matches_within(&uri, 100), None);
+        assert!(t.matches_within("tyyx", 100).is_some());
     }
 }

@@ -1159,6 +1159,36 @@ async fn an_authorization_server_without_s256_gets_nothing() {
     assert!(seen.authorize.is_empty() && seen.registrations == 0);
 }
 
+/// `OAuthConfig::max_document` bounds what discovery reads: 100 KiB of metadata is read
+/// whole under the default (and found not to be JSON), refused past a 64 KiB bound.
+#[tokio::test]
+async fn the_metadata_size_bound_is_the_clients_config() {
+    let auth = AuthServer::start(Behaviour::default()).await;
+    let (_server, url) = protected(&auth, &[]).await;
+    *auth.behaviour.lock().unwrap() = Behaviour {
+        huge_metadata: Some(100 * 1024),
+        ..Behaviour::default()
+    };
+    let login = |config: OAuthConfig| {
+        let url = Url::parse(&url).unwrap();
+        async move {
+            let agent = Arc::new(FollowRedirects::new().unwrap());
+            let store = Arc::new(MemoryTokenStore::default());
+            let oauth = OAuthClient::new(&url, config, store, agent).unwrap();
+            oauth.login().await.unwrap_err().to_string()
+        }
+    };
+    let read = login(OAuthConfig::new("junction-test")).await;
+    assert!(read.contains("not a valid metadata document"), "{read}");
+    let mut bounded = OAuthConfig::new("junction-test");
+    bounded.max_document = 64 * 1024;
+    let refused = login(bounded).await;
+    assert!(
+        refused.contains("the response is larger than 65536 bytes"),
+        "{refused}"
+    );
+}
+
 #[tokio::test]
 async fn garbage_huge_and_absent_metadata_fail_clearly() {
     let (error, _auth) = flow_error(Behaviour {

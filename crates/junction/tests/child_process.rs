@@ -4,7 +4,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::time::Duration;
 
 use junction::session::{BoxFuture, IncomingRequest, Peer, Service, Session, SessionOptions};
-use junction::transport::child::{spawn, CommandSpec, ShutdownTimeouts};
+use junction::transport::child::{spawn, CommandSpec, ShutdownTimeouts, StderrLimits};
 use junction_protocol::{jsonrpc, ErrorObject, Notification};
 use serde_json::value::RawValue;
 
@@ -163,6 +163,32 @@ async fn stderr_with_invalid_utf8_and_a_huge_line_neither_kills_the_child_nor_gr
         .unwrap();
     assert_eq!(result.get(), r#"{"alive":true}"#);
     assert!(child.try_status().is_none());
+    child.shutdown(short()).await.unwrap();
+}
+
+/// The bounds on stderr are the spec's: lines cut at `line_bytes`, `kept_lines` kept.
+#[tokio::test]
+async fn stderr_lines_are_cut_and_kept_as_the_spec_bounds_them() {
+    let script =
+        r"for i in 1 2 3 4 5; do echo ${i}xxxxxxxxxxxxxxxxxx >&2; done; echo end >&2; exec cat";
+    let limits = StderrLimits {
+        line_bytes: 8,
+        kept_lines: 3,
+    };
+    let spec = CommandSpec::new("sh").args(["-c", script]).stderr(limits);
+    let (_conn, mut child) = spawn(&spec, Default::default()).unwrap();
+    let seen = tokio::time::timeout(Duration::from_secs(60), async {
+        loop {
+            let tail = child.stderr_tail();
+            if tail.iter().any(|l| l == "end") {
+                return tail;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the child's stderr arrives");
+    assert_eq!(seen, ["4xxxxxxx…", "5xxxxxxx…", "end"]);
     child.shutdown(short()).await.unwrap();
 }
 

@@ -144,6 +144,7 @@ pub fn temp_db(test: &str) -> PathBuf {
 pub fn at(path: &std::path::Path) -> Options {
     Options {
         db: Some(path.to_owned().into()),
+        ..Options::default()
     }
 }
 

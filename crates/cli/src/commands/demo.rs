@@ -27,7 +27,7 @@ use junction_host::servers::StartOptions;
 use junction_host::Host;
 use junction_servers::date::Date;
 
-use super::host_options::stdout_sink;
+use super::host_options::{server_log, stdout_sink};
 use crate::terminal::interaction::TerminalInteraction;
 use crate::terminal::style::Paint;
 use crate::terminal::{listing, Answers, Style, Terminal};
@@ -206,7 +206,7 @@ async fn demo(args: DemoArgs) -> anyhow::Result<bool> {
         model,
         consent,
         interaction,
-        stdout_sink(style, Default::default()),
+        stdout_sink(style, Default::default(), server_log(&config)),
     )
     .await?;
 

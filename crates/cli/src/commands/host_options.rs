@@ -363,18 +363,24 @@ impl HostOptions {
     ) -> Result<Started, SetupError> {
         let config = self.config(terminal, answers)?;
         let markdown = output.markdown && config.markdown != Some(false);
-        let events = stdout_sink(terminal.style(), output.markdown(markdown));
+        let events = stdout_sink(
+            terminal.style(),
+            output.markdown(markdown),
+            server_log(&config),
+        );
         self.start_from(config, terminal, answers, events).await
     }
 
-    /// [`HostOptions::start`] with the host's events going to `events`.
+    /// [`HostOptions::start`] with the host's events going to the sink `events` makes,
+    /// given the server log file the config asks for.
     pub async fn start_with(
         &self,
         terminal: &Terminal,
         answers: Answers,
-        events: EventSink,
+        events: impl FnOnce(Option<ServerLog>) -> EventSink,
     ) -> Result<Started, SetupError> {
         let config = self.config(terminal, answers)?;
+        let events = events(server_log(&config));
         self.start_from(config, terminal, answers, events).await
     }
 
@@ -572,9 +578,19 @@ fn log_level(text: &str) -> Result<LoggingLevel, String> {
     })
 }
 
-/// Keeps a server's log message in the server log file; the first failure is said once on
-/// stderr, the others are not.
-pub fn keep_log(event: &Event) {
+/// The server log file in the user's state directory, set aside past the config's
+/// `junction.maxServerLog` bytes (8 MiB by default); `None` without a state directory.
+pub fn server_log(config: &Config) -> Option<ServerLog> {
+    let log = ServerLog::in_state_dir()?;
+    Some(match config.max_server_log {
+        Some(bytes) => log.max_bytes(u64::try_from(bytes).unwrap_or(u64::MAX)),
+        None => log,
+    })
+}
+
+/// Keeps a server's log message in the server log file `log`; the first failure is said
+/// once on stderr, the others are not.
+pub fn keep_log(log: Option<&ServerLog>, event: &Event) {
     static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
     let Event::LogLine {
         server,
@@ -585,7 +601,7 @@ pub fn keep_log(event: &Event) {
     else {
         return;
     };
-    let Some(log) = ServerLog::in_state_dir() else {
+    let Some(log) = log else {
         return;
     };
     if let Err(e) = log.append(server, level, logger.as_deref(), data) {
@@ -642,7 +658,7 @@ impl Output {
     }
 }
 
-pub fn stdout_sink(style: Style, output: Output) -> EventSink {
+pub fn stdout_sink(style: Style, output: Output, log: Option<ServerLog>) -> EventSink {
     use std::io::IsTerminal;
     let renderer = Renderer::new(style);
     let renderer = Mutex::new(if output.markdown {
@@ -652,7 +668,7 @@ pub fn stdout_sink(style: Style, output: Output) -> EventSink {
     });
     let spinner = std::io::stdout().is_terminal().then(Spinner::start);
     EventSink::callback(move |event| {
-        keep_log(&event);
+        keep_log(log.as_ref(), &event);
         let text = renderer
             .lock()
             .unwrap_or_else(PoisonError::into_inner)

@@ -284,8 +284,8 @@ async fn list() -> anyhow::Result<()> {
         })
         .cloned()
         .collect();
-    let (servers, failures) =
-        Servers::start(&startable, &StartOptions::default(), &EventSink::discard()).await;
+    let options = StartOptions::default().limits_of(&merged);
+    let (servers, failures) = Servers::start(&startable, &options, &EventSink::discard()).await;
     for layer in &layers {
         for server in &layer.servers {
             let used = merged

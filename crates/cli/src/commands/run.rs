@@ -31,6 +31,7 @@ use junction_host::consent::ConsentAnswer;
 use junction_host::display;
 use junction_host::events::{Event, EventSink, ServerState};
 use junction_host::model::Usage;
+use junction_host::server_log::ServerLog;
 use junction_host::{Stop, TurnOutcome};
 use serde_json::{json, Map, Value};
 
@@ -98,7 +99,8 @@ pub async fn run(args: RunArgs) -> ExitCode {
         other => other,
     };
     let events = Arc::new(Mutex::new(Vec::new()));
-    let sink = sink(style, args.output_format, events.clone());
+    let format = args.output_format;
+    let sink = |log| sink(style, format, events.clone(), log);
     let started = tokio::select! {
         started = args.host.start_with(&terminal, answers, sink) => started,
         // Servers still starting are killed with the future that starts them.
@@ -227,12 +229,17 @@ fn message(given: Option<String>) -> Result<String, String> {
     Ok(text)
 }
 
-/// Renders each event on stderr, keeps it in `kept`, and with `stream-json` writes it to
-/// stdout as one line of JSON.
-fn sink(style: Style, format: OutputFormat, kept: Arc<Mutex<Vec<Event>>>) -> EventSink {
+/// Renders each event on stderr, keeps it in `kept` (and log messages in `log`), and with
+/// `stream-json` writes it to stdout as one line of JSON.
+fn sink(
+    style: Style,
+    format: OutputFormat,
+    kept: Arc<Mutex<Vec<Event>>>,
+    log: Option<ServerLog>,
+) -> EventSink {
     let renderer = Mutex::new(Renderer::new(style));
     EventSink::callback(move |event| {
-        super::host_options::keep_log(&event);
+        super::host_options::keep_log(log.as_ref(), &event);
         let text = renderer
             .lock()
             .unwrap_or_else(PoisonError::into_inner)

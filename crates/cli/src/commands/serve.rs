@@ -39,6 +39,7 @@ use std::time::Duration;
 use clap::builder::{PossibleValue, PossibleValuesParser};
 use junction::auth::resource::{IntrospectionVerifier, JwtVerifier, TokenVerifier};
 use junction::auth::Url;
+use junction::server::lifecycle::Kept;
 use junction::server::Server;
 use junction::transport::http::server::{
     BearerAuth, HttpServer, InMemoryEventStore, RedisLimits, RedisSessionStore, ResponseMode,
@@ -181,6 +182,19 @@ pub struct ServeArgs {
     /// 1800).
     #[arg(long, value_name = "SECS", requires = "redis")]
     redis_event_ttl: Option<u64>,
+    /// The most bytes of each free-form capability member (`experimental`, `extensions`,
+    /// unknown ones) of a client's `initialize` a session keeps (default 4096); a larger
+    /// member is dropped.
+    #[arg(long, value_name = "BYTES")]
+    kept_capability_bytes: Option<usize>,
+    /// The most bytes of each client name, title, version, description or website a session
+    /// keeps (default 256); longer ones are cut.
+    #[arg(long, value_name = "BYTES")]
+    kept_info_bytes: Option<usize>,
+    /// The most steps matching one URI against one resource template may take (default
+    /// 100000); a URI that needs more does not match.
+    #[arg(long, value_name = "N")]
+    template_match_steps: Option<usize>,
     /// Sign the `requestState` of 2026-07-28 multi-round requests with the secret in FILE
     /// (at least 32 bytes) instead of a random per-process key: every instance behind one
     /// load balancer needs the same.
@@ -216,8 +230,14 @@ pub async fn run(args: ServeArgs) -> ExitCode {
         return ExitCode::from(2);
     };
     // Built even when each HTTP session gets its own, so a misdefinition fails at once.
+    let kept = Kept::default();
     let options = junction_servers::Options {
         db: args.db.clone(),
+        kept: Kept {
+            capability_bytes: args.kept_capability_bytes.unwrap_or(kept.capability_bytes),
+            info_bytes: args.kept_info_bytes.unwrap_or(kept.info_bytes),
+        },
+        template_match_steps: args.template_match_steps,
     };
     let server = match (entry.build)(&options) {
         Ok(server) => server,

@@ -25,7 +25,10 @@
 //! one of its calls took this long, `0` always; `required` ones always do). A top-level `"junction"` section
 //! holds rules across servers, the file where "always allow" answers are kept,
 //! `"maxToolOutput"`, the most characters one tool result, attached resource or prompt may put
-//! into the conversation, `"toolTimeoutMs"`, `"systemPrompt"` and `"logLevel"` (the least
+//! into the conversation, the bounds on what a server may send (`"maxListItems"` and
+//! `"maxListBytes"` for one listing over all its pages, `"maxMessage"` for one message, in
+//! bytes), `"maxServerLog"` (the bytes of the server log file before it is moved to `.1`),
+//! `"toolTimeoutMs"`, `"systemPrompt"` and `"logLevel"` (the least
 //! severe log message servers are asked for), `"markdown"` (`false` shows the model's answers
 //! as they are, as `--no-markdown` does) and `"model"` (the model used when no `--model`
 //! is given, written the same way, e.g. `"anthropic:claude-sonnet-4-5"`). Where these files
@@ -193,6 +196,23 @@ pub struct Config {
     /// At most how many characters one tool result puts into the conversation
     /// (`junction.maxToolOutput`); `None` leaves the host's default.
     pub max_tool_output: Option<usize>,
+    /// At most how many items one listing of a server (tools, prompts, resources,
+    /// templates) gathers over all its pages (`junction.maxListItems`); `None` leaves
+    /// [`ClientOptions::max_list_items`](junction::client::ClientOptions::max_list_items).
+    pub max_list_items: Option<usize>,
+    /// At most how many bytes one listing of a server gathers over all its pages
+    /// (`junction.maxListBytes`); `None` leaves
+    /// [`ClientOptions::max_list_bytes`](junction::client::ClientOptions::max_list_bytes).
+    pub max_list_bytes: Option<usize>,
+    /// The largest message read from a server, in bytes (`junction.maxMessage`): one
+    /// HTTP answer or event ([`HttpClient::max_message`](junction::transport::http::client::HttpClient::max_message))
+    /// or one stdio line ([`Limits::max_frame`](junction::transport::Limits::max_frame));
+    /// `None` leaves 4 MiB.
+    pub max_message: Option<usize>,
+    /// How large the server log file may grow before it is moved to `.1`
+    /// (`junction.maxServerLog`); `None` leaves
+    /// [`server_log::MAX_BYTES`](crate::server_log::MAX_BYTES).
+    pub max_server_log: Option<usize>,
     /// How long one tool call may go without an answer or progress
     /// (`junction.toolTimeoutMs`); `None` leaves the host's default.
     pub tool_timeout: Option<Duration>,
@@ -342,6 +362,26 @@ impl Reader<'_> {
                     server,
                     field,
                     "expected a positive whole number of milliseconds",
+                )),
+            },
+        }
+    }
+
+    /// A positive whole number of `unit` (`None` when absent or `null`).
+    fn count(
+        &self,
+        field: &str,
+        value: Option<&Value>,
+        unit: &str,
+    ) -> Result<Option<usize>, ConfigError> {
+        match value {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => match v.as_u64().and_then(|n| usize::try_from(n).ok()) {
+                Some(n) if n > 0 => Ok(Some(n)),
+                _ => Err(self.invalid(
+                    None,
+                    field,
+                    &format!("expected a positive whole number of {unit}"),
                 )),
             },
         }
@@ -790,19 +830,28 @@ impl Reader<'_> {
             }
             Some(_) => return Err(self.invalid(None, "junction.consentFile", "expected a path")),
         }
-        match section.get("maxToolOutput") {
-            None | Some(Value::Null) => {}
-            Some(value) => match value.as_u64().and_then(|n| usize::try_from(n).ok()) {
-                Some(chars) if chars > 0 => config.max_tool_output = Some(chars),
-                _ => {
-                    return Err(self.invalid(
-                        None,
-                        "junction.maxToolOutput",
-                        "expected a positive whole number of characters",
-                    ))
-                }
-            },
-        }
+        config.max_tool_output = self.count(
+            "junction.maxToolOutput",
+            section.get("maxToolOutput"),
+            "characters",
+        )?;
+        config.max_list_items = self.count(
+            "junction.maxListItems",
+            section.get("maxListItems"),
+            "items",
+        )?;
+        config.max_list_bytes = self.count(
+            "junction.maxListBytes",
+            section.get("maxListBytes"),
+            "bytes",
+        )?;
+        config.max_message =
+            self.count("junction.maxMessage", section.get("maxMessage"), "bytes")?;
+        config.max_server_log = self.count(
+            "junction.maxServerLog",
+            section.get("maxServerLog"),
+            "bytes",
+        )?;
         Ok(())
     }
 }

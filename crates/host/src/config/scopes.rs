@@ -116,6 +116,10 @@ pub fn merge(configs: Vec<Config>) -> (Config, Vec<String>) {
         merged.policy.rules.extend(config.policy.rules);
         merged.policy.consent_file = config.policy.consent_file.or(merged.policy.consent_file);
         merged.max_tool_output = config.max_tool_output.or(merged.max_tool_output);
+        merged.max_list_items = config.max_list_items.or(merged.max_list_items);
+        merged.max_list_bytes = config.max_list_bytes.or(merged.max_list_bytes);
+        merged.max_message = config.max_message.or(merged.max_message);
+        merged.max_server_log = config.max_server_log.or(merged.max_server_log);
         merged.tool_timeout = config.tool_timeout.or(merged.tool_timeout);
         merged.system_prompt = config.system_prompt.or(merged.system_prompt);
         merged.log_level = config.log_level.or(merged.log_level);
@@ -172,12 +176,12 @@ mod tests {
     fn a_project_server_replaces_the_user_one_of_the_same_name_and_says_so() {
         let user = parse(
             r#"{"mcpServers": {"a": {"command": "user-a"}, "b": {"command": "user-b"}},
-                "junction": {"model": "openai:u", "toolTimeoutMs": 5}}"#,
+                "junction": {"model": "openai:u", "toolTimeoutMs": 5, "maxListItems": 9, "maxMessage": 100}}"#,
             "/u/mcp.json",
             Scope::User,
         );
         let project = parse(
-            r#"{"mcpServers": {"a": {"command": "project-a"}}, "junction": {"model": "anthropic:p"}}"#,
+            r#"{"mcpServers": {"a": {"command": "project-a"}}, "junction": {"model": "anthropic:p", "maxListItems": 3}}"#,
             "/p/.mcp.json",
             Scope::Project,
         );
@@ -193,6 +197,16 @@ mod tests {
         assert_eq!(
             merged.tool_timeout,
             Some(std::time::Duration::from_millis(5))
+        );
+        assert_eq!(
+            merged.max_list_items,
+            Some(3),
+            "the project's replaces the user's"
+        );
+        assert_eq!(
+            merged.max_message,
+            Some(100),
+            "the user's stays where the project is silent"
         );
     }
 

@@ -127,6 +127,50 @@ fn max_tool_output_is_read_from_the_junction_section() {
 }
 
 #[test]
+fn the_bounds_on_what_servers_send_are_read_from_the_junction_section() {
+    let config = parse(
+        r#"{"junction": {"maxListItems": 50, "maxListBytes": 65536, "maxMessage": 1048576, "maxServerLog": 4096}}"#,
+    )
+    .unwrap();
+    assert_eq!(config.max_list_items, Some(50));
+    assert_eq!(config.max_list_bytes, Some(65536));
+    assert_eq!(config.max_message, Some(1048576));
+    assert_eq!(config.max_server_log, Some(4096));
+    assert!(config.warnings.is_empty(), "{:?}", config.warnings);
+    let unset = parse(r#"{"junction": {"maxListItems": null}}"#).unwrap();
+    assert_eq!(
+        (
+            unset.max_list_items,
+            unset.max_list_bytes,
+            unset.max_message,
+            unset.max_server_log
+        ),
+        (None, None, None, None)
+    );
+    for key in ["maxListItems", "maxListBytes", "maxMessage", "maxServerLog"] {
+        for bad in ["0", "-1", "2.5", "\"4 MiB\"", "[]"] {
+            let (server, field, reason) =
+                invalid(&format!(r#"{{"junction": {{"{key}": {bad}}}}}"#));
+            assert_eq!((server, field), (None, format!("junction.{key}")), "{bad}");
+            assert!(reason.contains("positive whole number"), "{reason}");
+        }
+    }
+}
+
+#[test]
+fn the_config_bounds_reach_every_servers_client() {
+    let config = parse(r#"{"junction": {"maxListItems": 7, "maxMessage": 1000}}"#).unwrap();
+    let options = crate::servers::StartOptions::default().limits_of(&config);
+    assert_eq!(options.client.max_list_items, 7);
+    assert_eq!(
+        options.client.max_list_bytes,
+        junction::client::MAX_LIST_BYTES,
+        "a bound the config leaves out keeps its default"
+    );
+    assert_eq!(options.max_message, 1000);
+}
+
+#[test]
 fn sampling_defaults_to_ask_and_roots_to_none_and_both_are_read_per_server() {
     let config = parse(
         r#"{"mcpServers": {

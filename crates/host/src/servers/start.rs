@@ -9,7 +9,7 @@ use std::time::Duration;
 use junction::client::{Client, ConnectError, Subscription};
 use junction::transport::child::{self, ChildProcess, CommandSpec, ShutdownTimeouts};
 use junction::transport::http::client::HttpClient;
-use junction::transport::Connection;
+use junction::transport::{Connection, Limits};
 use junction::RequestError;
 use junction_protocol::stateless::SubscriptionFilter;
 use junction_protocol::version::Family;
@@ -57,7 +57,11 @@ async fn start_child(
     if let Some(cwd) = &stdio.cwd {
         spec = spec.cwd(cwd);
     }
-    let (connection, process) = match child::spawn(&spec, Default::default()) {
+    let limits = Limits {
+        max_frame: options.max_message,
+        ..Limits::default()
+    };
+    let (connection, process) = match child::spawn(&spec, limits) {
         Ok(spawned) => spawned,
         Err(e) => return finish(name, Err((e.to_string(), None)), events).await,
     };
@@ -107,6 +111,7 @@ async fn start_http(
     };
     let build = || {
         let client = HttpClient::new(&http.url).and_then(|client| {
+            let client = client.max_message(options.max_message);
             http.headers
                 .iter()
                 .try_fold(client, |client, (key, value)| client.header(key, value))

@@ -83,6 +83,10 @@ pub struct OAuthConfig {
     /// The workload's platform JWT, presented as a JWT bearer grant at an authorization
     /// server that accepts it (workload identity federation).
     pub workload: Option<WorkloadIdentity>,
+    /// The largest metadata, registration or token response read, in bytes
+    /// ([`MAX_DOCUMENT`](super::metadata::MAX_DOCUMENT), 256 KiB, by default); a larger one
+    /// fails discovery or the exchange with an error saying so.
+    pub max_document: usize,
 }
 
 impl OAuthConfig {
@@ -95,6 +99,7 @@ impl OAuthConfig {
             scopes: None,
             cross_app: None,
             workload: None,
+            max_document: super::metadata::MAX_DOCUMENT,
         }
     }
 }
@@ -216,13 +221,14 @@ impl OAuthClient {
         store: Arc<dyn TokenStore>,
         agent: Arc<dyn UserAgent>,
     ) -> Result<Arc<Self>, AuthError> {
+        let fetcher = Fetcher::new()?.max_document(config.max_document);
         Ok(Arc::new(OAuthClient {
             endpoint: endpoint.clone(),
             key: canonical_resource(endpoint),
             config,
             store,
             agent,
-            fetcher: Fetcher::new()?,
+            fetcher,
             state: Mutex::new(State::default()),
             renewing: tokio::sync::Mutex::new(()),
             interactive: tokio::sync::watch::Sender::new(Interactive::default()),

@@ -37,7 +37,8 @@ use super::AuthError;
 /// The well-known suffix of protected resource metadata (RFC 9728 §3).
 pub const PROTECTED_RESOURCE_WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
 
-/// The largest metadata, registration or token response read, in bytes.
+/// The largest metadata, registration or token response read by default, in bytes; set
+/// with [`Fetcher::max_document`] (for a client, [`OAuthConfig::max_document`](super::OAuthConfig::max_document)).
 pub const MAX_DOCUMENT: usize = 256 * 1024;
 
 /// How long one request to an authorization or metadata endpoint may take.
@@ -218,6 +219,7 @@ pub fn secure_url(what: &str, text: &str) -> Result<Url, AuthError> {
 #[derive(Debug, Clone)]
 pub struct Fetcher {
     http: reqwest::Client,
+    max_document: usize,
 }
 
 /// What a well-known probe found.
@@ -228,7 +230,8 @@ pub(crate) enum Probe<T> {
 }
 
 impl Fetcher {
-    /// A fetcher that follows no redirects and times out after [`REQUEST_TIMEOUT`].
+    /// A fetcher that follows no redirects, times out after [`REQUEST_TIMEOUT`] and reads
+    /// documents of up to [`MAX_DOCUMENT`] bytes.
     pub fn new() -> Result<Fetcher, AuthError> {
         let http = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
@@ -238,7 +241,17 @@ impl Fetcher {
                 url: String::new(),
                 reason: e.to_string(),
             })?;
-        Ok(Fetcher { http })
+        Ok(Fetcher {
+            http,
+            max_document: MAX_DOCUMENT,
+        })
+    }
+
+    /// Sets the largest metadata, registration, token or introspection response read, in
+    /// bytes; a larger one fails with an error saying so.
+    pub fn max_document(mut self, bytes: usize) -> Fetcher {
+        self.max_document = bytes;
+        self
     }
 
     /// The underlying client (no redirects, timeout set).
@@ -275,7 +288,7 @@ impl Fetcher {
                 reason: format!("HTTP {status}"),
             });
         }
-        let body = read_capped(url, response).await?;
+        let body = self.read_capped(url, response).await?;
         serde_json::from_slice(&body)
             .map(Probe::Found)
             .map_err(|e| AuthError::Metadata {
@@ -309,29 +322,30 @@ pub(crate) async fn authorization_server(
     })
 }
 
-/// Reads a body of at most [`MAX_DOCUMENT`] bytes.
-pub(crate) async fn read_capped(
-    url: &Url,
-    mut response: reqwest::Response,
-) -> Result<Vec<u8>, AuthError> {
-    let too_big = || AuthError::Metadata {
-        url: url.to_string(),
-        reason: format!("the response is larger than {MAX_DOCUMENT} bytes"),
-    };
-    if response
-        .content_length()
-        .is_some_and(|n| n > MAX_DOCUMENT as u64)
-    {
-        return Err(too_big());
-    }
-    let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(|e| http_error(url, &e))? {
-        if body.len() + chunk.len() > MAX_DOCUMENT {
+impl Fetcher {
+    /// Reads a body of at most [`Fetcher::max_document`] bytes.
+    pub(crate) async fn read_capped(
+        &self,
+        url: &Url,
+        mut response: reqwest::Response,
+    ) -> Result<Vec<u8>, AuthError> {
+        let max = self.max_document;
+        let too_big = || AuthError::Metadata {
+            url: url.to_string(),
+            reason: format!("the response is larger than {max} bytes"),
+        };
+        if response.content_length().is_some_and(|n| n > max as u64) {
             return Err(too_big());
         }
-        body.extend_from_slice(&chunk);
+        let mut body = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(|e| http_error(url, &e))? {
+            if body.len() + chunk.len() > max {
+                return Err(too_big());
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(body)
     }
-    Ok(body)
 }
 
 /// A request error with its causes (reqwest's own message hides "Connection refused").

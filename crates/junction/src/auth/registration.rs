@@ -9,7 +9,7 @@
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use serde::{Deserialize, Serialize};
 
-use super::metadata::{http_error, read_capped, secure_url, AuthorizationServerMetadata, Fetcher};
+use super::metadata::{http_error, secure_url, AuthorizationServerMetadata, Fetcher};
 use super::token::RegisteredClient;
 use super::AuthError;
 
@@ -91,7 +91,7 @@ pub(crate) async fn register(
         .await
         .map_err(|e| http_error(&url, &e))?;
     let status = response.status();
-    let bytes = read_capped(&url, response).await?;
+    let bytes = fetcher.read_capped(&url, response).await?;
     if !status.is_success() {
         let reason = match serde_json::from_slice::<RegistrationError>(&bytes) {
             Ok(e) => match e.error_description {

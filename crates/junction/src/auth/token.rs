@@ -14,7 +14,7 @@ use reqwest::Url;
 use serde::{Deserialize, Serialize};
 
 use super::dpop::{self, DpopKey, Nonces};
-use super::metadata::{http_error, read_capped, secure_url, AuthorizationServerMetadata, Fetcher};
+use super::metadata::{http_error, secure_url, AuthorizationServerMetadata, Fetcher};
 use super::AuthError;
 
 /// Access (and maybe refresh) token for one resource.
@@ -252,7 +252,7 @@ pub(crate) async fn post(
         let response = send(fetcher, server, client, form.clone(), &url, dpop).await?;
         let status = response.status();
         let fresh_nonce = dpop.is_some_and(|d| d.nonces.observe(&url, response.headers()));
-        let body = read_capped(&url, response).await?;
+        let body = fetcher.read_capped(&url, response).await?;
         if status.is_success() {
             return Ok(body);
         }

@@ -760,3 +760,58 @@ async fn a_roots_change_runs_the_hook_which_can_list_the_roots() {
     w.raw.send(reply.to_string()).await;
     assert_eq!(rx.recv().await.unwrap().unwrap(), "file:///work");
 }
+
+/// The bounds of [`lifecycle::Kept`] and of template matching are the server's, set on its
+/// builder.
+#[tokio::test]
+async fn what_a_session_keeps_and_template_work_are_set_on_the_builder() {
+    async fn who(ctx: Context, _: NoArgs) -> String {
+        ctx.client()
+            .map(|c| c.info.name.clone())
+            .unwrap_or_default()
+    }
+    let build = |kept, steps| {
+        Server::builder("bounds", "1")
+            .tool(tool("who", who))
+            .template(template("t://{a}{b}x", "pair", |r| async move {
+                r.var("a").unwrap_or_default().to_owned()
+            }))
+            .kept(kept)
+            .template_match_steps(steps)
+            .build()
+            .unwrap()
+    };
+    let uri = format!("t://{}x", "y".repeat(200));
+    let tight = build(
+        lifecycle::Kept {
+            capability_bytes: 64,
+            info_bytes: 2,
+        },
+        100,
+    );
+    let mut w = Wire::open(&tight, "2025-11-25", json!({})).await;
+    let called = w
+        .ok("tools/call", json!({"name": "who", "arguments": {}}))
+        .await;
+    assert_eq!(
+        called["content"][0]["text"], "ra",
+        "the name `raw` cut at 2 bytes"
+    );
+    let missing = w.request("resources/read", json!({"uri": uri})).await;
+    assert_eq!(missing["error"]["code"], -32002, "{missing}");
+    assert!(
+        w.ok("resources/read", json!({"uri": "t://yyx"})).await["contents"][0]["text"].is_string()
+    );
+
+    let roomy = build(
+        lifecycle::Kept::default(),
+        crate::uri_template::MAX_ATTEMPTS,
+    );
+    let mut w = Wire::open(&roomy, "2025-11-25", json!({})).await;
+    let called = w
+        .ok("tools/call", json!({"name": "who", "arguments": {}}))
+        .await;
+    assert_eq!(called["content"][0]["text"], "raw");
+    let read = w.ok("resources/read", json!({"uri": uri})).await;
+    assert_eq!(read["contents"][0]["uri"], uri);
+}

@@ -43,54 +43,89 @@ pub enum Phase {
 }
 
 /// The most bytes of a client's free-form capability members (`experimental`,
-/// `extensions`, unknown members) a session keeps; larger ones are dropped whole.
+/// `extensions`, unknown members) a session keeps by default; larger ones are dropped whole.
 pub const KEPT_CAPABILITY_BYTES: usize = 4 * 1024;
 
-/// The longest client name, title, version, description or website a session keeps, in
-/// bytes; longer ones are cut.
+/// The longest client name, title, version, description or website a session keeps by
+/// default, in bytes; longer ones are cut.
 pub const KEPT_INFO_CHARS: usize = 256;
 
-fn small<T: serde::Serialize>(value: &T) -> bool {
-    serde_json::to_vec(value).is_ok_and(|v| v.len() <= KEPT_CAPABILITY_BYTES)
+/// How much of a client's `initialize` a session keeps for its life; set with
+/// [`ServerBuilder::kept`](super::ServerBuilder::kept).
+///
+/// ```
+/// use junction::server::lifecycle::{Kept, Lifecycle};
+/// use junction_protocol::lifecycle::{Implementation, InitializeParams};
+/// use junction_protocol::ProtocolVersion;
+///
+/// let lifecycle = Lifecycle::with_kept(Kept { capability_bytes: 1024, info_bytes: 8 });
+/// let offer = InitializeParams::new(ProtocolVersion::V2025_06_18, Implementation::new("a-long-client-name", "1"));
+/// lifecycle.initialize(&offer).unwrap();
+/// assert_eq!(lifecycle.negotiated().unwrap().info.name, "a-long-c");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Kept {
+    /// The most bytes (as JSON) of each free-form capability member kept
+    /// ([`KEPT_CAPABILITY_BYTES`] by default); a larger member is dropped whole.
+    pub capability_bytes: usize,
+    /// The most bytes of each client name, title, version, description or website kept
+    /// ([`KEPT_INFO_CHARS`] by default); longer ones are cut at a character boundary.
+    pub info_bytes: usize,
 }
 
-fn kept_capabilities(offered: &ClientCapabilities) -> ClientCapabilities {
-    let mut kept = offered.clone();
-    if !small(&kept.experimental) {
-        kept.experimental = None;
+impl Default for Kept {
+    fn default() -> Self {
+        Kept {
+            capability_bytes: KEPT_CAPABILITY_BYTES,
+            info_bytes: KEPT_INFO_CHARS,
+        }
     }
-    if !small(&kept.extensions) {
-        kept.extensions = None;
-    }
-    if !small(&kept.extra) {
-        kept.extra.clear();
-    }
-    kept
 }
 
-fn cut(text: &str) -> String {
-    let mut end = text.len().min(KEPT_INFO_CHARS);
-    while !text.is_char_boundary(end) {
-        end -= 1;
+impl Kept {
+    fn small<T: serde::Serialize>(&self, value: &T) -> bool {
+        serde_json::to_vec(value).is_ok_and(|v| v.len() <= self.capability_bytes)
     }
-    text[..end].to_owned()
-}
 
-fn kept_info(offered: &Implementation) -> Implementation {
-    Implementation {
-        name: cut(&offered.name),
-        title: offered.title.as_deref().map(cut),
-        version: cut(&offered.version),
-        description: offered.description.as_deref().map(cut),
-        website_url: offered.website_url.as_deref().map(cut),
-        // Icons are for showing a server to a person; a server has no use for a client's.
-        icons: None,
+    fn capabilities(&self, offered: &ClientCapabilities) -> ClientCapabilities {
+        let mut kept = offered.clone();
+        if !self.small(&kept.experimental) {
+            kept.experimental = None;
+        }
+        if !self.small(&kept.extensions) {
+            kept.extensions = None;
+        }
+        if !self.small(&kept.extra) {
+            kept.extra.clear();
+        }
+        kept
+    }
+
+    fn cut(&self, text: &str) -> String {
+        let mut end = text.len().min(self.info_bytes);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text[..end].to_owned()
+    }
+
+    fn info(&self, offered: &Implementation) -> Implementation {
+        let cut = |text: &str| self.cut(text);
+        Implementation {
+            name: cut(&offered.name),
+            title: offered.title.as_deref().map(cut),
+            version: cut(&offered.version),
+            description: offered.description.as_deref().map(cut),
+            website_url: offered.website_url.as_deref().map(cut),
+            // Icons are for showing a server to a person; a server has no use for a client's.
+            icons: None,
+        }
     }
 }
 
 /// What the client said about itself in `initialize`, as far as a session keeps it: the
-/// capabilities (free-form members only up to [`KEPT_CAPABILITY_BYTES`]) and the client's
-/// identity (strings cut at [`KEPT_INFO_CHARS`], no icons).
+/// capabilities (free-form members only up to [`Kept::capability_bytes`]) and the client's
+/// identity (strings cut at [`Kept::info_bytes`], no icons).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Negotiated {
     /// The negotiated revision.
@@ -105,6 +140,7 @@ pub struct Negotiated {
 #[derive(Debug)]
 pub struct Lifecycle {
     phase: Mutex<Phase>,
+    kept: Kept,
 }
 
 impl Default for Lifecycle {
@@ -114,10 +150,16 @@ impl Default for Lifecycle {
 }
 
 impl Lifecycle {
-    /// A session that has not been initialized.
+    /// A session that has not been initialized, keeping the [`Kept`] defaults.
     pub fn new() -> Self {
+        Lifecycle::with_kept(Kept::default())
+    }
+
+    /// A session that has not been initialized, keeping `kept` of its `initialize`.
+    pub fn with_kept(kept: Kept) -> Self {
         Lifecycle {
             phase: Mutex::new(Phase::New),
+            kept,
         }
     }
 
@@ -161,8 +203,8 @@ impl Lifecycle {
         let version = ProtocolVersion::negotiate(&params.protocol_version);
         *phase = Phase::Initializing(Arc::new(Negotiated {
             version,
-            capabilities: kept_capabilities(&params.capabilities),
-            info: kept_info(&params.client_info),
+            capabilities: self.kept.capabilities(&params.capabilities),
+            info: self.kept.info(&params.client_info),
         }));
         Ok(version)
     }
@@ -231,13 +273,50 @@ mod tests {
             .insert("small".into(), serde_json::json!(1));
         offered.client_info.name = "n".repeat(100_000);
         offered.client_info.description = Some("é".repeat(100_000));
-        let kept_caps = kept_capabilities(&offered.capabilities);
-        let kept = kept_info(&offered.client_info);
+        let defaults = Kept::default();
+        let kept_caps = defaults.capabilities(&offered.capabilities);
+        let kept = defaults.info(&offered.client_info);
         let size = serde_json::to_vec(&(kept_caps, kept)).unwrap().len();
         assert!(size < 2 * 1024, "kept {size} bytes");
         let small = offer("2025-11-25");
-        assert_eq!(kept_capabilities(&small.capabilities), small.capabilities);
-        assert_eq!(kept_info(&small.client_info), small.client_info);
+        assert_eq!(
+            defaults.capabilities(&small.capabilities),
+            small.capabilities
+        );
+        assert_eq!(defaults.info(&small.client_info), small.client_info);
+    }
+
+    #[test]
+    fn what_is_kept_follows_the_configured_bounds() {
+        let mut offered = offer("2025-11-25");
+        offered
+            .capabilities
+            .extra
+            .insert("mid".into(), serde_json::json!("m".repeat(100)));
+        offered.client_info.name = "é".repeat(10);
+        let tight = Lifecycle::with_kept(Kept {
+            capability_bytes: 50,
+            info_bytes: 5,
+        });
+        tight.initialize(&offered).unwrap();
+        let kept = tight.negotiated().unwrap();
+        assert!(
+            kept.capabilities.extra.is_empty(),
+            "{:?}",
+            kept.capabilities
+        );
+        assert_eq!(
+            kept.info.name, "éé",
+            "cut at 5 bytes, on a character boundary"
+        );
+        let roomy = Lifecycle::with_kept(Kept {
+            capability_bytes: 200,
+            info_bytes: 20,
+        });
+        roomy.initialize(&offered).unwrap();
+        let kept = roomy.negotiated().unwrap();
+        assert!(kept.capabilities.extra.contains_key("mid"));
+        assert_eq!(kept.info.name, offered.client_info.name);
     }
 
     fn offer(version: &str) -> InitializeParams {

@@ -154,6 +154,8 @@ pub struct ServerBuilder {
     states: state::States,
     task_settings: task::TaskSettings,
     task_store: Option<Arc<dyn task::TaskStore>>,
+    kept: lifecycle::Kept,
+    template_match_steps: usize,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -265,6 +267,22 @@ impl ServerBuilder {
         self
     }
 
+    /// Sets how much of a client's `initialize` each session keeps for its life (by default
+    /// 4 KiB of each free-form capability member and 256 bytes of each client info string;
+    /// see [`lifecycle::Kept`]).
+    pub fn kept(mut self, kept: lifecycle::Kept) -> Self {
+        self.kept = kept;
+        self
+    }
+
+    /// Sets the most work matching one URI against one resource template may do
+    /// ([`crate::uri_template::MAX_ATTEMPTS`], 100,000 steps, by default); a URI that needs
+    /// more does not match the template.
+    pub fn template_match_steps(mut self, steps: usize) -> Self {
+        self.template_match_steps = steps;
+        self
+    }
+
     /// Checks the definition and builds the server.
     pub fn build(self) -> Result<Server, BuildError> {
         let mut lists = Lists {
@@ -289,6 +307,8 @@ impl ServerBuilder {
             ),
         );
         registry.cache = self.cache;
+        registry.kept = self.kept;
+        registry.template_steps = self.template_match_steps;
         Ok(Server {
             handle: ServerHandle {
                 registry: Arc::new(registry),
@@ -353,6 +373,8 @@ impl Server {
             states: state::States::default(),
             task_settings: task::TaskSettings::default(),
             task_store: None,
+            kept: lifecycle::Kept::default(),
+            template_match_steps: crate::uri_template::MAX_ATTEMPTS,
         }
     }
 
@@ -363,7 +385,7 @@ impl Server {
 
     /// Serves one connection; the returned peer ends when the connection does.
     pub fn serve(&self, connection: Connection) -> Peer {
-        let session = Arc::new(SessionState::new());
+        let session = Arc::new(SessionState::new(self.handle.registry.kept));
         self.handle.registry.attach(&session);
         let router = router::Router {
             server: self.handle.clone(),

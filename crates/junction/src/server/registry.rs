@@ -14,7 +14,7 @@ use junction_protocol::tools::{CallToolResult, Tool};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::lifecycle::Lifecycle;
+use super::lifecycle::{Kept, Lifecycle};
 use super::prompt::PromptDef;
 use super::resource::{ResourceDef, TemplateDef};
 use super::state::States;
@@ -146,13 +146,15 @@ impl Lists {
             || self.templates.iter().any(|t| !t.completers.is_empty())
     }
 
-    /// Whether a resource or template answers to `uri`.
-    pub(super) fn knows_uri(&self, uri: &str) -> bool {
+    /// Whether a resource or template answers to `uri`, matching templates within
+    /// `steps` steps each.
+    pub(super) fn knows_uri(&self, uri: &str, steps: usize) -> bool {
         self.resources.iter().any(|r| r.resource.uri == uri)
-            || self
-                .templates
-                .iter()
-                .any(|t| t.parsed.as_ref().is_ok_and(|p| p.matches(uri).is_some()))
+            || self.templates.iter().any(|t| {
+                t.parsed
+                    .as_ref()
+                    .is_ok_and(|p| p.matches_within(uri, steps).is_some())
+            })
     }
 }
 
@@ -271,9 +273,9 @@ impl Listen {
 }
 
 impl SessionState {
-    pub(super) fn new() -> Self {
+    pub(super) fn new(kept: Kept) -> Self {
         SessionState {
-            lifecycle: Lifecycle::new(),
+            lifecycle: Lifecycle::with_kept(kept),
             peer: OnceLock::new(),
             log_level: Mutex::new(super::logging::DEFAULT_LEVEL),
             subscriptions: Mutex::new(HashSet::new()),
@@ -340,6 +342,10 @@ pub(super) struct Registry {
     pub(super) state_key: super::stateless::StateKey,
     /// The tasks of every session ([`super::task`]).
     pub(super) tasks: Arc<super::task::Tasks>,
+    /// How much of its `initialize` each session keeps.
+    pub(super) kept: Kept,
+    /// The most work matching a URI against one template may do.
+    pub(super) template_steps: usize,
     sessions: Mutex<Vec<Weak<SessionState>>>,
     /// Publishes resource changes to every instance and hears theirs, once the HTTP server
     /// gave the link ([`Registry::share_changes`]).
@@ -380,6 +386,8 @@ impl Registry {
             cache: (0, junction_protocol::stateless::CacheScope::Private),
             state_key: super::stateless::StateKey::new(),
             tasks: Arc::new(tasks),
+            kept: Kept::default(),
+            template_steps: crate::uri_template::MAX_ATTEMPTS,
             sessions: Mutex::new(Vec::new()),
             publisher: OnceLock::new(),
         }

@@ -179,7 +179,8 @@ fn subscriptions(s: &Served, method: &str) -> Result<(), ErrorObject> {
 
 async fn subscribe(s: Served, p: UriParams) -> Result<EmptyResult, ErrorObject> {
     subscriptions(&s, Subscribe::METHOD)?;
-    if !lock(&s.router.server.registry.lists).knows_uri(&p.uri) {
+    let registry = &s.router.server.registry;
+    if !lock(&registry.lists).knows_uri(&p.uri, registry.template_steps) {
         return Err(resource::not_found(&p.uri));
     }
     lock(&s.router.session.subscriptions).insert(p.uri);
@@ -311,7 +312,8 @@ async fn list_templates(
 async fn read_resource(s: Served, params: UriParams) -> Result<ReadResourceResult, ErrorObject> {
     let uri = params.uri;
     let found = {
-        let lists = lock(&s.router.server.registry.lists);
+        let registry = &s.router.server.registry;
+        let lists = lock(&registry.lists);
         lists
             .resources
             .iter()
@@ -325,7 +327,11 @@ async fn read_resource(s: Served, params: UriParams) -> Result<ReadResourceResul
             })
             .or_else(|| {
                 lists.templates.iter().find_map(|t| {
-                    let vars = t.parsed.as_ref().ok()?.matches(&uri)?;
+                    let vars = t
+                        .parsed
+                        .as_ref()
+                        .ok()?
+                        .matches_within(&uri, registry.template_steps)?;
                     Some((t.read.clone(), t.template.mime_type.clone(), vars))
                 })
             })

@@ -4,8 +4,10 @@
 //! `junction::child`) and the last lines are kept, so a host can show why a server failed
 //! to start. It is read as bytes, whatever they are (invalid UTF-8 is shown replaced, and
 //! never stops the reading: a pipe nobody reads would block the child, or kill it with
-//! SIGPIPE once closed); a line is cut at [`STDERR_LINE`] bytes, the rest of it skipped. [`ChildProcess::shutdown`] follows the specification: close stdin, wait, send
-//! SIGTERM, wait, then SIGKILL.
+//! SIGPIPE once closed); a line is cut at [`StderrLimits::line_bytes`] bytes, the rest of it
+//! skipped, and [`StderrLimits::kept_lines`] lines are kept ([`CommandSpec::stderr`]).
+//! [`ChildProcess::shutdown`] follows the specification: close stdin, wait, send SIGTERM,
+//! wait, then SIGKILL.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
@@ -20,11 +22,31 @@ use tokio::sync::mpsc;
 use super::stdio::{read_frames, write_frames, Stray, WriteEnd};
 use super::{outbound_queue, Connection, Limits, INBOUND_QUEUE};
 
-/// How many stderr lines are kept for [`ChildProcess::stderr_tail`].
-const STDERR_TAIL: usize = 40;
+/// How many stderr lines are kept for [`ChildProcess::stderr_tail`] by default.
+pub const STDERR_TAIL: usize = 40;
 
-/// The longest stderr line kept or logged, in bytes; longer ones are cut.
+/// The longest stderr line kept or logged by default, in bytes; longer ones are cut.
 pub const STDERR_LINE: usize = 4 * 1024;
+
+/// How much of a child's stderr is held: the length of a line and how many lines are kept
+/// for [`ChildProcess::stderr_tail`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StderrLimits {
+    /// The longest line logged or kept, in bytes ([`STDERR_LINE`] by default); the rest of
+    /// a longer line is skipped and the line ends with `…`.
+    pub line_bytes: usize,
+    /// How many of the last lines are kept ([`STDERR_TAIL`] by default).
+    pub kept_lines: usize,
+}
+
+impl Default for StderrLimits {
+    fn default() -> Self {
+        StderrLimits {
+            line_bytes: STDERR_LINE,
+            kept_lines: STDERR_TAIL,
+        }
+    }
+}
 
 /// What to run.
 #[derive(Debug, Clone, Default)]
@@ -39,6 +61,8 @@ pub struct CommandSpec {
     pub clear_env: bool,
     /// The working directory; the parent's when `None`.
     pub cwd: Option<PathBuf>,
+    /// How much of its stderr is held.
+    pub stderr: StderrLimits,
 }
 
 impl CommandSpec {
@@ -69,6 +93,12 @@ impl CommandSpec {
     /// Sets the working directory.
     pub fn cwd(mut self, dir: impl Into<PathBuf>) -> Self {
         self.cwd = Some(dir.into());
+        self
+    }
+
+    /// Sets how long a stderr line may be and how many are kept.
+    pub fn stderr(mut self, limits: StderrLimits) -> Self {
+        self.stderr = limits;
         self
     }
 }
@@ -162,8 +192,13 @@ pub fn spawn(spec: &CommandSpec, limits: Limits) -> Result<(Connection, ChildPro
             _ = close_rx => {}
         }
     });
-    let tail = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_TAIL)));
-    tokio::spawn(read_stderr(stderr, tail.clone(), spec.program.clone()));
+    let tail = Arc::new(Mutex::new(VecDeque::new()));
+    tokio::spawn(read_stderr(
+        stderr,
+        tail.clone(),
+        spec.program.clone(),
+        spec.stderr,
+    ));
     let process = ChildProcess {
         child,
         stdin_closer: Some(close_tx),
@@ -177,15 +212,16 @@ async fn read_stderr(
     stderr: tokio::process::ChildStderr,
     tail: Arc<Mutex<VecDeque<String>>>,
     program: String,
+    limits: StderrLimits,
 ) {
     let mut reader = BufReader::new(stderr);
-    while let Some(line) = next_line(&mut reader, STDERR_LINE).await {
+    while let Some(line) = next_line(&mut reader, limits.line_bytes).await {
         tracing::info!(target: "junction::child", program = %program, "{line}");
         if let Ok(mut tail) = tail.lock() {
-            if tail.len() == STDERR_TAIL {
+            tail.push_back(line);
+            while tail.len() > limits.kept_lines {
                 tail.pop_front();
             }
-            tail.push_back(line);
         }
     }
 }

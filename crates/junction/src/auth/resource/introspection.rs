@@ -5,7 +5,7 @@ use reqwest::Url;
 use serde_json::{Map, Value};
 
 use super::{audience_matches, scopes_of, Identity, TokenVerifier, VerifyError};
-use crate::auth::metadata::{read_capped, Fetcher};
+use crate::auth::metadata::Fetcher;
 use crate::auth::token::{basic_credentials, now_seconds};
 use crate::auth::AuthError;
 use crate::session::BoxFuture;
@@ -49,6 +49,13 @@ impl IntrospectionVerifier {
         })
     }
 
+    /// Sets the largest introspection answer read, in bytes
+    /// ([`MAX_DOCUMENT`](crate::auth::metadata::MAX_DOCUMENT) by default).
+    pub fn max_document(mut self, bytes: usize) -> Self {
+        self.fetcher = self.fetcher.max_document(bytes);
+        self
+    }
+
     /// Also requires `iss`, when the answer has one, to be `issuer`.
     pub fn issuer(mut self, issuer: &str) -> Self {
         self.issuer = Some(issuer.to_owned());
@@ -75,7 +82,9 @@ impl IntrospectionVerifier {
                 "introspection answered HTTP {status}"
             )));
         }
-        let body = read_capped(&self.endpoint, response)
+        let body = self
+            .fetcher
+            .read_capped(&self.endpoint, response)
             .await
             .map_err(|e| VerifyError::Unavailable(e.to_string()))?;
         let claims: Map<String, Value> = serde_json::from_slice(&body).map_err(|_| {

@@ -85,6 +85,13 @@ impl JwtVerifier {
         self
     }
 
+    /// Sets the largest key set read from `jwks_uri`, in bytes
+    /// ([`MAX_DOCUMENT`](crate::auth::metadata::MAX_DOCUMENT) by default).
+    pub fn max_document(mut self, bytes: usize) -> Self {
+        self.fetcher = self.fetcher.max_document(bytes);
+        self
+    }
+
     /// The clock skew allowed on `exp` and `nbf`, in seconds (30 by default).
     pub fn leeway(mut self, seconds: u64) -> Self {
         self.leeway = seconds;
