@@ -62,7 +62,8 @@
 //! [`SharedTasks`] ([`Server::share_tasks`](super::Server::share_tasks); Redis with the HTTP
 //! server's session store): each instance keeps running the tasks it created and writes
 //! them through, the others answer `tasks/get`, `tasks/list` and `tasks/result` from the
-//! shared records and have `tasks/cancel` done by the running instance.
+//! shared records and have `tasks/cancel`, and a 2026-07-28 `tasks/update`, done by the
+//! running instance (a 2026-07-28 task's `inputRequests` are in its record).
 //!
 //! ```
 //! use junction::server::{tool, Context, Server};

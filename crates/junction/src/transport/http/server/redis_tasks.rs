@@ -1,4 +1,4 @@
-//! The server's 2025-11-25 tasks shared through Redis ([`SharedTasks`], feature `redis`), on
+//! The server's tasks (2025-11-25, and the 2026-07-28 extension's) shared through Redis ([`SharedTasks`], feature `redis`), on
 //! the connection of the [`RedisSessionStore`](super::RedisSessionStore) and under its prefix.
 //!
 //! | key | type | what | expiry |
