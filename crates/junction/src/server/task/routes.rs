@@ -283,9 +283,7 @@ pub(in crate::server) async fn decide(
             tokio::spawn(run(tasks, id, running, cancel, version, None));
         }
     }
-    Ok(ToolAnswer::Handle(
-        detailed(record).created(),
-    ))
+    Ok(ToolAnswer::Handle(detailed(record).created()))
 }
 
 /// A task as the 2026-07-28 extension shows it, with the payload of its status.
