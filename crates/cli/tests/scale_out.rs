@@ -1419,3 +1419,144 @@ async fn a_task_that_ends_while_redis_is_lost_reaches_redis_when_it_returns() {
         serde_json::from_str(&redis.cli(&["HGET", &key, "r"])).expect("a record as JSON");
     assert_eq!(record["task"]["status"], "completed", "{record}");
 }
+
+/// A 2026-07-28 request (no session) of `method` with `params` at `url`, declaring the
+/// tasks extension and form elicitation: its response message.
+async fn request_2026(
+    http: &reqwest::Client,
+    url: &str,
+    id: u64,
+    method: &str,
+    mut params: Value,
+) -> Value {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {
+            "elicitation": {"form": {}},
+            "extensions": {"io.modelcontextprotocol/tasks": {}}
+        },
+        "io.modelcontextprotocol/clientInfo": {"name": "scale-test", "version": "1"}
+    });
+    let name = params
+        .get("name")
+        .or_else(|| params.get("taskId"))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let response = http
+        .post(url)
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", "2026-07-28")
+        .header("Mcp-Method", method)
+        .header("Mcp-Name", name)
+        .body(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string())
+        .send()
+        .await
+        .expect("request sent");
+    assert_eq!(response.status(), 200, "{method} answered");
+    read_reply(response).await
+}
+
+/// `tasks/get` of task `id` at `url` until `done` holds for the task it answers (the
+/// handler runs on meanwhile); that task.
+async fn poll_2026(
+    http: &reqwest::Client,
+    url: &str,
+    id: &str,
+    done: impl Fn(&Value) -> bool,
+) -> Value {
+    let deadline = Instant::now() + SAFETY;
+    for n in 1.. {
+        let got = request_2026(http, url, n, "tasks/get", json!({"taskId": id})).await;
+        let task = &got["result"];
+        assert_eq!(task["taskId"], json!(id), "{got}");
+        if done(task) {
+            return task.clone();
+        }
+        assert!(Instant::now() < deadline, "the task never got there: {got}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    unreachable!("the loop returns or fails")
+}
+
+/// 2026-07-28 tasks behind a load balancer carry no session, so their client may be served
+/// by any instance: a call that became a task through instance A, whose handler (on A) asks
+/// two questions, is seen waiting for them on B, answered one at a time through B (the
+/// other question kept pending, on A and B alike), and completes with both answers, seen
+/// on A and on B.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2026_task_asking_through_one_instance_is_answered_through_another() {
+    let cluster = Cluster::start("conformance", 2, &[]);
+    let (a, b) = (cluster.instances[0].url(), cluster.instances[1].url());
+    let http = reqwest::Client::new();
+    let handle = request_2026(
+        &http,
+        &a,
+        1,
+        "tools/call",
+        json!({"name": "multi_input", "arguments": {}}),
+    )
+    .await;
+    assert_eq!(handle["result"]["resultType"], "task", "{handle}");
+    let id = handle["result"]["taskId"]
+        .as_str()
+        .expect("a task id")
+        .to_owned();
+
+    let asked = |task: &Value| {
+        task["status"] == "input_required"
+            && task["inputRequests"]
+                .as_object()
+                .is_some_and(|r| r.contains_key("first") && r.contains_key("second"))
+    };
+    let waiting = poll_2026(&http, &b, &id, asked).await;
+    assert_eq!(
+        waiting["inputRequests"]["first"]["method"], "elicitation/create",
+        "B shows what A's handler asks: {waiting}"
+    );
+
+    let first = json!({"first": {"action": "accept", "content": {"value": "north"}}});
+    let ack = request_2026(
+        &http,
+        &b,
+        10,
+        "tasks/update",
+        json!({"taskId": id, "inputResponses": first}),
+    )
+    .await;
+    assert_eq!(
+        ack["result"]["resultType"], "complete",
+        "B acknowledges the update: {ack}"
+    );
+    for url in [&a, &b] {
+        let got = request_2026(&http, url, 11, "tasks/get", json!({"taskId": id})).await;
+        let task = &got["result"];
+        assert_eq!(task["status"], "input_required", "{got}");
+        let keys: Vec<&String> = task["inputRequests"]
+            .as_object()
+            .unwrap_or_else(|| panic!("input requests: {got}"))
+            .keys()
+            .collect();
+        assert_eq!(keys, ["second"], "the question left stays pending: {got}");
+    }
+
+    let second = json!({"second": {"action": "accept", "content": {"value": "south"}}});
+    let ack = request_2026(
+        &http,
+        &b,
+        12,
+        "tasks/update",
+        json!({"taskId": id, "inputResponses": second}),
+    )
+    .await;
+    assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
+    for url in [&a, &b] {
+        let done = poll_2026(&http, url, &id, |t| t["status"] == "completed").await;
+        assert_eq!(
+            done["result"]["content"][0]["text"], "first: north; second: south",
+            "the handler got both answers: {done}"
+        );
+        assert!(done.get("inputRequests").is_none(), "{done}");
+    }
+}

@@ -62,7 +62,8 @@
 //! [`SharedTasks`] ([`Server::share_tasks`](super::Server::share_tasks); Redis with the HTTP
 //! server's session store): each instance keeps running the tasks it created and writes
 //! them through, the others answer `tasks/get`, `tasks/list` and `tasks/result` from the
-//! shared records and have `tasks/cancel` done by the running instance.
+//! shared records and have `tasks/cancel`, and a 2026-07-28 `tasks/update`, done by the
+//! running instance (a 2026-07-28 task's `inputRequests` are in its record).
 //!
 //! ```
 //! use junction::server::{tool, Context, Server};
@@ -349,7 +350,7 @@ impl Tasks {
     /// task run here.
     fn signalled(&self, signal: Signal) {
         match signal {
-            Signal::Ended(id) => {
+            Signal::Ended(id) | Signal::Answered(id) => {
                 if let Some(waiters) = lock(&self.foreign).remove(&id) {
                     waiters.send_modify(|n| *n += 1);
                 }
@@ -361,8 +362,41 @@ impl Tasks {
                     tracing::warn!(task = %id, "could not cancel a task for another instance: {e}");
                 }
             }
-            Signal::Cancel { .. } => {}
+            Signal::Update {
+                instance,
+                id,
+                responses,
+            } if self.shared.get().is_some_and(|s| s.instance() == instance) => {
+                self.answer_here(&id, responses);
+                self.announce_answered(id);
+            }
+            Signal::Cancel { .. } | Signal::Update { .. } => {}
         }
+    }
+
+    /// Tells the instance that routed an update of task `id` here that it was handed over,
+    /// once the record it changed is saved (after every write queued before it).
+    fn announce_answered(&self, id: String) {
+        let Some(shared) = self.shared.get().cloned() else {
+            return;
+        };
+        let record = match self.store.get(&id, now_ms()) {
+            Ok(record) => record,
+            Err(e) => {
+                tracing::warn!(task = %id, "could not read an updated task: {e}");
+                None
+            }
+        };
+        tokio::spawn(async move {
+            if let Some(record) = record {
+                if let Err(e) = shared.save(record).await {
+                    tracing::warn!(task = %id, "could not share an updated task: {e}");
+                }
+            }
+            if let Err(e) = shared.signal(&Signal::Answered(id.clone())).await {
+                tracing::warn!(task = %id, "could not announce an update handed over: {e}");
+            }
+        });
     }
 
     /// Writes a task just created through to the shared store, before its handle is
@@ -559,6 +593,7 @@ impl Tasks {
             let message = r.task.status_message.take();
             r.set_status(status, message, now);
             r.outcome = Some(outcome);
+            r.input_requests.clear();
         });
         match result {
             Ok(Some(_)) => {}
@@ -624,6 +659,7 @@ impl Tasks {
             r.outcome = Some(TaskOutcome::Error(ErrorObject::internal(format!(
                 "Task {id:?} was cancelled"
             ))));
+            r.input_requests.clear();
         })?;
         if let (Some(_), Some(live)) = (&changed, live) {
             live.cancel.cancel();
@@ -653,21 +689,82 @@ impl Tasks {
         };
         inputs.issued.insert(key.clone());
         inputs.pending.insert(key, (request, send));
-        self.set_status(id, TaskStatus::InputRequired, None);
+        self.record_inputs(id, &inputs);
         Some(receive)
+    }
+
+    /// Writes what the handler of task `id` waits for into its record (hence to every
+    /// instance): `input_required` with those requests, or `working` again once none is
+    /// left. Called under the lock of `inputs`, so that the record follows them in order.
+    fn record_inputs(&self, id: &str, inputs: &Inputs) {
+        let waiting: InputRequests = inputs
+            .pending
+            .iter()
+            .map(|(key, (request, _))| (key.clone(), request.clone()))
+            .collect();
+        let result = self.change(id, |r, now| {
+            match (waiting.is_empty(), r.task.status) {
+                (false, _) => r.set_status(TaskStatus::InputRequired, None, now),
+                (true, TaskStatus::InputRequired) => r.set_status(TaskStatus::Working, None, now),
+                (true, _) => {}
+            }
+            r.input_requests = waiting;
+        });
+        if let Err(e) = result {
+            tracing::warn!(task = id, "could not update the task: {e}");
+        }
     }
 
     /// 2026-07-28 `tasks/update`: hands each answer to the request waiting under its key;
     /// keys not outstanding are ignored. The task is `working` again once nothing waits.
-    pub(super) fn answer(
+    /// A task run by another instance gets the answers from that instance, asked through
+    /// the shared store; the acknowledgement waits until its record shows them handed over
+    /// (or the task ended), so that a `tasks/get` after it, on any instance, does too.
+    pub(super) async fn answer(
         &self,
         owner: &str,
         id: &str,
         responses: InputResponses,
     ) -> Result<(), ErrorObject> {
-        let record = self.get(owner, id)?;
-        let Some(live) = lock(&self.live).get(id).cloned() else {
+        let found = match self.locate(owner, id).await? {
+            Found::Here(_) => {
+                self.answer_here(id, responses);
+                return Ok(());
+            }
+            Found::There(found) => found,
+        };
+        let Some(shared) = self.shared.get() else {
+            return Err(unknown(id));
+        };
+        // No handler of this process waits for it (it is not in this process's store).
+        if found.record.task.status.is_terminal() || found.instance == shared.instance() {
             return Ok(());
+        }
+        let keys: Vec<String> = responses.keys().cloned().collect();
+        let signal = Signal::Update {
+            instance: found.instance,
+            id: id.to_owned(),
+            responses,
+        };
+        loop {
+            let mut answered = self.ended(id);
+            // Sent again at each look: one lost while the store reconnected is not the end
+            // of it, and a key is asked once in a task's life, so a second copy is ignored.
+            shared.signal(&signal).await.map_err(store_error)?;
+            let _ = tokio::time::timeout(RECHECK, answered.changed()).await;
+            let record = self.find(owner, id).await?;
+            if record.task.status.is_terminal()
+                || !keys.iter().any(|k| record.input_requests.contains_key(k))
+            {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Hands `responses` to the handler of task `id`, run by this process, if it still runs.
+    fn answer_here(&self, id: &str, responses: InputResponses) {
+        let Some(live) = lock(&self.live).get(id).cloned() else {
+            return;
         };
         let mut inputs = lock(&live.inputs);
         for (key, answer) in responses {
@@ -678,23 +775,7 @@ impl Tasks {
                 None => tracing::debug!(task = id, key, "ignoring an answer nothing waits for"),
             }
         }
-        if inputs.pending.is_empty() && record.task.status == TaskStatus::InputRequired {
-            self.set_status(id, TaskStatus::Working, None);
-        }
-        Ok(())
-    }
-
-    /// 2026-07-28: what the handler of task `id` waits for now, by key.
-    pub(super) fn waiting_for(&self, id: &str) -> InputRequests {
-        let Some(live) = lock(&self.live).get(id).cloned() else {
-            return InputRequests::new();
-        };
-        let inputs = lock(&live.inputs);
-        inputs
-            .pending
-            .iter()
-            .map(|(key, (request, _))| (key.clone(), request.clone()))
-            .collect()
+        self.record_inputs(id, &inputs);
     }
 
     /// `tasks/result`: waits until the task is terminal, then gives its outcome. `request` is

@@ -7,7 +7,7 @@ use std::task::Poll;
 
 use junction_protocol::capabilities::ClientCapabilities;
 use junction_protocol::meta::{EmptyResult, PaginatedParams};
-use junction_protocol::stateless::{InputRequests, ResultType};
+use junction_protocol::stateless::ResultType;
 use junction_protocol::task_extension::{DetailedTask, UpdateTaskParams, TASKS_EXTENSION};
 use junction_protocol::tasks::{
     CreateTaskResult, GetTaskPayloadResult, ListTasksResult, TaskIdParams, TaskResult, TaskStatus,
@@ -283,13 +283,11 @@ pub(in crate::server) async fn decide(
             tokio::spawn(run(tasks, id, running, cancel, version, None));
         }
     }
-    Ok(ToolAnswer::Handle(
-        detailed(record, InputRequests::new()).created(),
-    ))
+    Ok(ToolAnswer::Handle(detailed(record).created()))
 }
 
 /// A task as the 2026-07-28 extension shows it, with the payload of its status.
-fn detailed(record: TaskRecord, waiting: InputRequests) -> DetailedTask {
+fn detailed(record: TaskRecord) -> DetailedTask {
     let task = record.task;
     let mut detailed = DetailedTask::new(task.task_id, task.status, task.created_at);
     detailed.status_message = task.status_message;
@@ -297,7 +295,7 @@ fn detailed(record: TaskRecord, waiting: InputRequests) -> DetailedTask {
     detailed.ttl_ms = task.ttl;
     detailed.poll_interval_ms = task.poll_interval;
     match (task.status, record.outcome) {
-        (TaskStatus::InputRequired, _) => detailed.input_requests = Some(waiting),
+        (TaskStatus::InputRequired, _) => detailed.input_requests = Some(record.input_requests),
         (TaskStatus::Completed, Some(TaskOutcome::Result(result))) => {
             detailed.result = Some(result);
         }
@@ -316,10 +314,7 @@ pub(in crate::server) async fn get(s: Served, p: TaskIdParams) -> Result<TaskAns
     let record = tasks.find(&owner(&s), &p.task_id).await?;
     Ok(match s.family {
         Family::Handshake => TaskAnswer::Task(record.task.into()),
-        Family::Stateless => {
-            let waiting = tasks.waiting_for(&p.task_id);
-            TaskAnswer::Detailed(detailed(record, waiting))
-        }
+        Family::Stateless => TaskAnswer::Detailed(detailed(record)),
     })
 }
 
@@ -329,7 +324,9 @@ pub(in crate::server) async fn update(
     p: UpdateTaskParams,
 ) -> Result<EmptyResult, ErrorObject> {
     let tasks = tasks(&s, "tasks/update")?;
-    tasks.answer(&owner(&s), &p.task_id, p.input_responses)?;
+    tasks
+        .answer(&owner(&s), &p.task_id, p.input_responses)
+        .await?;
     Ok(EmptyResult::default())
 }
 

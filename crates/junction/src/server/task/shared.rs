@@ -6,13 +6,15 @@
 //! sticky as in its own store. Another instance reads the records (`tasks/get`,
 //! `tasks/list`), waits for a task's end without polling (the running instance announces it:
 //! [`Signal::Ended`]), and asks the running instance to cancel one ([`Signal::Cancel`]), whose
-//! handler's token only that instance holds. A task whose instance stopped (its heartbeat
+//! handler's token only that instance holds, or to hand a 2026-07-28 task's handler the
+//! answers to its input requests ([`Signal::Update`]), which only that instance can. A task whose instance stopped (its heartbeat
 //! ran out) is marked failed by the first instance that reads it unfinished, as a restarted
 //! single server marks the tasks its predecessor left.
 //!
 //! The Redis implementation is the HTTP server's
 //! ([`HttpServer::shared_tasks`](crate::transport::http::server::HttpServer::shared_tasks)).
 
+use junction_protocol::stateless::InputResponses;
 use tokio::sync::mpsc;
 
 use super::{StoreError, TaskRecord};
@@ -30,6 +32,19 @@ pub enum Signal {
         /// The task.
         id: String,
     },
+    /// The instance `instance` is asked to hand `responses` (a 2026-07-28 `tasks/update`)
+    /// to the handler of task `id`, which it runs.
+    Update {
+        /// The instance running the task.
+        instance: u32,
+        /// The task.
+        id: String,
+        /// The answers, by the key of the input request each answers.
+        responses: InputResponses,
+    },
+    /// The running instance handed an [`Signal::Update`] of task `id` over and saved its
+    /// record since: whoever waits for that reads the record again.
+    Answered(String),
 }
 
 /// A task record as the shared store keeps it: with the instance that runs it.

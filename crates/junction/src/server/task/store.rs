@@ -25,6 +25,7 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
+use junction_protocol::stateless::InputRequests;
 use junction_protocol::tasks::{Task, TaskStatus};
 use junction_protocol::ErrorObject;
 use serde::{Deserialize, Serialize};
@@ -56,6 +57,10 @@ pub struct TaskRecord {
     pub created_ms: u64,
     /// Its outcome, once terminal (none for a cancelled task).
     pub outcome: Option<TaskOutcome>,
+    /// 2026-07-28: what its handler waits for while it is `input_required`, by key, kept
+    /// in the record so that every instance sharing it shows them.
+    #[serde(default, skip_serializing_if = "InputRequests::is_empty")]
+    pub input_requests: InputRequests,
 }
 
 impl TaskRecord {
@@ -77,6 +82,7 @@ impl TaskRecord {
             method: method.into(),
             created_ms: now_ms,
             outcome: None,
+            input_requests: InputRequests::new(),
         }
     }
 

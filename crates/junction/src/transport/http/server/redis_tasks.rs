@@ -1,4 +1,4 @@
-//! The server's 2025-11-25 tasks shared through Redis ([`SharedTasks`], feature `redis`), on
+//! The server's tasks (2025-11-25, and the 2026-07-28 extension's) shared through Redis ([`SharedTasks`], feature `redis`), on
 //! the connection of the [`RedisSessionStore`](super::RedisSessionStore) and under its prefix.
 //!
 //! | key | type | what | expiry |
@@ -7,7 +7,9 @@
 //! | `P:t:o:OWNER` | sorted set | the owner's tasks, members `CREATED:ID` (creation in ms, 20 digits), all scored 0 so that they sort by creation then id | with the owner's last task |
 //!
 //! and the channel `P:tasks` carries the signals: `e ID` (task ID ended), `c INSTANCE ID`
-//! (the instance running task ID is asked to cancel it).
+//! (the instance running task ID is asked to cancel it), `u INSTANCE ID RESPONSES` (it is
+//! asked to hand a 2026-07-28 task's handler the `inputResponses` of a `tasks/update`, as
+//! JSON), `a ID` (it did, and saved the task's record since).
 //!
 //! A record is written only by the instance running its task (and by the one that finds
 //! it orphaned), through one script that refuses to replace a terminal record, so a
@@ -380,6 +382,15 @@ impl SharedTasks for RedisTasks {
             let message = match signal {
                 Signal::Ended(id) => format!("e {id}"),
                 Signal::Cancel { instance, id } => format!("c {instance} {id}"),
+                Signal::Update {
+                    instance,
+                    id,
+                    responses,
+                } => {
+                    let responses = serde_json::to_string(responses).map_err(failed)?;
+                    format!("u {instance} {id} {responses}")
+                }
+                Signal::Answered(id) => format!("a {id}"),
             };
             let mut connection = self.inner.connection.clone();
             connection
@@ -431,6 +442,16 @@ fn parse(message: &str) -> Option<Signal> {
                 id: id.to_owned(),
             })
         }
+        ("u", rest) => {
+            let (instance, rest) = rest.split_once(' ')?;
+            let (id, responses) = rest.split_once(' ')?;
+            Some(Signal::Update {
+                instance: instance.parse().ok()?,
+                id: id.to_owned(),
+                responses: serde_json::from_str(responses).ok()?,
+            })
+        }
+        ("a", id) => Some(Signal::Answered(id.to_owned())),
         _ => None,
     }
 }
@@ -477,6 +498,16 @@ mod tests {
             })
         );
         assert_eq!(parse("c x ab12"), None);
+        assert_eq!(
+            parse(r#"u 77 ab12 {"first": {"action": "accept"}}"#),
+            Some(Signal::Update {
+                instance: 77,
+                id: "ab12".into(),
+                responses: [("first".into(), serde_json::json!({"action": "accept"}))].into()
+            })
+        );
+        assert_eq!(parse("u 77 ab12 {"), None);
+        assert_eq!(parse("a ab12"), Some(Signal::Answered("ab12".into())));
         assert_eq!(parse("z ab12"), None);
     }
 
