@@ -114,13 +114,12 @@ fn the_server_log_is_set_aside_past_the_configured_size() {
     )
     .unwrap();
     let run = Run::of(
-        Command::new(JUNCTION)
+        common::host_command(&server.dir)
             .args(["run", "--yes", "--no-save", "--config"])
             .arg(&config)
             .arg("--model")
             .arg(format!("scripted:{}", model.display()))
             .arg("work twice")
-            .env("XDG_CONFIG_HOME", &server.dir)
             .env("XDG_STATE_HOME", &server.dir)
             .env("NO_COLOR", "1"),
         None,
