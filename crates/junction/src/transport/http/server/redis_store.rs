@@ -457,23 +457,13 @@ impl SessionStore for RedisSessionStore {
     }
 
     fn listen(&self) -> mpsc::Receiver<Routed> {
-        let (tx, rx) = mpsc::channel(1024);
-        let client = self.inner.client.clone();
-        let channel = self.inner.channel();
-        tokio::spawn(async move {
-            let mut delay = Duration::from_millis(100);
-            while !tx.is_closed() {
-                match subscribe(&client, &channel, &tx).await {
-                    Ok(()) => return,
-                    Err(e) => {
-                        tracing::error!(error = %e, "lost the Redis routing channel; messages for sessions held here from other instances wait until it is back");
-                        tokio::time::sleep(delay).await;
-                        delay = (delay * 2).min(Duration::from_secs(2));
-                    }
-                }
-            }
-        });
-        rx
+        listen_channel(
+            self.inner.client.clone(),
+            self.inner.channel(),
+            "the routing channel",
+            "messages for sessions held here from other instances wait until it is back",
+            |payload| serde_json::from_slice::<Routed>(payload).ok(),
+        )
     }
 
     fn admit(&self, idle: Duration) -> BoxFuture<'_, Result<bool, StoreError>> {
@@ -688,30 +678,58 @@ impl SessionStore for RedisSessionStore {
 
 /// Forwards the routing channel into `tx` until the connection fails (`Err`) or nobody
 /// listens any more (`Ok`).
-async fn subscribe(
+/// Hands each message of Redis channel `channel` that `parse` reads to the receiver it
+/// returns, subscribing again (after 100 ms, doubling up to 2 s) whenever the subscription
+/// is lost, until the receiver is dropped. `what` names the channel in logs, `meanwhile`
+/// says what waits while it is lost.
+pub(super) fn listen_channel<T: Send + 'static>(
+    client: redis::Client,
+    channel: String,
+    what: &'static str,
+    meanwhile: &'static str,
+    parse: fn(&[u8]) -> Option<T>,
+) -> mpsc::Receiver<T> {
+    let (tx, rx) = mpsc::channel(1024);
+    tokio::spawn(async move {
+        let mut delay = Duration::from_millis(100);
+        while !tx.is_closed() {
+            match subscribe(&client, &channel, what, parse, &tx).await {
+                Ok(()) => return,
+                Err(e) => {
+                    tracing::error!(error = %e, "lost {what} in Redis; {meanwhile}");
+                    tokio::time::sleep(delay).await;
+                    delay = (delay * 2).min(Duration::from_secs(2));
+                }
+            }
+        }
+    });
+    rx
+}
+
+/// One subscription of [`listen_channel`]: `Ok` once the receiver is gone.
+async fn subscribe<T>(
     client: &redis::Client,
     channel: &str,
-    tx: &mpsc::Sender<Routed>,
+    what: &str,
+    parse: fn(&[u8]) -> Option<T>,
+    tx: &mpsc::Sender<T>,
 ) -> Result<(), redis::RedisError> {
     let mut pubsub = client.get_async_pubsub().await?;
     pubsub.subscribe(channel).await?;
-    tracing::debug!(channel, "listening for messages routed between instances");
+    tracing::debug!(channel, "listening on {what}");
     let mut messages = pubsub.into_on_message();
     while let Some(message) = messages.next().await {
-        let payload = message.get_payload_bytes();
-        match serde_json::from_slice::<Routed>(payload) {
-            Ok(routed) => {
-                if tx.send(routed).await.is_err() {
+        match parse(message.get_payload_bytes()) {
+            Some(item) => {
+                if tx.send(item).await.is_err() {
                     return Ok(());
                 }
             }
-            Err(e) => {
-                tracing::warn!(error = %e, "ignoring a malformed message on the routing channel")
-            }
+            None => tracing::warn!("ignoring a malformed message on {what}"),
         }
     }
     Err(redis::RedisError::from(std::io::Error::new(
         std::io::ErrorKind::ConnectionReset,
-        "the routing subscription ended",
+        format!("the subscription to {what} ended"),
     )))
 }

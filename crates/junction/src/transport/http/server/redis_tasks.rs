@@ -24,12 +24,10 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use futures_util::StreamExt;
 use redis::aio::ConnectionManager;
 use redis::AsyncCommands;
 use tokio::sync::{mpsc, oneshot};
 
-use super::session_store::StoreError as SessionStoreError;
 use crate::server::task::{SharedRecord, SharedTasks, Signal, StoreError, TaskRecord};
 use crate::session::BoxFuture;
 
@@ -401,23 +399,13 @@ impl SharedTasks for RedisTasks {
     }
 
     fn listen(&self) -> mpsc::Receiver<Signal> {
-        let (tx, rx) = mpsc::channel(1024);
-        let client = self.inner.client.clone();
-        let channel = self.inner.channel();
-        tokio::spawn(async move {
-            let mut delay = Duration::from_millis(100);
-            while !tx.is_closed() {
-                match subscribe(&client, &channel, &tx).await {
-                    Ok(()) => return,
-                    Err(e) => {
-                        tracing::error!(error = %e, "lost the Redis channel of tasks; waits for other instances' tasks fall back to reading their records");
-                        tokio::time::sleep(delay).await;
-                        delay = (delay * 2).min(Duration::from_secs(2));
-                    }
-                }
-            }
-        });
-        rx
+        super::redis_store::listen_channel(
+            self.inner.client.clone(),
+            self.inner.channel(),
+            "the channel of tasks",
+            "waits for other instances' tasks fall back to reading their records",
+            |payload| parse(&String::from_utf8_lossy(payload)),
+        )
     }
 
     fn alive(&self, instance: u32) -> BoxFuture<'_, Result<bool, StoreError>> {
@@ -458,31 +446,6 @@ fn parse(message: &str) -> Option<Signal> {
 
 /// Forwards the channel of tasks into `tx` until the connection fails (`Err`) or nobody
 /// listens any more (`Ok`).
-async fn subscribe(
-    client: &redis::Client,
-    channel: &str,
-    tx: &mpsc::Sender<Signal>,
-) -> Result<(), SessionStoreError> {
-    let session_error = |e: redis::RedisError| SessionStoreError(e.to_string());
-    let mut pubsub = client.get_async_pubsub().await.map_err(session_error)?;
-    pubsub.subscribe(channel).await.map_err(session_error)?;
-    let mut messages = pubsub.into_on_message();
-    while let Some(message) = messages.next().await {
-        let payload = String::from_utf8_lossy(message.get_payload_bytes()).into_owned();
-        match parse(&payload) {
-            Some(signal) => {
-                if tx.send(signal).await.is_err() {
-                    return Ok(());
-                }
-            }
-            None => tracing::warn!("ignoring a malformed message on the channel of tasks"),
-        }
-    }
-    Err(SessionStoreError(
-        "the subscription of tasks ended".to_owned(),
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
