@@ -35,6 +35,7 @@ impl Role {
 
 /// Hints about how to use a piece of content.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Annotations {
     /// Who it is meant for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -43,11 +44,7 @@ pub struct Annotations {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority: Option<f64>,
     /// When it last changed (ISO 8601).
-    #[serde(
-        rename = "lastModified",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_modified: Option<String>,
 }
 

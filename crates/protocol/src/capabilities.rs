@@ -20,13 +20,10 @@ pub type Flag = Map<String, Value>;
 
 /// A capability whose only known member is `listChanged`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ListChanged {
     /// Whether the sender emits `list_changed` notifications for this list.
-    #[serde(
-        rename = "listChanged",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub list_changed: Option<bool>,
     /// Unknown members, kept.
     #[serde(flatten)]
@@ -73,13 +70,10 @@ pub struct ElicitationCapability {
 
 /// `tasks.requests.sampling` (client side).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct TaskSamplingRequests {
     /// `sampling/createMessage` may be task-augmented.
-    #[serde(
-        rename = "createMessage",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub create_message: Option<Flag>,
     /// Unknown members, kept.
     #[serde(flatten)]
@@ -292,16 +286,13 @@ impl ClientCapabilities {
 
 /// `resources`: the server offers resources.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ResourcesCapability {
     /// `resources/subscribe` and `resources/unsubscribe` are served.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subscribe: Option<bool>,
     /// `notifications/resources/list_changed` is sent.
-    #[serde(
-        rename = "listChanged",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub list_changed: Option<bool>,
     /// Unknown members, kept.
     #[serde(flatten)]

@@ -112,6 +112,7 @@ impl CompleteParams {
 /// The suggestions (`completion`): at most 100 values; use [`Completion::from_matches`] to
 /// cap a longer list.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Completion {
     /// At most [`MAX_COMPLETION_VALUES`] (100) values, best first.
     pub values: Vec<String>,
@@ -119,7 +120,7 @@ pub struct Completion {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total: Option<u64>,
     /// Whether more exist than were sent.
-    #[serde(rename = "hasMore", default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub has_more: Option<bool>,
 }
 

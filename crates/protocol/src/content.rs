@@ -41,11 +41,11 @@ impl TextContent {
 /// Base64-encoded image or audio data: the body of `ImageContent` and `AudioContent`, whose
 /// members are the same.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct MediaContent {
     /// The base64 data.
     pub data: String,
     /// Its MIME type, e.g. `image/png` or `audio/wav`.
-    #[serde(rename = "mimeType")]
     pub mime_type: String,
     /// Annotations.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -185,6 +185,7 @@ pub enum UrlMode {
 
 /// Form mode (`ElicitRequestFormParams`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct FormParams {
     /// `mode`: optional for forms; kept as sent (absent from 2025-06-18 peers).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -192,7 +193,6 @@ pub struct FormParams {
     /// What to tell the user.
     pub message: String,
     /// What to ask for.
-    #[serde(rename = "requestedSchema")]
     pub requested_schema: RequestedSchema,
     /// Run as a task.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -217,13 +217,13 @@ impl FormParams {
 
 /// URL mode (`ElicitRequestURLParams`, 2025-11-25).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct UrlParams {
     /// `mode`: always `"url"`.
     pub mode: UrlMode,
     /// What to tell the user.
     pub message: String,
     /// An id, opaque to the client, that `notifications/elicitation/complete` refers to.
-    #[serde(rename = "elicitationId")]
     pub elicitation_id: String,
     /// Where to send the user.
     pub url: String,
@@ -460,9 +460,9 @@ impl ElicitResult {
 
 /// The params of `notifications/elicitation/complete`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ElicitationCompleteParams {
     /// The URL elicitation that finished.
-    #[serde(rename = "elicitationId")]
     pub elicitation_id: String,
     /// `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]

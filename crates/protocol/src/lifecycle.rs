@@ -37,11 +37,12 @@ pub enum Theme {
 
 /// An icon (2025-11-25): an `https:` or `data:` URI with optional type, sizes and theme.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Icon {
     /// The image URI.
     pub src: String,
     /// Its MIME type.
-    #[serde(rename = "mimeType", default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mime_type: Option<String>,
     /// Sizes such as `"48x48"` or `"any"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -83,6 +84,7 @@ impl Icon {
 
 /// `clientInfo` / `serverInfo`: who is speaking.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Implementation {
     /// The programmatic name.
     pub name: String,
@@ -95,11 +97,7 @@ pub struct Implementation {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// A website.
-    #[serde(
-        rename = "websiteUrl",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub website_url: Option<String>,
     /// Icons.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -151,15 +149,14 @@ impl Implementation {
 
 /// The params of `initialize`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct InitializeParams {
     /// The revision the client offers (its newest). Kept as a string: a client may offer a
     /// revision this side does not know, and the server must still answer.
-    #[serde(rename = "protocolVersion")]
     pub protocol_version: String,
     /// What the client supports.
     pub capabilities: ClientCapabilities,
     /// Who the client is.
-    #[serde(rename = "clientInfo")]
     pub client_info: Implementation,
     /// `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -180,14 +177,13 @@ impl InitializeParams {
 
 /// The result of `initialize`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct InitializeResult {
     /// The revision the server chose: the client's if it supports it, otherwise its newest.
-    #[serde(rename = "protocolVersion")]
     pub protocol_version: String,
     /// What the server supports.
     pub capabilities: ServerCapabilities,
     /// Who the server is.
-    #[serde(rename = "serverInfo")]
     pub server_info: Implementation,
     /// Hints the host may add to the model's system prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -249,10 +245,11 @@ request!(
 
 /// The params of `notifications/cancelled`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct CancelledParams {
     /// The request to stop; required except for task-augmented requests (cancelled with
     /// `tasks/cancel` instead).
-    #[serde(rename = "requestId", default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<RequestId>,
     /// Why, for logs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -264,9 +261,9 @@ pub struct CancelledParams {
 
 /// The params of `notifications/progress`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ProgressParams {
     /// The token from the request's `_meta.progressToken`.
-    #[serde(rename = "progressToken")]
     pub progress_token: ProgressToken,
     /// Progress so far; increases with every notification.
     pub progress: f64,

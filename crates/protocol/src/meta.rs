@@ -40,13 +40,10 @@ pub type Cursor = String;
 
 /// The `_meta` of a request's params: the progress token plus any other keys.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct RequestMeta {
     /// Asks the receiver for `notifications/progress` carrying this token.
-    #[serde(
-        rename = "progressToken",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub progress_token: Option<ProgressToken>,
     /// Every other key, kept as it came.
     #[serde(flatten)]

@@ -162,15 +162,12 @@ impl PromptMessage {
 wire_result! {
     /// The result of `prompts/list`.
     #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
     cached pub struct ListPromptsResult {
         /// One page of prompts.
         pub prompts: Vec<Prompt>,
         /// The cursor of the next page.
-        #[serde(
-            rename = "nextCursor",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub next_cursor: Option<Cursor>,
     }
 }
@@ -180,6 +177,7 @@ pub type ListPromptsParams = PaginatedParams;
 
 /// The params of `prompts/get`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct GetPromptParams {
     /// The prompt.
     pub name: String,
@@ -187,18 +185,10 @@ pub struct GetPromptParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arguments: Option<BTreeMap<String, String>>,
     /// `inputResponses` (2026-07-28).
-    #[serde(
-        rename = "inputResponses",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_responses: Option<InputResponses>,
     /// `requestState` (2026-07-28).
-    #[serde(
-        rename = "requestState",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_state: Option<String>,
     /// `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]

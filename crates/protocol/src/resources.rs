@@ -19,6 +19,7 @@ use crate::{notification, request};
 
 /// A resource a server offers (also the body of a `resource_link` content block).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Resource {
     /// Its URI.
     pub uri: String,
@@ -31,7 +32,7 @@ pub struct Resource {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// Its MIME type.
-    #[serde(rename = "mimeType", default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mime_type: Option<String>,
     /// Annotations.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -202,9 +203,9 @@ impl ResourceContents {
 
 /// A family of resources described by an RFC 6570 URI template.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ResourceTemplate {
     /// The template, e.g. `library://books/{isbn}`.
-    #[serde(rename = "uriTemplate")]
     pub uri_template: String,
     /// The programmatic name.
     pub name: String,
@@ -215,7 +216,7 @@ pub struct ResourceTemplate {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// The MIME type every match shares.
-    #[serde(rename = "mimeType", default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mime_type: Option<String>,
     /// Annotations.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -265,15 +266,12 @@ impl ResourceTemplate {
 wire_result! {
     /// The result of `resources/list`.
     #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
     cached pub struct ListResourcesResult {
         /// One page of resources.
         pub resources: Vec<Resource>,
         /// The cursor of the next page.
-        #[serde(
-            rename = "nextCursor",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub next_cursor: Option<Cursor>,
     }
 }
@@ -281,16 +279,12 @@ wire_result! {
 wire_result! {
     /// The result of `resources/templates/list`.
     #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
     cached pub struct ListResourceTemplatesResult {
         /// One page of templates.
-        #[serde(rename = "resourceTemplates")]
         pub resource_templates: Vec<ResourceTemplate>,
         /// The cursor of the next page.
-        #[serde(
-            rename = "nextCursor",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub next_cursor: Option<Cursor>,
     }
 }
@@ -303,22 +297,15 @@ pub type ListResourceTemplatesParams = PaginatedParams;
 
 /// Params naming one resource: `resources/read`, `resources/subscribe`, `resources/unsubscribe`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct UriParams {
     /// The resource's URI.
     pub uri: String,
     /// `inputResponses` (2026-07-28, `resources/read` only).
-    #[serde(
-        rename = "inputResponses",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_responses: Option<InputResponses>,
     /// `requestState` (2026-07-28, `resources/read` only).
-    #[serde(
-        rename = "requestState",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_state: Option<String>,
     /// `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]

@@ -53,21 +53,17 @@ impl ToolUseContent {
 
 /// `ToolResultContent`: the result of a tool the model called.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ToolResultContent {
     /// The `id` of the tool_use this answers.
-    #[serde(rename = "toolUseId")]
     pub tool_use_id: String,
     /// The unstructured result (same blocks as a tool call result).
     pub content: Vec<ContentBlock>,
     /// The structured result.
-    #[serde(
-        rename = "structuredContent",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub structured_content: Option<Value>,
     /// Whether the tool failed.
-    #[serde(rename = "isError", default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub is_error: Option<bool>,
     /// `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -233,30 +229,19 @@ impl ModelHint {
 
 /// What the server would like in a model; advisory.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ModelPreferences {
     /// Name hints, in order of preference.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hints: Option<Vec<ModelHint>>,
     /// 0..1: how much cost matters.
-    #[serde(
-        rename = "costPriority",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_priority: Option<f64>,
     /// 0..1: how much speed matters.
-    #[serde(
-        rename = "speedPriority",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub speed_priority: Option<f64>,
     /// 0..1: how much capability matters.
-    #[serde(
-        rename = "intelligencePriority",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub intelligence_priority: Option<f64>,
 }
 
@@ -302,42 +287,26 @@ impl ToolChoice {
 
 /// The params of `sampling/createMessage`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct CreateMessageParams {
     /// The conversation.
     pub messages: Vec<SamplingMessage>,
     /// Model preferences.
-    #[serde(
-        rename = "modelPreferences",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_preferences: Option<ModelPreferences>,
     /// A system prompt.
-    #[serde(
-        rename = "systemPrompt",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system_prompt: Option<String>,
     /// Context to include.
-    #[serde(
-        rename = "includeContext",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub include_context: Option<IncludeContext>,
     /// Sampling temperature.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f64>,
     /// The most tokens to produce.
-    #[serde(rename = "maxTokens")]
     pub max_tokens: u64,
     /// Stop sequences.
-    #[serde(
-        rename = "stopSequences",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_sequences: Option<Vec<String>>,
     /// Provider-specific metadata.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -346,11 +315,7 @@ pub struct CreateMessageParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools: Option<Vec<Tool>>,
     /// How it may call them (needs client `sampling.tools`).
-    #[serde(
-        rename = "toolChoice",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_choice: Option<ToolChoice>,
     /// Run as a task.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -439,6 +404,7 @@ impl fmt::Display for StopReason {
 wire_result! {
     /// The result of `sampling/createMessage`.
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
     pub struct CreateMessageResult {
         /// Who speaks (normally `assistant`).
         pub role: Role,
@@ -447,11 +413,7 @@ wire_result! {
         /// The model that produced it.
         pub model: String,
         /// Why it stopped.
-        #[serde(
-            rename = "stopReason",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub stop_reason: Option<StopReason>,
     }
 }

@@ -193,9 +193,9 @@ pub struct DiscoverParams {
 
 /// The result of `server/discover` (2026-07-28, a cacheable result).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct DiscoverResult {
     /// The revisions the server speaks.
-    #[serde(rename = "supportedVersions")]
     pub supported_versions: Vec<String>,
     /// What it supports.
     pub capabilities: ServerCapabilities,
@@ -204,17 +204,13 @@ pub struct DiscoverResult {
     pub instructions: Option<String>,
     /// How long the answer may be cached, in milliseconds (0: stale at once; read as 0
     /// when absent).
-    #[serde(rename = "ttlMs", default)]
+    #[serde(default)]
     pub ttl_ms: u64,
     /// Who may share the cached answer (read as `private` when absent).
-    #[serde(rename = "cacheScope", default)]
+    #[serde(default)]
     pub cache_scope: CacheScope,
     /// `resultType`.
-    #[serde(
-        rename = "resultType",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result_type: Option<crate::stateless::ResultType>,
     /// `_meta` (carries the server's identity).
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -288,27 +284,16 @@ pub type InputResponses = BTreeMap<String, Value>;
 /// the answers as `inputResponses` and echoing `requestState`. At least one of the two is
 /// present.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct InputRequiredResult {
     /// What the server asks, by key.
-    #[serde(
-        rename = "inputRequests",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_requests: Option<InputRequests>,
     /// Opaque state to echo back.
-    #[serde(
-        rename = "requestState",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_state: Option<String>,
     /// `resultType`: `input_required`.
-    #[serde(
-        rename = "resultType",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result_type: Option<crate::stateless::ResultType>,
     /// `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -345,34 +330,19 @@ impl InputRequiredResult {
 /// The notification types a client opts in to on `subscriptions/listen` (and the subset the
 /// server agreed to, in the acknowledgement).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct SubscriptionFilter {
     /// `notifications/tools/list_changed`.
-    #[serde(
-        rename = "toolsListChanged",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools_list_changed: Option<bool>,
     /// `notifications/prompts/list_changed`.
-    #[serde(
-        rename = "promptsListChanged",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompts_list_changed: Option<bool>,
     /// `notifications/resources/list_changed`.
-    #[serde(
-        rename = "resourcesListChanged",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resources_list_changed: Option<bool>,
     /// `notifications/resources/updated` for these URIs (replaces `resources/subscribe`).
-    #[serde(
-        rename = "resourceSubscriptions",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource_subscriptions: Option<Vec<String>>,
 }
 
@@ -413,15 +383,16 @@ pub struct SubscriptionsAcknowledgedParams {
 /// assert_eq!(envelope.target(NameParam::Name), Some("add"));
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct RequestEnvelope {
     /// `_meta`.
     #[serde(rename = "_meta", default)]
     pub meta: Option<RequestMeta>,
     /// `inputResponses`: answers to an earlier `input_required` result.
-    #[serde(rename = "inputResponses", default)]
+    #[serde(default)]
     pub input_responses: Option<InputResponses>,
     /// `requestState`: the state an earlier `input_required` result carried.
-    #[serde(rename = "requestState", default)]
+    #[serde(default)]
     pub request_state: Option<String>,
     /// `name` (a tool or a prompt).
     #[serde(default)]
@@ -430,7 +401,7 @@ pub struct RequestEnvelope {
     #[serde(default)]
     pub uri: Option<String>,
     /// `taskId` (the tasks extension's methods).
-    #[serde(rename = "taskId", default)]
+    #[serde(default)]
     pub task_id: Option<String>,
 }
 

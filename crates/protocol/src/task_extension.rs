@@ -41,42 +41,28 @@ pub const RESULT_TYPE_TASK: &str = "task";
 /// payload) and every `tasks/get` answer (`resultType: "complete"`, with the payload of its
 /// status: `inputRequests`, `result` or `error`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct DetailedTask {
     /// The id the server chose.
-    #[serde(rename = "taskId")]
     pub task_id: String,
     /// Where it stands.
     pub status: TaskStatus,
     /// A description of the status.
-    #[serde(
-        rename = "statusMessage",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status_message: Option<String>,
     /// When it was created (ISO 8601).
-    #[serde(rename = "createdAt")]
     pub created_at: String,
     /// When it last changed (ISO 8601).
-    #[serde(rename = "lastUpdatedAt")]
     pub last_updated_at: String,
     /// Its lifetime from creation in integer milliseconds; `None` (sent as `null`) is
     /// unlimited.
-    #[serde(rename = "ttlMs", default)]
+    #[serde(default)]
     pub ttl_ms: Option<u64>,
     /// How often to poll, in integer milliseconds.
-    #[serde(
-        rename = "pollIntervalMs",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub poll_interval_ms: Option<u64>,
     /// `input_required`: what the task waits for, by key.
-    #[serde(
-        rename = "inputRequests",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_requests: Option<InputRequests>,
     /// `completed`: what the request would have answered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -85,11 +71,7 @@ pub struct DetailedTask {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorObject>,
     /// `task` when the task is created, else `complete`.
-    #[serde(
-        rename = "resultType",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result_type: Option<crate::stateless::ResultType>,
     /// `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -146,12 +128,11 @@ impl DetailedTask {
 
 /// The params of `tasks/update`: answers to the task's `inputRequests`, by key.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct UpdateTaskParams {
     /// The task.
-    #[serde(rename = "taskId")]
     pub task_id: String,
     /// The answers; keys not outstanding are ignored.
-    #[serde(rename = "inputResponses")]
     pub input_responses: InputResponses,
     /// `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]

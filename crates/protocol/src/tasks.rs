@@ -31,9 +31,9 @@ pub const MODEL_IMMEDIATE_RESPONSE_META: &str = "io.modelcontextprotocol/model-i
 
 /// `RelatedTaskMetadata`: the task a message belongs to, under [`RELATED_TASK_META`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct RelatedTaskMetadata {
     /// The task.
-    #[serde(rename = "taskId")]
     pub task_id: String,
 }
 
@@ -112,34 +112,24 @@ impl fmt::Display for TaskStatus {
 
 /// A task.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Task {
     /// The id the receiver chose.
-    #[serde(rename = "taskId")]
     pub task_id: String,
     /// Where it stands.
     pub status: TaskStatus,
     /// A description of the status.
-    #[serde(
-        rename = "statusMessage",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status_message: Option<String>,
     /// When it was created (ISO 8601).
-    #[serde(rename = "createdAt")]
     pub created_at: String,
     /// When it last changed (ISO 8601).
-    #[serde(rename = "lastUpdatedAt")]
     pub last_updated_at: String,
     /// Its lifetime from creation in milliseconds; `None` means unlimited. Required on the
     /// wire, so always sent (`null` for `None`); read as `None` when a peer omits it.
     pub ttl: Option<u64>,
     /// How often to poll, in milliseconds.
-    #[serde(
-        rename = "pollInterval",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub poll_interval: Option<u64>,
 }
 
@@ -212,9 +202,9 @@ impl CreateTaskResult {
 
 /// Params naming one task (`tasks/get`, `tasks/result`, `tasks/cancel`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct TaskIdParams {
     /// The task.
-    #[serde(rename = "taskId")]
     pub task_id: String,
     /// `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -241,15 +231,12 @@ pub type ListTasksParams = PaginatedParams;
 wire_result! {
     /// The result of `tasks/list`.
     #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
     pub struct ListTasksResult {
         /// One page of tasks.
         pub tasks: Vec<Task>,
         /// The cursor of the next page.
-        #[serde(
-            rename = "nextCursor",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub next_cursor: Option<Cursor>,
     }
 }

@@ -23,37 +23,22 @@ use crate::{notification, request};
 
 /// Hints about a tool's behaviour. Untrusted unless the server is trusted.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ToolAnnotations {
     /// A display name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// The tool changes nothing (default false).
-    #[serde(
-        rename = "readOnlyHint",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_only_hint: Option<bool>,
     /// Its changes may destroy data (default true; meaningful when not read-only).
-    #[serde(
-        rename = "destructiveHint",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub destructive_hint: Option<bool>,
     /// Repeating a call has no further effect (default false).
-    #[serde(
-        rename = "idempotentHint",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idempotent_hint: Option<bool>,
     /// It reaches an open world of external entities (default true).
-    #[serde(
-        rename = "openWorldHint",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub open_world_hint: Option<bool>,
 }
 
@@ -123,18 +108,16 @@ pub enum TaskSupport {
 
 /// How a tool executes.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ToolExecution {
     /// Task support.
-    #[serde(
-        rename = "taskSupport",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task_support: Option<TaskSupport>,
 }
 
 /// A tool a server offers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Tool {
     /// The programmatic name, unique within the server.
     pub name: String,
@@ -148,14 +131,9 @@ pub struct Tool {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub icons: Option<Vec<Icon>>,
     /// The JSON Schema of the arguments; an object schema, kept verbatim.
-    #[serde(rename = "inputSchema")]
     pub input_schema: Map<String, Value>,
     /// The JSON Schema of `structuredContent`, when the tool returns structured output.
-    #[serde(
-        rename = "outputSchema",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_schema: Option<Map<String, Value>>,
     /// Behaviour hints.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -249,15 +227,12 @@ impl Tool {
 wire_result! {
     /// The result of `tools/list`.
     #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
     cached pub struct ListToolsResult {
         /// One page of tools.
         pub tools: Vec<Tool>,
         /// The cursor of the next page; absent on the last.
-        #[serde(
-            rename = "nextCursor",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub next_cursor: Option<Cursor>,
     }
 }
@@ -267,6 +242,7 @@ pub type ListToolsParams = PaginatedParams;
 
 /// The params of `tools/call`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct CallToolParams {
     /// The tool.
     pub name: String,
@@ -277,18 +253,10 @@ pub struct CallToolParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task: Option<TaskMetadata>,
     /// `inputResponses` (2026-07-28): answers to a previous `input_required` result.
-    #[serde(
-        rename = "inputResponses",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_responses: Option<InputResponses>,
     /// `requestState` (2026-07-28): echoed from a previous `input_required` result.
-    #[serde(
-        rename = "requestState",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_state: Option<String>,
     /// `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -332,18 +300,15 @@ impl CallToolParams {
 wire_result! {
     /// The result of `tools/call`.
     #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
     pub struct CallToolResult {
         /// The unstructured result (may be empty).
         pub content: Vec<ContentBlock>,
         /// The structured result, conforming to the tool's `outputSchema` (2025-06-18).
-        #[serde(
-            rename = "structuredContent",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub structured_content: Option<Value>,
         /// Whether the tool failed (a tool execution error, for the model to read).
-        #[serde(rename = "isError", default, skip_serializing_if = "Option::is_none")]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         pub is_error: Option<bool>,
     }
 }

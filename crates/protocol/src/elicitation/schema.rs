@@ -66,6 +66,7 @@ impl<'de> Deserialize<'de> for StringFormat {
 
 /// `StringSchema`: free text.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct StringSchema {
     /// A label.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -74,10 +75,10 @@ pub struct StringSchema {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// The fewest characters.
-    #[serde(rename = "minLength", default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_length: Option<u64>,
     /// The most characters.
-    #[serde(rename = "maxLength", default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_length: Option<u64>,
     /// The format.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -190,6 +191,7 @@ pub struct UntitledSingleSelectEnumSchema {
 
 /// `TitledSingleSelectEnumSchema`: one of `oneOf`, each with a label.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct TitledSingleSelectEnumSchema {
     /// A label.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -198,7 +200,6 @@ pub struct TitledSingleSelectEnumSchema {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// The choices.
-    #[serde(rename = "oneOf")]
     pub one_of: Vec<EnumOption>,
     /// The pre-selected choice.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -211,6 +212,7 @@ pub struct TitledSingleSelectEnumSchema {
 /// `LegacyTitledEnumSchema` (deprecated): one of `enum`, labelled by the non-standard
 /// `enumNames`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct LegacyTitledEnumSchema {
     /// A label.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -222,7 +224,7 @@ pub struct LegacyTitledEnumSchema {
     #[serde(rename = "enum")]
     pub values: Vec<String>,
     /// Their labels, in the same order.
-    #[serde(rename = "enumNames", default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enum_names: Option<Vec<String>>,
     /// The pre-selected choice.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -252,9 +254,9 @@ pub struct UntitledEnumItems {
 
 /// `items` of a titled multi-select: `{anyOf: [{const, title}]}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct TitledEnumItems {
     /// The choices.
-    #[serde(rename = "anyOf")]
     pub any_of: Vec<EnumOption>,
     /// Unknown keywords, kept.
     #[serde(flatten)]
@@ -263,6 +265,7 @@ pub struct TitledEnumItems {
 
 /// `UntitledMultiSelectEnumSchema`: any of `items.enum`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct UntitledMultiSelectEnumSchema {
     /// A label.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -271,10 +274,10 @@ pub struct UntitledMultiSelectEnumSchema {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// The fewest choices.
-    #[serde(rename = "minItems", default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_items: Option<u64>,
     /// The most choices.
-    #[serde(rename = "maxItems", default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_items: Option<u64>,
     /// The choices.
     pub items: UntitledEnumItems,
@@ -288,6 +291,7 @@ pub struct UntitledMultiSelectEnumSchema {
 
 /// `TitledMultiSelectEnumSchema`: any of `items.anyOf`, each with a label.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct TitledMultiSelectEnumSchema {
     /// A label.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -296,10 +300,10 @@ pub struct TitledMultiSelectEnumSchema {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// The fewest choices.
-    #[serde(rename = "minItems", default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_items: Option<u64>,
     /// The most choices.
-    #[serde(rename = "maxItems", default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_items: Option<u64>,
     /// The choices.
     pub items: TitledEnumItems,
