@@ -729,9 +729,20 @@ async fn a_deleted_session_is_gone_on_every_instance() {
     mcp.initialize(&a, json!({})).await;
     mcp.request(&b, 1, "ping", json!({})).await;
     assert_eq!(mcp.delete(&a).await, 200);
-    for url in [&a, &b] {
-        let gone = mcp.send(url, 2, "ping", json!({})).await;
-        assert_eq!(gone.status(), 404, "{url}");
+    let gone = mcp.send(&a, 2, "ping", json!({})).await;
+    assert_eq!(gone.status(), 404, "{a}");
+    // B held a copy: it ends it once the routing channel tells it, in moments.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let status = mcp.send(&b, 3, "ping", json!({})).await.status();
+        if status == 404 {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{b} still serves the deleted session: {status}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
