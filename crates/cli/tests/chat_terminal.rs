@@ -185,9 +185,10 @@ fn ctrl_c_stops_the_turn_not_the_chat_and_twice_at_the_prompt_leaves() {
     assert!(!alive(pid), "the server outlived the chat");
 }
 
-#[test]
-fn esc_stops_a_running_call_and_the_next_message_goes_on() {
-    let server = Hostile::new("pty-esc-call");
+/// A chat whose model calls `slow__work`, a tool that never answers, then says `then`;
+/// returned once the call has reached the server.
+fn chat_in_a_hanging_call(name: &str, then: &str) -> (Hostile, Pty) {
+    let server = Hostile::new(name);
     server.write("tools.json", &json!([tool("work", "Works for ever.")]));
     std::fs::write(server.path("hang"), "").unwrap();
     let mut chat = chat_with(
@@ -195,13 +196,20 @@ fn esc_stops_a_running_call_and_the_next_message_goes_on() {
         json!({"mcpServers": {"slow": server.entry()}}),
         json!([
             {"toolCalls": [{"id": "1", "name": "slow__work", "arguments": {}}]},
-            {"text": "Sorry, the work was interrupted."}
+            {"text": then}
         ]),
         "--yes --no-save",
     );
     chat.wait_for("Type a message", 1);
     chat.press("do the work\r");
     server.wait_for("tools/call");
+    (server, chat)
+}
+
+#[test]
+fn esc_stops_a_running_call_and_the_next_message_goes_on() {
+    let (server, mut chat) =
+        chat_in_a_hanging_call("pty-esc-call", "Sorry, the work was interrupted.");
     chat.press("\x1b");
     chat.wait_for("interrupted: the turn was stopped", 1);
     server.wait_for("notifications/cancelled");
@@ -218,21 +226,7 @@ fn esc_stops_a_running_call_and_the_next_message_goes_on() {
 
 #[test]
 fn a_line_typed_during_a_turn_is_sent_after_it_and_a_half_line_waits_at_the_prompt() {
-    let server = Hostile::new("pty-type-ahead");
-    server.write("tools.json", &json!([tool("work", "Works for ever.")]));
-    std::fs::write(server.path("hang"), "").unwrap();
-    let mut chat = chat_with(
-        &server,
-        json!({"mcpServers": {"slow": server.entry()}}),
-        json!([
-            {"toolCalls": [{"id": "1", "name": "slow__work", "arguments": {}}]},
-            {"text": "Here is the next answer."}
-        ]),
-        "--yes --no-save",
-    );
-    chat.wait_for("Type a message", 1);
-    chat.press("do the work\r");
-    server.wait_for("tools/call");
+    let (_server, mut chat) = chat_in_a_hanging_call("pty-type-ahead", "Here is the next answer.");
     // Typed while the call runs: one whole line, and the start of another.
     chat.press("what next?\r/qu");
     chat.press("\x1b");
