@@ -42,6 +42,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+#[cfg(any(feature = "http-server", feature = "http-client"))]
 pub mod auth;
 pub mod client;
 pub mod error;

@@ -58,7 +58,7 @@ use super::store::{ResourceTokens, TokenStore};
 use super::token::{self, callback_parameters, RegisteredClient, Tokens};
 use super::user_agent::UserAgent;
 use super::workload::WorkloadIdentity;
-use super::AuthError;
+use super::{canonical_resource, AuthError};
 use crate::sync::lock;
 
 /// How many seconds before expiry a token is refreshed.
@@ -882,16 +882,6 @@ fn check_issuer(found: &Discovered, iss: Option<&str>) -> Result<(), AuthError> 
     }
 }
 
-/// The resource indicator of an endpoint: no fragment, and no trailing slash at the root.
-pub fn canonical_resource(url: &Url) -> String {
-    let mut url = url.clone();
-    url.set_fragment(None);
-    if url.path() == "/" && url.query().is_none() {
-        origin_of(&url)
-    } else {
-        url.to_string()
-    }
-}
 
 /// Whether resource metadata naming `resource` may describe `endpoint`: same origin, and
 /// `resource`'s path is the endpoint's or one of its parents.

@@ -28,7 +28,10 @@
 
 use std::time::Duration;
 
-use reqwest::{StatusCode, Url};
+#[cfg(feature = "http-client")]
+use reqwest::StatusCode;
+use url::Url;
+#[cfg(feature = "http-client")]
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
@@ -146,6 +149,17 @@ pub fn origin_of(url: &Url) -> String {
     url.origin().ascii_serialization()
 }
 
+/// The resource indicator of an endpoint: no fragment, and no trailing slash at the root.
+pub fn canonical_resource(url: &Url) -> String {
+    let mut url = url.clone();
+    url.set_fragment(None);
+    if url.path() == "/" && url.query().is_none() {
+        origin_of(&url)
+    } else {
+        url.to_string()
+    }
+}
+
 /// Where to look for a resource's metadata when its challenge names no URL: path-aware
 /// first, then the root.
 pub fn protected_resource_urls(resource: &Url) -> Vec<Url> {
@@ -214,12 +228,14 @@ pub fn secure_url(what: &str, text: &str) -> Result<Url, AuthError> {
     Ok(url)
 }
 
+#[cfg(feature = "http-client")]
 /// The HTTP side of discovery, registration and token requests.
 #[derive(Debug, Clone)]
 pub struct Fetcher {
     http: reqwest::Client,
 }
 
+#[cfg(feature = "http-client")]
 /// What a well-known probe found.
 pub(crate) enum Probe<T> {
     Found(T),
@@ -227,6 +243,7 @@ pub(crate) enum Probe<T> {
     Absent(StatusCode),
 }
 
+#[cfg(feature = "http-client")]
 impl Fetcher {
     /// A fetcher that follows no redirects and times out after [`REQUEST_TIMEOUT`].
     pub fn new() -> Result<Fetcher, AuthError> {
@@ -285,6 +302,7 @@ impl Fetcher {
     }
 }
 
+#[cfg(feature = "http-client")]
 /// The metadata of the authorization server `issuer`, from the first well-known URL that
 /// has it ([`authorization_server_urls`]); its `issuer` must be the one looked up.
 pub(crate) async fn authorization_server(
@@ -309,6 +327,7 @@ pub(crate) async fn authorization_server(
     })
 }
 
+#[cfg(feature = "http-client")]
 /// Reads a body of at most [`MAX_DOCUMENT`] bytes.
 pub(crate) async fn read_capped(
     url: &Url,
@@ -334,6 +353,7 @@ pub(crate) async fn read_capped(
     Ok(body)
 }
 
+#[cfg(feature = "http-client")]
 /// A request error with its causes (reqwest's own message hides "Connection refused").
 pub(crate) fn http_error(url: &Url, e: &reqwest::Error) -> AuthError {
     let mut reason = e.to_string();
@@ -349,6 +369,7 @@ pub(crate) fn http_error(url: &Url, e: &reqwest::Error) -> AuthError {
     }
 }
 
+#[cfg(feature = "http-client")]
 /// A URL without its query: authorization and token URLs carry codes and states there.
 pub(crate) fn without_query(url: &Url) -> String {
     let mut url = url.clone();

@@ -13,14 +13,20 @@
 //!   introspection endpoint (RFC 7662) with the resource server's own client credentials;
 //!   `active`, `aud`, `iss` and `exp` are checked.
 //!
+//! Both fetch over HTTP, so they come with the `http-client` feature.
+//!
 //! [`BearerAuth`](crate::transport::http::server::BearerAuth) puts a verifier in front of an
 //! [`HttpServer`](crate::transport::http::server::HttpServer); handlers read the caller
 //! from [`Context::identity`](crate::server::Context::identity).
 
+#[cfg(feature = "http-client")]
 mod introspection;
+#[cfg(feature = "http-client")]
 mod jwt;
 
+#[cfg(feature = "http-client")]
 pub use introspection::IntrospectionVerifier;
+#[cfg(feature = "http-client")]
 pub use jwt::JwtVerifier;
 
 use std::collections::BTreeSet;

@@ -558,7 +558,7 @@ fn check_binding(
     let mut target = Url::parse(&inner.metadata.resource)
         .map_err(|_| bad_proof("the resource URL is not valid"))?;
     target.set_path(request.uri().path());
-    let now = crate::auth::token::now_seconds();
+    let now = crate::auth::now_seconds();
     let verified = dpop::verify_proof(
         proof,
         request.method().as_str(),
