@@ -26,7 +26,9 @@
 //! assert_eq!(key.thumbprint().len(), 43);
 //! ```
 
+#[cfg(feature = "http-client")]
 use std::collections::BTreeMap;
+#[cfg(feature = "http-client")]
 use std::fmt;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -40,10 +42,13 @@ use url::Url;
 use ring::rand::SystemRandom;
 #[cfg(feature = "http-client")]
 use ring::signature::{EcdsaKeyPair, KeyPair, ECDSA_P256_SHA256_FIXED_SIGNING};
+#[cfg(feature = "http-client")]
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use sha2::{Digest, Sha256};
 
-use super::metadata::{origin_of, AuthorizationServerMetadata};
+#[cfg(feature = "http-client")]
+use super::metadata::origin_of;
+use super::metadata::AuthorizationServerMetadata;
 use super::pkce::random_token;
 use super::AuthError;
 use crate::sync::lock;

@@ -90,6 +90,7 @@ pub trait TokenVerifier: Send + Sync {
     fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Identity, VerifyError>>;
 }
 
+#[cfg(feature = "http-client")]
 /// Splits a space-separated `scope` claim (or takes an `scp` array).
 pub(crate) fn scopes_of(scope: Option<&serde_json::Value>) -> BTreeSet<String> {
     match scope {
@@ -102,6 +103,7 @@ pub(crate) fn scopes_of(scope: Option<&serde_json::Value>) -> BTreeSet<String> {
     }
 }
 
+#[cfg(feature = "http-client")]
 /// The `cnf.jkt` of a token's claims or introspection answer.
 pub(crate) fn key_thumbprint(
     claims: &serde_json::Map<String, serde_json::Value>,
@@ -109,6 +111,7 @@ pub(crate) fn key_thumbprint(
     claims.get("cnf")?.get("jkt")?.as_str().map(str::to_owned)
 }
 
+#[cfg(feature = "http-client")]
 /// Whether an `aud` claim (a string or an array) names `audience`.
 pub(crate) fn audience_matches(aud: Option<&serde_json::Value>, audience: &str) -> bool {
     match aud {
@@ -118,7 +121,7 @@ pub(crate) fn audience_matches(aud: Option<&serde_json::Value>, audience: &str) 
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "http-client"))]
 mod tests {
     use super::*;
     use serde_json::json;

@@ -68,7 +68,7 @@ use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use reqwest::Url;
+use url::Url;
 
 use crate::auth::metadata::{origin_of, ProtectedResourceMetadata, PROTECTED_RESOURCE_WELL_KNOWN};
 use crate::auth::resource::{Identity, TokenVerifier, VerifyError};
