@@ -435,4 +435,30 @@ mod tests {
         let url = waiting.await.unwrap().unwrap();
         assert_eq!(url.query(), Some("code=abc&state=xyz"));
     }
+
+    #[tokio::test]
+    async fn the_loopback_listener_answers_other_paths_404_past_a_silent_connection() {
+        let agent = LoopbackBrowser::default()
+            .open_browser(false)
+            .notify(Arc::new(|_| {}));
+        let pending = agent.prepare().await.unwrap();
+        let redirect = pending.redirect_uri();
+        let waiting =
+            tokio::spawn(pending.complete(Url::parse("https://as.example/authorize").unwrap()));
+        let address = redirect
+            .trim_start_matches("http://")
+            .trim_end_matches("/callback");
+        // A browser's preconnect: opened, never written to.
+        let _silent = tokio::net::TcpStream::connect(address).await.unwrap();
+        let other = reqwest::get(format!("http://{address}/favicon.ico"))
+            .await
+            .unwrap();
+        assert_eq!(other.status(), reqwest::StatusCode::NOT_FOUND);
+        let page = reqwest::get(format!("{redirect}?code=c"))
+            .await
+            .unwrap();
+        assert_eq!(page.status(), reqwest::StatusCode::OK);
+        let url = waiting.await.unwrap().unwrap();
+        assert_eq!(url.query(), Some("code=c"));
+    }
 }
