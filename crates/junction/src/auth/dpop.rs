@@ -37,7 +37,6 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 #[cfg(feature = "http-client")]
 use reqwest::header::HeaderMap;
-use url::Url;
 #[cfg(feature = "http-client")]
 use ring::rand::SystemRandom;
 #[cfg(feature = "http-client")]
@@ -45,6 +44,7 @@ use ring::signature::{EcdsaKeyPair, KeyPair, ECDSA_P256_SHA256_FIXED_SIGNING};
 #[cfg(feature = "http-client")]
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use sha2::{Digest, Sha256};
+use url::Url;
 
 #[cfg(feature = "http-client")]
 use super::metadata::origin_of;

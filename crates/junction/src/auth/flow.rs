@@ -882,7 +882,6 @@ fn check_issuer(found: &Discovered, iss: Option<&str>) -> Result<(), AuthError> 
     }
 }
 
-
 /// Whether resource metadata naming `resource` may describe `endpoint`: same origin, and
 /// `resource`'s path is the endpoint's or one of its parents.
 fn resource_matches(resource: &str, endpoint: &Url) -> bool {

@@ -30,10 +30,10 @@ use std::time::Duration;
 
 #[cfg(feature = "http-client")]
 use reqwest::StatusCode;
-use url::Url;
 #[cfg(feature = "http-client")]
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use url::Url;
 
 use super::AuthError;
 

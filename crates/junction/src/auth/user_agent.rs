@@ -454,9 +454,7 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(other.status(), reqwest::StatusCode::NOT_FOUND);
-        let page = reqwest::get(format!("{redirect}?code=c"))
-            .await
-            .unwrap();
+        let page = reqwest::get(format!("{redirect}?code=c")).await.unwrap();
         assert_eq!(page.status(), reqwest::StatusCode::OK);
         let url = waiting.await.unwrap().unwrap();
         assert_eq!(url.query(), Some("code=c"));
