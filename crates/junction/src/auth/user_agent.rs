@@ -280,6 +280,10 @@ impl PendingRedirect for Listening {
 /// The largest request head the redirect listener reads.
 const MAX_REQUEST_HEAD: usize = 8 * 1024;
 
+/// How long a connection to the redirect listener may take to send its request head (a
+/// browser's unused preconnect is closed then, not kept past the authorization).
+const REQUEST_HEAD_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// The page the browser shows once the redirect arrived.
 const RECEIVED_PAGE: &str = "<!doctype html><title>Junction</title><p>Authorization received. You can close this window and return to Junction.</p>";
 
@@ -305,7 +309,8 @@ async fn serve_callback(
         let tx = tx.clone();
         let redirect_uri = redirect_uri.clone();
         tokio::spawn(async move {
-            answer_callback(stream, &redirect_uri, &tx).await;
+            let answer = answer_callback(stream, &redirect_uri, &tx);
+            let _ = tokio::time::timeout(REQUEST_HEAD_TIMEOUT, answer).await;
         });
     }
 }
