@@ -3,8 +3,9 @@
 //! The Model Context Protocol engine of Junction: the session engine both roles share, the
 //! transports, and the pieces the server framework and the client are built from.
 //!
-//! - [`auth`]: the OAuth 2.1 client of MCP authorization (discovery, registration, PKCE,
-//!   tokens kept and refreshed), used by the HTTP client transport.
+//! - `auth`: the OAuth 2.1 client of MCP authorization (discovery, registration, PKCE,
+//!   tokens kept and refreshed), used by the HTTP client transport, and the resource-server
+//!   side (with either HTTP feature, below).
 //! - [`session`]: the bidirectional JSON-RPC engine: concurrent request handling,
 //!   correlation, timeouts, cancellation in both directions, progress.
 //! - [`transport`]: stdio, child process, in-memory, Streamable HTTP (with the legacy
@@ -17,6 +18,22 @@
 //!   over any connection.
 //! - [`schema`]: input schemas derived from argument types, and argument validation.
 //! - [`uri_template`]: RFC 6570 matching for resource templates.
+//!
+//! ## Features
+//!
+//! - `http-server` (default): `transport::http::server` (Streamable HTTP on axum and
+//!   hyper), the resource-server side of `auth` (`BearerAuth`, DPoP proof checks), and
+//!   what a server handler learns of HTTP (`Context::http`, `Context::identity`).
+//! - `http-client` (default): `transport::http::client` (on reqwest), the OAuth client of
+//!   `auth`, and the token verifiers (`JwtVerifier`, `IntrospectionVerifier`), which fetch
+//!   over HTTP.
+//! - `redis`: a shared HTTP session store on Redis; implies `http-server`.
+//! - `keyring`: `auth::KeyringTokenStore`; implies `http-client`.
+//!
+//! Without either HTTP feature (`default-features = false`) the crate has stdio, child
+//! process, in-memory and tap transports, the session engine, the server framework and the
+//! client, and builds neither axum, hyper nor reqwest; [`transport::http`] then holds only
+//! what both sides share (the SSE format, the `Mcp-Param-*` headers, header names).
 //!
 //! ```
 //! use junction::session::{Session, SessionOptions};
@@ -42,6 +59,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+#[cfg(any(feature = "http-server", feature = "http-client"))]
 pub mod auth;
 pub mod client;
 pub mod error;

@@ -2,6 +2,7 @@
 //! (JWTs checked against the issuer's JWKS), Junction's client with an `OAuthClient`, and a
 //! scriptable authorization server (tests/auth_support) that can lie. Every attack the issue
 //! names is performed here and must fail with a clear error that leaks no token.
+#![cfg(all(feature = "http-server", feature = "http-client"))]
 
 mod auth_support;
 

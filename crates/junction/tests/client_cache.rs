@@ -1,6 +1,7 @@
 //! The client's cache of 2026-07-28 results against Junction's own HTTP server configured
 //! with `ttlMs`: a fresh list is reused (a tool added on the server stays unseen), and the
 //! `notifications/tools/list_changed` of a listen stream makes it stale at once.
+#![cfg(all(feature = "http-server", feature = "http-client"))]
 
 use std::time::Duration;
 

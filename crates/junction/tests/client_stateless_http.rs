@@ -1,5 +1,6 @@
 //! Junction's client speaking 2026-07-28 over HTTP to a scripted axum server that records
 //! every HTTP request: the headers must mirror the body, and nothing of sessions remains.
+#![cfg(all(feature = "http-server", feature = "http-client"))]
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;

@@ -2,6 +2,7 @@
 //! `tests-interop/py-server.py`) over stdio and Streamable HTTP: discover, tools, an
 //! elicitation answered through `input_required`, prompts and resources. Run through
 //! scripts/test, which exports `JUNCTION_PYTHON`.
+#![cfg(feature = "http-client")]
 
 use std::collections::BTreeMap;
 use std::process::Stdio;

@@ -1,6 +1,7 @@
 //! Junction's HTTP client against a scripted server that behaves like the conformance
 //! suite's `sse-retry` scenario: the event stream of a tool call ends before its response,
 //! which only a `GET` with `Last-Event-ID` delivers.
+#![cfg(all(feature = "http-server", feature = "http-client"))]
 
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};

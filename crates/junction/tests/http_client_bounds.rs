@@ -1,6 +1,7 @@
 //! What a hostile HTTP server can make Junction's HTTP client hold: an answer body that
 //! never ends, or an event whose `data` lines never end, is read only as far as
 //! [`HttpClient::max_message`]; the request fails at once instead of memory growing.
+#![cfg(all(feature = "http-server", feature = "http-client"))]
 
 use std::convert::Infallible;
 use std::pin::Pin;

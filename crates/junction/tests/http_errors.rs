@@ -1,4 +1,5 @@
 //! Every refusal of the Streamable HTTP endpoint: status code and JSON-RPC error body.
+#![cfg(all(feature = "http-server", feature = "http-client"))]
 
 mod http_support;
 

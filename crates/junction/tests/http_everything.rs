@@ -1,6 +1,7 @@
 //! Junction's HTTP transport against real peers over Streamable HTTP: our client against
 //! `@modelcontextprotocol/server-everything`, and the TypeScript SDK's client against our
 //! server (run through scripts/test, which installs them and exports their paths).
+#![cfg(all(feature = "http-server", feature = "http-client"))]
 
 mod http_support;
 

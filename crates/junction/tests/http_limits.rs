@@ -1,6 +1,7 @@
 //! The HTTP server's connection and request limits, attacked over raw TCP sockets: idle
 //! sockets, slow headers, slow bodies, oversized declared bodies, HEAD, and a descriptor
 //! exhaustion run against a server process limited to 1,024 descriptors.
+#![cfg(all(feature = "http-server", feature = "http-client"))]
 
 mod http_support;
 

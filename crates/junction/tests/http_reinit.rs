@@ -3,6 +3,7 @@
 //! a fresh session without the caller noticing, and concurrent requests share one handshake.
 //! The client then reports what the new session declared. A `404` to the `GET` resuming a
 //! request's broken stream likewise starts a new session and sends the request again.
+#![cfg(all(feature = "http-server", feature = "http-client"))]
 
 mod http_support;
 

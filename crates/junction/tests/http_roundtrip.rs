@@ -1,4 +1,5 @@
 //! Junction's client against Junction's server over real HTTP on 127.0.0.1.
+#![cfg(all(feature = "http-server", feature = "http-client"))]
 
 mod http_support;
 

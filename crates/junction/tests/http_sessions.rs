@@ -2,6 +2,7 @@
 //! (memory read from /proc/self/status), and a soak of many sessions opened, left idle and
 //! expired. The full-size soak is `#[ignore]`d (run it with `--ignored`); a small one runs
 //! in CI.
+#![cfg(all(feature = "http-server", feature = "http-client"))]
 
 mod http_support;
 

@@ -1,6 +1,7 @@
 //! Junction's client against a server built with the TypeScript SDK over Streamable HTTP, in
 //! both of the SDK's modes: with sessions and stateless (`tests-interop/ts-server.mjs`; run
 //! through scripts/test, which installs the SDK and exports the paths).
+#![cfg(feature = "http-client")]
 
 use std::process::Stdio;
 

@@ -3,6 +3,7 @@
 //! cannot. Whatever they do, what waits for them stays bounded (memory read from
 //! /proc/self/status), and nothing is lost silently: a resumable stream is closed and
 //! resumed from the event store, anything else is disconnected.
+#![cfg(all(feature = "http-server", feature = "http-client"))]
 
 mod http_support;
 

@@ -1,6 +1,7 @@
 //! Revision 2026-07-28 over Streamable HTTP on 127.0.0.1: no session, `Mcp-Method` /
 //! `Mcp-Name` checked against the body, streams without event ids, a closed response stream
 //! cancels its request, and `subscriptions/listen` on its own stream.
+#![cfg(all(feature = "http-server", feature = "http-client"))]
 
 mod http_support;
 

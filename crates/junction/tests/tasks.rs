@@ -1,5 +1,6 @@
 //! Tools as tasks (2025-11-25): Junction's client against Junction's server, each rule over
 //! a stdio framing on a real socket pair and over Streamable HTTP on 127.0.0.1.
+#![cfg(all(feature = "http-server", feature = "http-client"))]
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -26,21 +26,29 @@
 //! assert_eq!(key.thumbprint().len(), 43);
 //! ```
 
+#[cfg(feature = "http-client")]
 use std::collections::BTreeMap;
+#[cfg(feature = "http-client")]
 use std::fmt;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
+#[cfg(feature = "http-client")]
 use reqwest::header::HeaderMap;
-use reqwest::Url;
+#[cfg(feature = "http-client")]
 use ring::rand::SystemRandom;
+#[cfg(feature = "http-client")]
 use ring::signature::{EcdsaKeyPair, KeyPair, ECDSA_P256_SHA256_FIXED_SIGNING};
+#[cfg(feature = "http-client")]
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use sha2::{Digest, Sha256};
+use url::Url;
 
-use super::metadata::{origin_of, AuthorizationServerMetadata};
+#[cfg(feature = "http-client")]
+use super::metadata::origin_of;
+use super::metadata::AuthorizationServerMetadata;
 use super::pkce::random_token;
 use super::AuthError;
 use crate::sync::lock;
@@ -62,6 +70,7 @@ pub fn supported(server: &AuthorizationServerMetadata) -> bool {
         .is_some_and(|algs| algs.iter().any(|a| a == ALGORITHM))
 }
 
+#[cfg(feature = "http-client")]
 /// An ES256 (P-256) key pair that signs DPoP proofs. Stored as its PKCS#8 document,
 /// base64url; printed without it.
 #[derive(Clone)]
@@ -70,14 +79,17 @@ pub struct DpopKey {
     pair: std::sync::Arc<EcdsaKeyPair>,
 }
 
+#[cfg(feature = "http-client")]
 impl PartialEq for DpopKey {
     fn eq(&self, other: &Self) -> bool {
         self.pkcs8 == other.pkcs8
     }
 }
 
+#[cfg(feature = "http-client")]
 impl Eq for DpopKey {}
 
+#[cfg(feature = "http-client")]
 impl fmt::Debug for DpopKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("DpopKey")
@@ -86,10 +98,12 @@ impl fmt::Debug for DpopKey {
     }
 }
 
+#[cfg(feature = "http-client")]
 fn key_error(reason: impl fmt::Display) -> AuthError {
     AuthError::Dpop(format!("the DPoP key is not usable: {reason}"))
 }
 
+#[cfg(feature = "http-client")]
 impl DpopKey {
     /// A fresh key from the OS's CSPRNG.
     pub fn generate() -> Result<DpopKey, AuthError> {
@@ -146,7 +160,7 @@ impl DpopKey {
             "jti": random_token()?,
             "htm": method,
             "htu": htu(url),
-            "iat": super::token::now_seconds(),
+            "iat": super::now_seconds(),
         });
         if let Some(token) = access_token {
             claims["ath"] = ath(token).into();
@@ -170,12 +184,14 @@ impl DpopKey {
     }
 }
 
+#[cfg(feature = "http-client")]
 impl Serialize for DpopKey {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(&URL_SAFE_NO_PAD.encode(&self.pkcs8))
     }
 }
 
+#[cfg(feature = "http-client")]
 impl<'de> Deserialize<'de> for DpopKey {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<DpopKey, D::Error> {
         let text = String::deserialize(deserializer)?;
@@ -335,10 +351,12 @@ pub fn ath(access_token: &str) -> String {
     URL_SAFE_NO_PAD.encode(Sha256::digest(access_token.as_bytes()))
 }
 
+#[cfg(feature = "http-client")]
 /// The latest nonce each server (by origin) gave.
 #[derive(Debug, Default)]
 pub struct Nonces(Mutex<BTreeMap<String, String>>);
 
+#[cfg(feature = "http-client")]
 impl Nonces {
     /// The nonce to put in a proof for `url`.
     pub fn get(&self, url: &Url) -> Option<String> {
@@ -431,7 +449,7 @@ impl NonceState {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "http-client"))]
 mod tests {
     use super::*;
 

@@ -58,7 +58,7 @@ use super::store::{ResourceTokens, TokenStore};
 use super::token::{self, callback_parameters, RegisteredClient, Tokens};
 use super::user_agent::UserAgent;
 use super::workload::WorkloadIdentity;
-use super::AuthError;
+use super::{canonical_resource, AuthError};
 use crate::sync::lock;
 
 /// How many seconds before expiry a token is refreshed.
@@ -885,17 +885,6 @@ fn check_issuer(found: &Discovered, iss: Option<&str>) -> Result<(), AuthError> 
             })
         }
         _ => Ok(()),
-    }
-}
-
-/// The resource indicator of an endpoint: no fragment, and no trailing slash at the root.
-pub fn canonical_resource(url: &Url) -> String {
-    let mut url = url.clone();
-    url.set_fragment(None);
-    if url.path() == "/" && url.query().is_none() {
-        origin_of(&url)
-    } else {
-        url.to_string()
     }
 }
 

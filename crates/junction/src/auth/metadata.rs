@@ -28,9 +28,12 @@
 
 use std::time::Duration;
 
-use reqwest::{StatusCode, Url};
+#[cfg(feature = "http-client")]
+use reqwest::StatusCode;
+#[cfg(feature = "http-client")]
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use url::Url;
 
 use super::AuthError;
 
@@ -147,6 +150,17 @@ pub fn origin_of(url: &Url) -> String {
     url.origin().ascii_serialization()
 }
 
+/// The resource indicator of an endpoint: no fragment, and no trailing slash at the root.
+pub fn canonical_resource(url: &Url) -> String {
+    let mut url = url.clone();
+    url.set_fragment(None);
+    if url.path() == "/" && url.query().is_none() {
+        origin_of(&url)
+    } else {
+        url.to_string()
+    }
+}
+
 /// Where to look for a resource's metadata when its challenge names no URL: path-aware
 /// first, then the root.
 pub fn protected_resource_urls(resource: &Url) -> Vec<Url> {
@@ -215,6 +229,7 @@ pub fn secure_url(what: &str, text: &str) -> Result<Url, AuthError> {
     Ok(url)
 }
 
+#[cfg(feature = "http-client")]
 /// The HTTP side of discovery, registration and token requests.
 #[derive(Debug, Clone)]
 pub struct Fetcher {
@@ -222,6 +237,7 @@ pub struct Fetcher {
     max_document: usize,
 }
 
+#[cfg(feature = "http-client")]
 /// What a well-known probe found.
 pub(crate) enum Probe<T> {
     Found(T),
@@ -229,6 +245,7 @@ pub(crate) enum Probe<T> {
     Absent(StatusCode),
 }
 
+#[cfg(feature = "http-client")]
 impl Fetcher {
     /// A fetcher that follows no redirects, times out after [`REQUEST_TIMEOUT`] and reads
     /// documents of up to [`MAX_DOCUMENT`] bytes.
@@ -298,6 +315,7 @@ impl Fetcher {
     }
 }
 
+#[cfg(feature = "http-client")]
 /// The metadata of the authorization server `issuer`, from the first well-known URL that
 /// has it ([`authorization_server_urls`]); its `issuer` must be the one looked up.
 pub(crate) async fn authorization_server(
@@ -322,6 +340,7 @@ pub(crate) async fn authorization_server(
     })
 }
 
+#[cfg(feature = "http-client")]
 impl Fetcher {
     /// Reads a body of at most [`Fetcher::max_document`] bytes.
     pub(crate) async fn read_capped(
@@ -348,6 +367,7 @@ impl Fetcher {
     }
 }
 
+#[cfg(feature = "http-client")]
 /// A request error with its causes (reqwest's own message hides "Connection refused").
 pub(crate) fn http_error(url: &Url, e: &reqwest::Error) -> AuthError {
     let mut reason = e.to_string();
@@ -363,6 +383,7 @@ pub(crate) fn http_error(url: &Url, e: &reqwest::Error) -> AuthError {
     }
 }
 
+#[cfg(feature = "http-client")]
 /// A URL without its query: authorization and token URLs carry codes and states there.
 pub(crate) fn without_query(url: &Url) -> String {
     let mut url = url.clone();

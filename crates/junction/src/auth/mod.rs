@@ -45,34 +45,50 @@
 //! # Ok(()) }
 //! ```
 
+#[cfg(feature = "http-client")]
 pub mod challenge;
+#[cfg(feature = "http-client")]
 pub mod cross_app;
 pub mod dpop;
+#[cfg(feature = "http-client")]
 pub mod flow;
 #[cfg(feature = "keyring")]
 pub mod keyring_store;
 pub mod metadata;
 pub mod pkce;
+#[cfg(feature = "http-client")]
 pub mod registration;
 pub mod resource;
+#[cfg(feature = "http-client")]
 pub mod store;
+#[cfg(feature = "http-client")]
 pub mod token;
+#[cfg(feature = "http-client")]
 pub mod user_agent;
+#[cfg(feature = "http-client")]
 pub mod workload;
 
+#[cfg(feature = "http-client")]
 pub use challenge::Challenge;
+#[cfg(feature = "http-client")]
 pub use cross_app::CrossAppAccess;
-pub use flow::{canonical_resource, OAuthClient, OAuthConfig, Presented, TokenStatus};
+#[cfg(feature = "http-client")]
+pub use flow::{OAuthClient, OAuthConfig, Presented, TokenStatus};
 #[cfg(feature = "keyring")]
 pub use keyring_store::KeyringTokenStore;
-pub use metadata::{AuthorizationServerMetadata, ProtectedResourceMetadata};
+pub use metadata::{canonical_resource, AuthorizationServerMetadata, ProtectedResourceMetadata};
 pub use pkce::Pkce;
+#[cfg(feature = "http-client")]
 pub use registration::PreRegistered;
-/// The URL type of this API (`url::Url`, as reqwest uses it).
-pub use reqwest::Url;
+#[cfg(feature = "http-client")]
 pub use store::{Credentials, FileTokenStore, MemoryTokenStore, StoreError, TokenStore};
+#[cfg(feature = "http-client")]
 pub use token::{ClientKey, RegisteredClient, Tokens};
+/// The URL type of this API (`url::Url`, as reqwest uses it).
+pub use url::Url;
+#[cfg(feature = "http-client")]
 pub use user_agent::{FollowRedirects, LoopbackBrowser, PendingRedirect, UserAgent};
+#[cfg(feature = "http-client")]
 pub use workload::{WorkloadIdentity, WorkloadToken};
 
 /// Why authorization failed. Messages name what to fix; none carries a token or secret.
@@ -215,6 +231,7 @@ pub enum AuthError {
     #[error("not authorized yet")]
     NotAuthorized,
     /// The credential store failed.
+    #[cfg(feature = "http-client")]
     #[error(transparent)]
     Store(#[from] StoreError),
     /// A DPoP proof could not be made, or a server's DPoP answer is not usable.
@@ -234,4 +251,12 @@ pub enum AuthError {
     /// The OS gave no random bytes.
     #[error("no random bytes available: {0}")]
     Random(String),
+}
+
+/// Seconds since the Unix epoch.
+pub(crate) fn now_seconds() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
 }

@@ -5,7 +5,6 @@
 //! [`RegisteredClient`] print without their secrets, so a `{:?}` in a log leaks nothing.
 
 use std::fmt;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
@@ -15,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::dpop::{self, DpopKey, Nonces};
 use super::metadata::{http_error, secure_url, AuthorizationServerMetadata, Fetcher};
-use super::AuthError;
+use super::{now_seconds, AuthError};
 
 /// Access (and maybe refresh) token for one resource.
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -419,14 +418,6 @@ pub(crate) fn basic_credentials(id: &str, secret: &str) -> String {
         "Basic {}",
         STANDARD.encode(format!("{}:{}", encode(id), encode(secret)))
     )
-}
-
-/// Seconds since the Unix epoch.
-pub(crate) fn now_seconds() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
 }
 
 /// Reads `code`, `state`, `iss`, `error` and `error_description` from a redirect URL.

@@ -251,30 +251,12 @@ impl PendingRedirect for Listening {
                 open_in_browser(&authorization_url);
             }
             let (tx, rx) = oneshot::channel::<Url>();
-            let tx = Arc::new(std::sync::Mutex::new(Some(tx)));
-            let base = self.redirect_uri.clone();
-            let app = axum::Router::new().route(
-                "/callback",
-                axum::routing::get(move |uri: axum::http::Uri| {
-                    let tx = tx.clone();
-                    let base = base.clone();
-                    async move {
-                        let full = format!("{base}?{}", uri.query().unwrap_or_default());
-                        if let (Ok(url), Some(tx)) = (Url::parse(&full), crate::sync::lock(&tx).take()) {
-                            let _ = tx.send(url);
-                        }
-                        axum::response::Html(
-                            "<!doctype html><title>Junction</title><p>Authorization received. You can close this window and return to Junction.</p>",
-                        )
-                    }
-                }),
-            );
             let Listening {
-                listener, agent, ..
+                listener,
+                redirect_uri,
+                agent,
             } = *self;
-            let server = tokio::spawn(async move {
-                let _ = axum::serve(listener, app).await;
-            });
+            let server = tokio::spawn(serve_callback(listener, redirect_uri, tx));
             let outcome = tokio::time::timeout(agent.timeout, rx).await;
             // Let the page reach the browser before the listener goes away.
             tokio::time::sleep(Duration::from_millis(100)).await;
@@ -293,6 +275,85 @@ impl PendingRedirect for Listening {
             }
         })
     }
+}
+
+/// The largest request head the redirect listener reads.
+const MAX_REQUEST_HEAD: usize = 8 * 1024;
+
+/// How long a connection to the redirect listener may take to send its request head (a
+/// browser's unused preconnect is closed then, not kept past the authorization).
+const REQUEST_HEAD_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The page the browser shows once the redirect arrived.
+const RECEIVED_PAGE: &str = "<!doctype html><title>Junction</title><p>Authorization received. You can close this window and return to Junction.</p>";
+
+/// Answers the browser's connections until one brings `GET /callback?...`, whose URL (the
+/// query on `redirect_uri`) goes to `tx`. Each connection is served on its own task, because
+/// a browser may open one it never sends on.
+async fn serve_callback(
+    listener: tokio::net::TcpListener,
+    redirect_uri: String,
+    tx: oneshot::Sender<Url>,
+) {
+    let tx = Arc::new(std::sync::Mutex::new(Some(tx)));
+    let redirect_uri = Arc::new(redirect_uri);
+    loop {
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            Err(e) => {
+                tracing::warn!("the authorization redirect listener could not accept: {e}");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let tx = tx.clone();
+        let redirect_uri = redirect_uri.clone();
+        tokio::spawn(async move {
+            let answer = answer_callback(stream, &redirect_uri, &tx);
+            let _ = tokio::time::timeout(REQUEST_HEAD_TIMEOUT, answer).await;
+        });
+    }
+}
+
+/// Reads one request head (HTTP/1.x, at most [`MAX_REQUEST_HEAD`] bytes) and answers it:
+/// `200` and a page for the callback path, `404` for anything else; then closes.
+async fn answer_callback(
+    mut stream: tokio::net::TcpStream,
+    redirect_uri: &str,
+    tx: &std::sync::Mutex<Option<oneshot::Sender<Url>>>,
+) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut head = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+        match stream.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => head.extend_from_slice(&buf[..n]),
+        }
+        if head.len() > MAX_REQUEST_HEAD {
+            return;
+        }
+    }
+    let line = head.split(|b| *b == b'\r').next().unwrap_or_default();
+    let line = String::from_utf8_lossy(line);
+    let mut parts = line.split(' ');
+    let (method, target) = (parts.next(), parts.next().unwrap_or_default());
+    let (path, query) = target.split_once('?').unwrap_or((target, ""));
+    let url = Url::parse(&format!("{redirect_uri}?{query}"));
+    let response = match (method, url) {
+        (Some("GET"), Ok(url)) if path == "/callback" => {
+            if let Some(tx) = crate::sync::lock(tx).take() {
+                let _ = tx.send(url);
+            }
+            format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: text/html; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{RECEIVED_PAGE}",
+                RECEIVED_PAGE.len()
+            )
+        }
+        _ => "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".to_owned(),
+    };
+    let _ = stream.write_all(response.as_bytes()).await;
+    let _ = stream.shutdown().await;
 }
 
 /// Starts the user's browser on `url`: `$BROWSER` (a command, `%s` replaced by the URL),
@@ -378,5 +439,29 @@ mod tests {
         assert!(page.contains("Authorization received"));
         let url = waiting.await.unwrap().unwrap();
         assert_eq!(url.query(), Some("code=abc&state=xyz"));
+    }
+
+    #[tokio::test]
+    async fn the_loopback_listener_answers_other_paths_404_past_a_silent_connection() {
+        let agent = LoopbackBrowser::default()
+            .open_browser(false)
+            .notify(Arc::new(|_| {}));
+        let pending = agent.prepare().await.unwrap();
+        let redirect = pending.redirect_uri();
+        let waiting =
+            tokio::spawn(pending.complete(Url::parse("https://as.example/authorize").unwrap()));
+        let address = redirect
+            .trim_start_matches("http://")
+            .trim_end_matches("/callback");
+        // A browser's preconnect: opened, never written to.
+        let _silent = tokio::net::TcpStream::connect(address).await.unwrap();
+        let other = reqwest::get(format!("http://{address}/favicon.ico"))
+            .await
+            .unwrap();
+        assert_eq!(other.status(), reqwest::StatusCode::NOT_FOUND);
+        let page = reqwest::get(format!("{redirect}?code=c")).await.unwrap();
+        assert_eq!(page.status(), reqwest::StatusCode::OK);
+        let url = waiting.await.unwrap().unwrap();
+        assert_eq!(url.query(), Some("code=c"));
     }
 }

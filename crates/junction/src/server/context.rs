@@ -174,6 +174,7 @@ impl Context {
     /// The HTTP transport's controls over this connection's streams (to close a stream for
     /// the client to resume it, SEP-1699), when the connection is a Streamable HTTP session;
     /// `None` over other transports.
+    #[cfg(feature = "http-server")]
     pub fn http(&self) -> Option<&crate::transport::http::server::SessionControl> {
         self.session.http.get()
     }
@@ -181,6 +182,7 @@ impl Context {
     /// The caller, as the bearer token that opened this session says (set when the HTTP
     /// server requires authorization, [`BearerAuth`](crate::transport::http::server::BearerAuth)):
     /// the session's owner, which every later request must match.
+    #[cfg(feature = "http-server")]
     pub fn identity(&self) -> Option<&crate::auth::resource::Identity> {
         self.session.identity.as_ref()
     }
@@ -189,6 +191,7 @@ impl Context {
     /// [`Context::identity`] (`BearerAuth` refuses another), with the scopes and expiry of
     /// the token that request carried, so that a step-up or a refresh shows here. The
     /// session's opening identity when the transport has no per-request one.
+    #[cfg(feature = "http-server")]
     pub fn caller(&self) -> Option<crate::auth::resource::Identity> {
         self.session
             .http

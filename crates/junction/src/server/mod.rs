@@ -346,6 +346,7 @@ impl Server {
     /// 2026-07-28 `subscriptions/listen` requests hear the changes made on every instance.
     /// Without it the server learns the link from the first session the HTTP server gives
     /// it, and a change made before that reaches the sessions held here only.
+    #[cfg(feature = "http-server")]
     pub fn share_changes(&self, changes: crate::transport::http::server::SharedChanges) {
         registry::Registry::share_changes(&self.handle.registry, changes);
     }

@@ -231,11 +231,13 @@ pub(super) struct SessionState {
     /// The open `subscriptions/listen` requests of this connection.
     pub(super) listens: Mutex<Vec<Listen>>,
     /// The HTTP transport's controls over this connection, when it is an HTTP session.
+    #[cfg(feature = "http-server")]
     pub(super) http: OnceLock<crate::transport::http::server::SessionControl>,
     /// Whether instances share this HTTP session: it hears of changes from the instance
     /// holding its standalone stream, through the session store ([`Registry::publisher`]).
     pub(super) shared: std::sync::atomic::AtomicBool,
     /// Who opened the session, when it came through bearer authorization.
+    #[cfg(feature = "http-server")]
     pub(super) identity: Option<crate::auth::resource::Identity>,
     /// What binds the tasks it creates to it, when it has no identity ([`super::task`]):
     /// the session id of an HTTP session that instances share, else a key of this process.
@@ -283,11 +285,23 @@ impl SessionState {
             stateless: Default::default(),
             sessionless: std::sync::atomic::AtomicBool::new(false),
             listens: Mutex::new(Vec::new()),
+            #[cfg(feature = "http-server")]
             http: OnceLock::new(),
             shared: std::sync::atomic::AtomicBool::new(false),
+            #[cfg(feature = "http-server")]
             identity: crate::auth::resource::Identity::current(),
             key: OnceLock::new(),
         }
+    }
+
+    /// Whether this instance holds the session's standalone stream (over HTTP; never for
+    /// other transports, whose sessions are not shared).
+    fn holds_standalone(&self) -> bool {
+        #[cfg(feature = "http-server")]
+        if let Some(control) = self.http.get() {
+            return control.holds_standalone();
+        }
+        false
     }
 
     /// Whether this session hears of `change`: past the handshake, and subscribed to the
@@ -349,6 +363,7 @@ pub(super) struct Registry {
     sessions: Mutex<Vec<Weak<SessionState>>>,
     /// Publishes resource changes to every instance and hears theirs, once the HTTP server
     /// gave the link ([`Registry::share_changes`]).
+    #[cfg(feature = "http-server")]
     pub(super) publisher: OnceLock<crate::transport::http::server::SharedChanges>,
 }
 
@@ -389,6 +404,7 @@ impl Registry {
             kept: Kept::default(),
             template_steps: crate::uri_template::MAX_ATTEMPTS,
             sessions: Mutex::new(Vec::new()),
+            #[cfg(feature = "http-server")]
             publisher: OnceLock::new(),
         }
     }
@@ -463,6 +479,7 @@ impl Registry {
     /// Takes the link through which instances sharing sessions share their resource
     /// changes; the first one given stays. From then on this server's resource changes are
     /// published, and the published changes of every instance reach its listens.
+    #[cfg(feature = "http-server")]
     pub(super) fn share_changes(
         registry: &Arc<Registry>,
         changes: crate::transport::http::server::SharedChanges,
@@ -480,6 +497,7 @@ impl Registry {
 
     /// A resource change published by any instance (this one included): told to the
     /// listens held here that subscribed to it.
+    #[cfg(feature = "http-server")]
     fn heard(&self, notification: &junction_protocol::Notification) {
         if let Some(Change::Updated(uri)) = Change::of(notification) {
             self.updated_to_listens(&uri);
@@ -510,7 +528,7 @@ impl Registry {
         let mut told = 0;
         for session in self.live_sessions() {
             let shared = session.shared.load(std::sync::atomic::Ordering::SeqCst);
-            if shared && !session.http.get().is_some_and(|c| c.holds_standalone()) {
+            if shared && !session.holds_standalone() {
                 continue;
             }
             told += usize::from(session.tell(&change, method, None));
@@ -524,7 +542,6 @@ impl Registry {
     /// ([`Registry::shared_change`], [`Registry::heard`]), so each hears it once.
     fn updated(&self, uri: &str, params: Box<RawValue>) -> usize {
         let change = Change::Updated(uri.to_owned());
-        let publisher = self.publisher.get();
         let mut told = 0;
         for session in self.live_sessions() {
             if session.shared.load(std::sync::atomic::Ordering::SeqCst) {
@@ -532,11 +549,12 @@ impl Registry {
             }
             told += usize::from(session.tell(&change, UPDATED, Some(params.clone())));
         }
-        match publisher {
-            Some(publisher) => publisher.publish(UPDATED, Some(&params)),
-            None => told += self.updated_to_listens(uri),
+        #[cfg(feature = "http-server")]
+        if let Some(publisher) = self.publisher.get() {
+            publisher.publish(UPDATED, Some(&params));
+            return told;
         }
-        told
+        told + self.updated_to_listens(uri)
     }
 
     /// A change published by an instance sharing sessions with this one, for `session`,

@@ -43,6 +43,7 @@ use super::task::{self, ToolAnswer};
 use super::{completion, resource, revision, stateless, ServerHandle};
 use crate::session::{BoxFuture, IncomingRequest, Peer, Service};
 use crate::sync::lock;
+#[cfg(feature = "http-server")]
 use crate::transport::http::param;
 use crate::transport::TransportEvent;
 
@@ -248,6 +249,7 @@ async fn call_tool(s: Served, params: CallToolParams) -> Result<ToolAnswer, Erro
     }
     let arguments = params.arguments.unwrap_or_default();
     if s.family == Family::Stateless {
+        #[cfg(feature = "http-server")]
         if let Some(http) = s.router.session.http.get() {
             param::check(&entry.tool.input_schema, &arguments, &http.param_headers())
                 .map_err(|e| ErrorObject::new(ErrorCode::HEADER_MISMATCH, e))?;
@@ -578,6 +580,7 @@ impl Service for Router {
                 }
                 lock(&self.session.subscriptions).extend(restored.subscriptions);
             }
+            #[cfg(feature = "http-server")]
             TransportEvent::Http(control) => {
                 if control.is_shared() {
                     self.session.shared.store(true, Ordering::SeqCst);

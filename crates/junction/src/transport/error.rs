@@ -88,7 +88,8 @@ pub enum TransportError {
 
 impl TransportError {
     /// An HTTP error status from `url`, with `body` summarised: an HTML page is named as
-    /// such, other text quoted (cut, control characters escaped).
+    /// such, other text quoted (cut, control characters escaped). (With `http-client`.)
+    #[cfg(feature = "http-client")]
     pub fn status(
         url: impl Into<String>,
         status: u16,
@@ -151,6 +152,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[cfg(feature = "http-client")]
     fn a_status_names_the_url_the_code_and_what_the_body_was() {
         let html = TransportError::status("http://h/mcp", 404, Some("text/html"), b"<p>x</p>");
         assert_eq!(

@@ -108,6 +108,7 @@ pub enum TransportEvent {
     /// The HTTP server's controls over this connection's streams, sent before anything
     /// else; a server's handlers reach them through
     /// [`Context::http`](crate::server::Context::http).
+    #[cfg(feature = "http-server")]
     Http(http::server::SessionControl),
     /// A change notification made by an instance sharing sessions with this one (or by this
     /// one), for a session whose standalone stream this instance holds: the server sends it

@@ -6,7 +6,8 @@ use serde_json::{Map, Value};
 
 use super::{audience_matches, scopes_of, Identity, TokenVerifier, VerifyError};
 use crate::auth::metadata::Fetcher;
-use crate::auth::token::{basic_credentials, now_seconds};
+use crate::auth::now_seconds;
+use crate::auth::token::basic_credentials;
 use crate::auth::AuthError;
 use crate::session::BoxFuture;
 

@@ -13,14 +13,20 @@
 //!   introspection endpoint (RFC 7662) with the resource server's own client credentials;
 //!   `active`, `aud`, `iss` and `exp` are checked.
 //!
+//! Both fetch over HTTP, so they come with the `http-client` feature.
+//!
 //! [`BearerAuth`](crate::transport::http::server::BearerAuth) puts a verifier in front of an
 //! [`HttpServer`](crate::transport::http::server::HttpServer); handlers read the caller
 //! from [`Context::identity`](crate::server::Context::identity).
 
+#[cfg(feature = "http-client")]
 mod introspection;
+#[cfg(feature = "http-client")]
 mod jwt;
 
+#[cfg(feature = "http-client")]
 pub use introspection::IntrospectionVerifier;
+#[cfg(feature = "http-client")]
 pub use jwt::JwtVerifier;
 
 use std::collections::BTreeSet;
@@ -84,6 +90,7 @@ pub trait TokenVerifier: Send + Sync {
     fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Identity, VerifyError>>;
 }
 
+#[cfg(feature = "http-client")]
 /// Splits a space-separated `scope` claim (or takes an `scp` array).
 pub(crate) fn scopes_of(scope: Option<&serde_json::Value>) -> BTreeSet<String> {
     match scope {
@@ -96,6 +103,7 @@ pub(crate) fn scopes_of(scope: Option<&serde_json::Value>) -> BTreeSet<String> {
     }
 }
 
+#[cfg(feature = "http-client")]
 /// The `cnf.jkt` of a token's claims or introspection answer.
 pub(crate) fn key_thumbprint(
     claims: &serde_json::Map<String, serde_json::Value>,
@@ -103,6 +111,7 @@ pub(crate) fn key_thumbprint(
     claims.get("cnf")?.get("jkt")?.as_str().map(str::to_owned)
 }
 
+#[cfg(feature = "http-client")]
 /// Whether an `aud` claim (a string or an array) names `audience`.
 pub(crate) fn audience_matches(aud: Option<&serde_json::Value>, audience: &str) -> bool {
     match aud {
@@ -112,7 +121,7 @@ pub(crate) fn audience_matches(aud: Option<&serde_json::Value>, audience: &str) 
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "http-client"))]
 mod tests {
     use super::*;
     use serde_json::json;

@@ -42,14 +42,17 @@ fn session_key() -> String {
 /// id, which is 128 random bits.
 fn owner(s: &Served) -> String {
     let session = &s.router.session;
-    match (&session.identity, s.family) {
-        (Some(identity), _) => format!(
+    #[cfg(feature = "http-server")]
+    if let Some(identity) = &session.identity {
+        return format!(
             "identity:{}#{}",
             identity.issuer.as_deref().unwrap_or(""),
             identity.subject
-        ),
-        (None, Family::Handshake) => format!("session:{}", session.key.get_or_init(session_key)),
-        (None, Family::Stateless) => "anyone".to_owned(),
+        );
+    }
+    match s.family {
+        Family::Handshake => format!("session:{}", session.key.get_or_init(session_key)),
+        Family::Stateless => "anyone".to_owned(),
     }
 }
 

@@ -46,8 +46,10 @@
 //! # }
 //! ```
 
+#[cfg(feature = "http-client")]
 pub mod client;
 pub mod param;
+#[cfg(feature = "http-server")]
 pub mod server;
 pub mod sse;
 

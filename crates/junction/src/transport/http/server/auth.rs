@@ -68,7 +68,7 @@ use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use reqwest::Url;
+use url::Url;
 
 use crate::auth::metadata::{origin_of, ProtectedResourceMetadata, PROTECTED_RESOURCE_WELL_KNOWN};
 use crate::auth::resource::{Identity, TokenVerifier, VerifyError};
@@ -558,7 +558,7 @@ fn check_binding(
     let mut target = Url::parse(&inner.metadata.resource)
         .map_err(|_| bad_proof("the resource URL is not valid"))?;
     target.set_path(request.uri().path());
-    let now = crate::auth::token::now_seconds();
+    let now = crate::auth::now_seconds();
     let verified = dpop::verify_proof(
         proof,
         request.method().as_str(),
