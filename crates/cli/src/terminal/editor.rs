@@ -29,6 +29,7 @@ pub const BUILTINS: &[&str] = &[
     "/restart",
     "/logs",
     "/roots",
+    "/tasks",
     "/quit",
 ];
 
