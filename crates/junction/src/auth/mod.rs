@@ -92,7 +92,11 @@ pub use user_agent::{FollowRedirects, LoopbackBrowser, PendingRedirect, UserAgen
 pub use workload::{WorkloadIdentity, WorkloadToken};
 
 /// Why authorization failed. Messages name what to fix; none carries a token or secret.
+///
+/// Non-exhaustive: some variants exist only with the `http-client` feature, which another
+/// crate of the same build may turn on, and new ways to fail may come.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum AuthError {
     /// A request could not be made (connection refused, timeout, TLS).
     #[error("{url}: {reason}")]
