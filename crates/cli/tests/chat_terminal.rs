@@ -89,6 +89,20 @@ impl Pty {
         self.screen.lock().unwrap().clone()
     }
 
+    /// Waits for the command to end and asserts that it ended with 0.
+    #[track_caller]
+    fn ends_cleanly(&mut self) {
+        let status = self.child.wait().unwrap();
+        assert_eq!(status.code(), Some(0), "the screen:\n{}", self.screen());
+    }
+
+    /// Types `/quit`, then as [`Pty::ends_cleanly`].
+    #[track_caller]
+    fn quit(&mut self) {
+        self.press("/quit\r");
+        self.ends_cleanly();
+    }
+
     /// Waits (at most a minute) until `text` has appeared `times` times on the screen.
     #[track_caller]
     fn wait_for(&self, text: &str, times: usize) {
@@ -180,8 +194,7 @@ fn ctrl_c_stops_the_turn_not_the_chat_and_twice_at_the_prompt_leaves() {
     chat.press("\x03");
     chat.wait_for("(Ctrl-C again to leave, or /quit)", 1);
     chat.press("\x03");
-    let status = chat.child.wait().unwrap();
-    assert_eq!(status.code(), Some(0), "the screen:\n{}", chat.screen());
+    chat.ends_cleanly();
     assert!(!alive(pid), "the server outlived the chat");
 }
 
@@ -219,9 +232,7 @@ fn esc_stops_a_running_call_and_the_next_message_goes_on() {
     let pid = server.pid().expect("the server started");
     assert!(alive(pid), "the server must survive an interrupted turn");
     chat.wait_for("> ", 3);
-    chat.press("/quit\r");
-    let status = chat.child.wait().unwrap();
-    assert_eq!(status.code(), Some(0), "the screen:\n{}", chat.screen());
+    chat.quit();
 }
 
 #[test]
@@ -235,8 +246,7 @@ fn a_line_typed_during_a_turn_is_sent_after_it_and_a_half_line_waits_at_the_prom
     chat.wait_for("assistant: Here is the next answer.", 1);
     // The half line is at the prompt: finishing it leaves.
     chat.press("it\r");
-    let status = chat.child.wait().unwrap();
-    assert_eq!(status.code(), Some(0), "the screen:\n{}", chat.screen());
+    chat.ends_cleanly();
 }
 
 #[test]
@@ -265,9 +275,7 @@ fn esc_stops_a_streaming_answer_which_stays_in_the_conversation() {
     chat.press("and then?\r");
     chat.wait_for("The end.", 1);
     chat.wait_for("> ", 3);
-    chat.press("/quit\r");
-    let status = chat.child.wait().unwrap();
-    assert_eq!(status.code(), Some(0), "the screen:\n{}", chat.screen());
+    chat.quit();
     let messages: Vec<(String, String)> = api.received()[1]["messages"]
         .as_array()
         .unwrap()
@@ -313,9 +321,7 @@ fn a_streamed_answer_is_shown_and_the_conversation_resumes_in_a_new_chat() {
     // The answer arrives in two pieces and is shown as one line.
     chat.wait_for("assistant: Hello Ada, nice to meet you.", 1);
     chat.wait_for("> ", 2);
-    chat.press("/quit\r");
-    let status = chat.child.wait().unwrap();
-    assert_eq!(status.code(), Some(0), "the screen:\n{}", chat.screen());
+    chat.quit();
 
     let mut again = Pty::start_in(
         Some(&dir),
@@ -329,9 +335,7 @@ fn a_streamed_answer_is_shown_and_the_conversation_resumes_in_a_new_chat() {
     again.press("What is my name?\r");
     again.wait_for("assistant: Your name is Ada.", 1);
     again.wait_for("> ", 2);
-    again.press("/quit\r");
-    let status = again.child.wait().unwrap();
-    assert_eq!(status.code(), Some(0), "the screen:\n{}", again.screen());
+    again.quit();
     let texts: Vec<String> = api.received()[1]["messages"]
         .as_array()
         .unwrap()
@@ -387,9 +391,7 @@ fn ctrl_c_at_a_consent_question_leaves_no_read_behind_to_swallow_the_next_line()
     chat.press("what now?\r");
     chat.wait_for("assistant: Nothing was run.", 1);
     chat.wait_for("> ", 3);
-    chat.press("/quit\r");
-    let status = chat.child.wait().unwrap();
-    assert_eq!(status.code(), Some(0), "the screen:\n{}", chat.screen());
+    chat.quit();
     assert!(
         server.received_method("tools/call").is_empty(),
         "the declined call never ran"
@@ -541,9 +543,7 @@ fn a_log_message_at_the_prompt_is_shown_above_the_line_being_typed() {
     );
     chat.press("lo\r");
     chat.wait_for("assistant: hello to you", 1);
-    chat.press("/quit\r");
-    let status = chat.child.wait().unwrap();
-    assert_eq!(status.code(), Some(0), "the screen:\n{}", chat.screen());
+    chat.quit();
     // The model got the whole line, typed in two parts around the message.
     let saved = server.path("home").join("junction").join("conversations");
     let file = std::fs::read_dir(&saved).unwrap().next().unwrap().unwrap();
@@ -577,9 +577,7 @@ fn a_server_that_crashes_mid_call_is_restarted_and_called_again() {
     chat.press("again\r");
     chat.wait_for("← flaky.work ok: ok", 1);
     chat.wait_for("assistant: It worked.", 1);
-    chat.press("/quit\r");
-    let status = chat.child.wait().unwrap();
-    assert_eq!(status.code(), Some(0), "the screen:\n{}", chat.screen());
+    chat.quit();
     assert_eq!(server.received_method("initialize").len(), 2);
 }
 
@@ -798,9 +796,7 @@ fn http_server_killed_and_started_again(protocol: &str, legacy: bool, why: &str)
     // cannot be reopened.
     server.kill();
     chat.wait_for(&format!("server remote: stopped: {why}"), 2);
-    chat.press("/quit\r");
-    let status = chat.child.wait().unwrap();
-    assert_eq!(status.code(), Some(0), "the screen:\n{}", chat.screen());
+    chat.quit();
 }
 
 /// A proxy that ends the `subscriptions/listen` stream after a second of silence (as
@@ -830,9 +826,7 @@ fn a_listen_stream_a_proxy_ends_is_reopened_and_later_changes_still_arrive() {
     chat.wait_for("assistant: Changed.", 1);
     // However the change came (on the stream, or listed after it was reopened), it came.
     chat.wait_for_line(&["~ remote's tools changed: ", "test_dynamic_tool"]);
-    chat.press("/quit\r");
-    let status = chat.child.wait().unwrap();
-    assert_eq!(status.code(), Some(0), "the screen:\n{}", chat.screen());
+    chat.quit();
 }
 
 /// `--yes` answers for a person who is not there: it does not accept a tool's changed
@@ -863,9 +857,7 @@ fn yes_does_not_accept_a_changed_tool_under_an_allow_rule() {
     chat.press("again\r");
     chat.wait_for("! this tool changed since you allowed it", 1);
     chat.wait_for("assistant: Refused.", 1);
-    chat.press("/quit\r");
-    let status = chat.child.wait().unwrap();
-    assert_eq!(status.code(), Some(0), "the screen:\n{}", chat.screen());
+    chat.quit();
     assert_eq!(
         server.received_method("tools/call").len(),
         1,
@@ -940,9 +932,7 @@ fn form_with_choices(protocol: &str) {
         1,
     );
     chat.wait_for("assistant: Thanks.", 1);
-    chat.press("/quit\r");
-    let status = chat.child.wait().unwrap();
-    assert_eq!(status.code(), Some(0), "the screen:\n{}", chat.screen());
+    chat.quit();
 }
 
 #[test]
@@ -998,9 +988,7 @@ fn a_form_asks_again_with_the_reason_until_formats_are_right() {
         ],
     );
     chat.wait_for("assistant: Planned.", 1);
-    chat.press("/quit\r");
-    let status = chat.child.wait().unwrap();
-    assert_eq!(status.code(), Some(0), "the screen:\n{}", chat.screen());
+    chat.quit();
     // Only the corrected answers reached the server.
     let answers: Vec<serde_json::Value> = std::fs::read_to_string(server.path("received.jsonl"))
         .unwrap()
