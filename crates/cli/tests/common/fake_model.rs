@@ -69,11 +69,10 @@ impl Answer {
     }
 }
 
-/// The Anthropic answer of one text reply, as the stream of events the API sends.
-pub fn anthropic_text(text: &str) -> Answer {
+/// The events that open an Anthropic text reply, its first text delta `text` included.
+fn anthropic_opening(text: &str) -> Vec<(&'static str, Value)> {
     use serde_json::json;
-    let (first, second) = text.split_at(text.len() / 2);
-    Answer::events(&[
+    vec![
         (
             "message_start",
             json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test", "content": [], "stop_reason": null, "usage": {"input_tokens": 11, "output_tokens": 1}}}),
@@ -84,8 +83,17 @@ pub fn anthropic_text(text: &str) -> Answer {
         ),
         (
             "content_block_delta",
-            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": first}}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}}),
         ),
+    ]
+}
+
+/// The Anthropic answer of one text reply, as the stream of events the API sends.
+pub fn anthropic_text(text: &str) -> Answer {
+    use serde_json::json;
+    let (first, second) = text.split_at(text.len() / 2);
+    let mut events = anthropic_opening(first);
+    events.extend([
         (
             "content_block_delta",
             json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": second}}),
@@ -99,27 +107,13 @@ pub fn anthropic_text(text: &str) -> Answer {
             json!({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": null}, "usage": {"output_tokens": 7}}),
         ),
         ("message_stop", json!({"type": "message_stop"})),
-    ])
+    ]);
+    Answer::events(&events)
 }
 
 /// The start of an Anthropic text reply whose text so far is `text`: it stalls there.
 pub fn anthropic_partial(text: &str) -> Answer {
-    use serde_json::json;
-    Answer::events(&[
-        (
-            "message_start",
-            json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test", "content": [], "stop_reason": null, "usage": {"input_tokens": 11, "output_tokens": 1}}}),
-        ),
-        (
-            "content_block_start",
-            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
-        ),
-        (
-            "content_block_delta",
-            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}}),
-        ),
-    ])
-    .stalled()
+    Answer::events(&anthropic_opening(text)).stalled()
 }
 
 #[derive(Default)]
