@@ -605,10 +605,18 @@ pub(super) fn ended<R: Request>(
                 error,
             })
         }
-        TaskStatus::Cancelled => Err(RequestError::Remote {
-            method: R::METHOD.to_owned(),
-            error: ErrorObject::internal(format!("the server cancelled task {id:?}{}", said())),
-        }),
+        TaskStatus::Cancelled => Err(cancelled(R::METHOD, id, task.status_message.as_deref())),
         TaskStatus::Working | TaskStatus::InputRequired => return None,
     })
+}
+
+/// What `method` run as task `id` ends with when the server cancelled it, in either family.
+pub(super) fn cancelled(method: &str, id: &str, message: Option<&str>) -> RequestError {
+    RequestError::Remote {
+        method: method.to_owned(),
+        error: ErrorObject::internal(format!(
+            "the server cancelled task {id:?}{}",
+            message.map(|m| format!(": {m}")).unwrap_or_default()
+        )),
+    }
 }

@@ -271,15 +271,11 @@ impl Client {
             TaskStatus::Completed | TaskStatus::Failed => {
                 ToolTask::Ended(self.task_result(task_id).await)
             }
-            TaskStatus::Cancelled => ToolTask::Ended(Err(RequestError::Remote {
-                method: CallTool::METHOD.to_owned(),
-                error: junction_protocol::ErrorObject::internal(format!(
-                    "the server cancelled task {task_id:?}{}",
-                    task.status_message
-                        .map(|m| format!(": {m}"))
-                        .unwrap_or_default()
-                )),
-            })),
+            TaskStatus::Cancelled => ToolTask::Ended(Err(super::stateless::cancelled(
+                CallTool::METHOD,
+                task_id,
+                task.status_message.as_deref(),
+            ))),
         })
     }
 
