@@ -36,6 +36,7 @@ impl Role {
 /// Hints about how to use a piece of content.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Annotations {
     /// Who it is meant for.
     #[serde(default, skip_serializing_if = "Option::is_none")]

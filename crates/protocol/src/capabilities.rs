@@ -21,6 +21,7 @@ pub type Flag = Map<String, Value>;
 /// A capability whose only known member is `listChanged`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ListChanged {
     /// Whether the sender emits `list_changed` notifications for this list.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -42,6 +43,7 @@ impl ListChanged {
 
 /// `sampling`: the client can run the server's LLM requests.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct SamplingCapability {
     /// `includeContext` other than `none` is allowed (soft-deprecated).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -56,6 +58,7 @@ pub struct SamplingCapability {
 
 /// `elicitation`: the client can ask its user on the server's behalf.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ElicitationCapability {
     /// Form mode.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -71,6 +74,7 @@ pub struct ElicitationCapability {
 /// `tasks.requests.sampling` (client side).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct TaskSamplingRequests {
     /// `sampling/createMessage` may be task-augmented.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -82,6 +86,7 @@ pub struct TaskSamplingRequests {
 
 /// `tasks.requests.elicitation` (client side).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct TaskElicitationRequests {
     /// `elicitation/create` may be task-augmented.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -93,6 +98,7 @@ pub struct TaskElicitationRequests {
 
 /// `tasks.requests.tools` (server side).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct TaskToolRequests {
     /// `tools/call` may be task-augmented.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -106,6 +112,7 @@ pub struct TaskToolRequests {
 /// a request type not listed cannot be augmented. A client fills `sampling` and
 /// `elicitation`, a server fills `tools`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct TaskRequests {
     /// Client side: `sampling/createMessage`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -123,6 +130,7 @@ pub struct TaskRequests {
 
 /// `tasks` (experimental in 2025-11-25): task support of the side that declares it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct TasksCapability {
     /// `tasks/list` is served.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -139,6 +147,50 @@ pub struct TasksCapability {
 }
 
 impl TasksCapability {
+    /// Declares `list`: `tasks/list` is served.
+    pub fn with_list(mut self) -> Self {
+        self.list.get_or_insert_with(Flag::new);
+        self
+    }
+
+    /// Declares `cancel`: `tasks/cancel` is served.
+    pub fn with_cancel(mut self) -> Self {
+        self.cancel.get_or_insert_with(Flag::new);
+        self
+    }
+
+    /// Declares `requests.tools.call`: `tools/call` may run as a task (a server).
+    pub fn with_tool_calls(mut self) -> Self {
+        let tools = self.requests().tools.get_or_insert_with(Default::default);
+        tools.call.get_or_insert_with(Flag::new);
+        self
+    }
+
+    /// Declares `requests.sampling.createMessage`: sampling may run as a task (a client).
+    pub fn with_sampling_requests(mut self) -> Self {
+        let sampling = self
+            .requests()
+            .sampling
+            .get_or_insert_with(Default::default);
+        sampling.create_message.get_or_insert_with(Flag::new);
+        self
+    }
+
+    /// Declares `requests.elicitation.create`: elicitation may run as a task (a client).
+    pub fn with_elicitation_requests(mut self) -> Self {
+        let elicitation = self
+            .requests()
+            .elicitation
+            .get_or_insert_with(Default::default);
+        elicitation.create.get_or_insert_with(Flag::new);
+        self
+    }
+
+    /// `requests`, declared.
+    fn requests(&mut self) -> &mut TaskRequests {
+        self.requests.get_or_insert_with(Default::default)
+    }
+
     /// Whether `requests.<group>.<method>` is declared, e.g. `("tools", "call")` or
     /// `("sampling", "createMessage")`; groups this crate does not know are looked up too.
     pub fn accepts(&self, group: &str, method: &str) -> bool {
@@ -163,6 +215,7 @@ impl TasksCapability {
 
 /// What a client declares.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ClientCapabilities {
     /// Non-standard capabilities.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -265,6 +318,12 @@ impl ClientCapabilities {
         self
     }
 
+    /// Declares `elicitation: {}` (form mode, as a client that names no mode means).
+    pub fn with_elicitation(mut self) -> Self {
+        self.elicitation.get_or_insert_with(Default::default);
+        self
+    }
+
     /// Declares `elicitation.form`.
     pub fn with_elicitation_form(mut self) -> Self {
         self.elicitation
@@ -282,11 +341,26 @@ impl ClientCapabilities {
             .get_or_insert_with(Flag::new);
         self
     }
+
+    /// Declares extension `name` (e.g. `io.modelcontextprotocol/tasks`) with its settings.
+    pub fn with_extension(mut self, name: impl Into<String>, settings: Map<String, Value>) -> Self {
+        self.extensions
+            .get_or_insert_with(Map::new)
+            .insert(name.into(), Value::Object(settings));
+        self
+    }
+
+    /// Declares `tasks`.
+    pub fn with_tasks(mut self, tasks: TasksCapability) -> Self {
+        self.tasks = Some(tasks);
+        self
+    }
 }
 
 /// `resources`: the server offers resources.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ResourcesCapability {
     /// `resources/subscribe` and `resources/unsubscribe` are served.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -301,6 +375,7 @@ pub struct ResourcesCapability {
 
 /// What a server declares.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ServerCapabilities {
     /// Non-standard capabilities.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -398,6 +473,20 @@ impl ServerCapabilities {
     /// Declares `logging: {}`.
     pub fn with_logging(mut self) -> Self {
         self.logging = Some(Flag::new());
+        self
+    }
+
+    /// Declares extension `name` (e.g. `io.modelcontextprotocol/tasks`) with its settings.
+    pub fn with_extension(mut self, name: impl Into<String>, settings: Map<String, Value>) -> Self {
+        self.extensions
+            .get_or_insert_with(Map::new)
+            .insert(name.into(), Value::Object(settings));
+        self
+    }
+
+    /// Declares `tasks`.
+    pub fn with_tasks(mut self, tasks: TasksCapability) -> Self {
+        self.tasks = Some(tasks);
         self
     }
 

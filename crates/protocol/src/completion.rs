@@ -49,6 +49,7 @@ impl CompletionRef {
 
 /// The argument being typed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct CompletionArgument {
     /// Its name.
     pub name: String,
@@ -58,6 +59,7 @@ pub struct CompletionArgument {
 
 /// Arguments already resolved.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct CompletionContext {
     /// Their values.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -66,6 +68,7 @@ pub struct CompletionContext {
 
 /// The params of `completion/complete`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct CompleteParams {
     /// What is completed.
     #[serde(rename = "ref")]
@@ -113,6 +116,7 @@ impl CompleteParams {
 /// cap a longer list.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Completion {
     /// At most [`MAX_COMPLETION_VALUES`] (100) values, best first.
     pub values: Vec<String>,

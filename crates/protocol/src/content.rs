@@ -16,6 +16,7 @@ use crate::resources::{Resource, ResourceContents};
 
 /// `TextContent`: text.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct TextContent {
     /// The text.
     pub text: String,
@@ -42,6 +43,7 @@ impl TextContent {
 /// members are the same.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct MediaContent {
     /// The base64 data.
     pub data: String,
@@ -66,6 +68,7 @@ pub type ResourceLink = Resource;
 
 /// `EmbeddedResource`: a resource's contents carried inline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct EmbeddedResource {
     /// The contents.
     pub resource: ResourceContents,
@@ -80,6 +83,7 @@ pub struct EmbeddedResource {
 /// One block of content, tagged by `type`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type")]
+#[non_exhaustive]
 pub enum ContentBlock {
     /// `text`.
     #[serde(rename = "text")]

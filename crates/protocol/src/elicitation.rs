@@ -42,6 +42,7 @@ fn object_type() -> String {
 /// The schema of a form: a flat object of [`PrimitiveSchemaDefinition`]s. The properties keep
 /// the order they were sent in, which is the order to show them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct RequestedSchema {
     /// The dialect, when not the default 2020-12.
     #[serde(rename = "$schema", default, skip_serializing_if = "Option::is_none")]
@@ -186,6 +187,7 @@ pub enum UrlMode {
 /// Form mode (`ElicitRequestFormParams`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct FormParams {
     /// `mode`: optional for forms; kept as sent (absent from 2025-06-18 peers).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -218,6 +220,7 @@ impl FormParams {
 /// URL mode (`ElicitRequestURLParams`, 2025-11-25).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct UrlParams {
     /// `mode`: always `"url"`.
     pub mode: UrlMode,
@@ -461,6 +464,7 @@ impl ElicitResult {
 /// The params of `notifications/elicitation/complete`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ElicitationCompleteParams {
     /// The URL elicitation that finished.
     pub elicitation_id: String,
@@ -481,6 +485,7 @@ impl ElicitationCompleteParams {
 
 /// `error.data` of a -32042 `URL_ELICITATION_REQUIRED` error (`URLElicitationRequiredError`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct UrlElicitationRequiredData {
     /// The URL elicitations that must complete first.
     pub elicitations: Vec<UrlParams>,

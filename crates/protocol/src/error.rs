@@ -46,6 +46,7 @@ impl fmt::Display for ErrorCode {
 
 /// The `error` member of a JSON-RPC error response.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ErrorObject {
     /// The error code.
     pub code: ErrorCode,

@@ -262,26 +262,27 @@ fn classify_serde_error(text: &str, err: serde_json::Error) -> DecodeError {
     }
 }
 
-/// The union of every member a JSON-RPC message may have, read in one pass.
-struct Envelope {
+/// The union of every member a JSON-RPC message may have, read in one pass. The id is
+/// borrowed from the frame: it is read into a [`RequestId`] once its shape is judged.
+struct Envelope<'a> {
     /// Whether `jsonrpc` was the string `"2.0"` (`None`: absent).
     jsonrpc: Option<bool>,
-    id: Option<Box<RawValue>>,
+    id: Option<&'a RawValue>,
     method: Option<String>,
     params: Option<Box<RawValue>>,
     result: Option<Box<RawValue>>,
     error: Option<Value>,
 }
 
-impl<'de> Deserialize<'de> for Envelope {
+impl<'de> Deserialize<'de> for Envelope<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct EnvelopeVisitor;
         impl<'de> Visitor<'de> for EnvelopeVisitor {
-            type Value = Envelope;
+            type Value = Envelope<'de>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a JSON-RPC message object")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Envelope, A::Error> {
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Envelope<'de>, A::Error> {
                 let mut env = Envelope {
                     jsonrpc: None,
                     id: None,
@@ -397,7 +398,7 @@ impl<'de> Deserialize<'de> for IsVersion {
     }
 }
 
-impl Envelope {
+impl Envelope<'_> {
     fn into_message(self) -> Result<Message, DecodeError> {
         let null_id = self.id.as_ref().is_some_and(|raw| raw.get() == "null");
         let id = match &self.id {

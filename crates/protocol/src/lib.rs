@@ -18,6 +18,34 @@
 //! let bad = Message::decode(br#"{"jsonrpc":"2.0","id":2}"#).unwrap_err();
 //! assert_eq!(bad.error.code, ErrorCode::INVALID_REQUEST);
 //! ```
+//!
+//! ## Growing with the specification
+//!
+//! Every revision adds members to the messages, so the message structs are
+//! `#[non_exhaustive]`: other crates read and set their public fields, but build them with
+//! their constructors and setters (`Tool::new(..).description(..)`,
+//! `ListToolsResult::page(..)`, `CallToolResult::text(..)`,
+//! `ClientCapabilities::default().with_sampling()`, `SubscriptionFilter::default()
+//! .tools_list_changed(true)`), so that a new member is not a breaking change. Unknown members
+//! are kept (`extra`) where the schema leaves an object open. Enums whose set the
+//! specification grows (content blocks, `resultType`, `cacheScope`, string formats, protocol
+//! revisions) are `#[non_exhaustive]` too: match them with a catch-all arm. Sets that are
+//! closed, or whose every case a program must treat on purpose (task status, elicitation
+//! modes and field kinds, completion references, resource contents, roles, log levels), stay
+//! exhaustive, so that a new case is a compile error exactly where it needs handling. The
+//! JSON-RPC 2.0 envelope (`Request`, `Notification`, `Response`) is fixed and stays open to
+//! struct literals.
+//!
+//! ```
+//! use junction_protocol::stateless::SubscriptionFilter;
+//! use junction_protocol::tools::{ListToolsResult, Tool};
+//!
+//! let page = ListToolsResult::page(vec![Tool::new("search", Tool::empty_input_schema())], None)
+//!     .ttl_ms(60_000);
+//! assert_eq!(page.tools[0].name, "search");
+//! let filter = SubscriptionFilter::default().tools_list_changed(true);
+//! assert_eq!(filter.tools_list_changed, Some(true));
+//! ```
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 

@@ -38,6 +38,7 @@ pub enum Theme {
 /// An icon (2025-11-25): an `https:` or `data:` URI with optional type, sizes and theme.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Icon {
     /// The image URI.
     pub src: String,
@@ -85,6 +86,7 @@ impl Icon {
 /// `clientInfo` / `serverInfo`: who is speaking.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Implementation {
     /// The programmatic name.
     pub name: String,
@@ -150,6 +152,7 @@ impl Implementation {
 /// The params of `initialize`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct InitializeParams {
     /// The revision the client offers (its newest). Kept as a string: a client may offer a
     /// revision this side does not know, and the server must still answer.
@@ -178,6 +181,7 @@ impl InitializeParams {
 /// The result of `initialize`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct InitializeResult {
     /// The revision the server chose: the client's if it supports it, otherwise its newest.
     pub protocol_version: String,
@@ -246,6 +250,7 @@ request!(
 /// The params of `notifications/cancelled`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct CancelledParams {
     /// The request to stop; required except for task-augmented requests (cancelled with
     /// `tasks/cancel` instead).
@@ -262,6 +267,7 @@ pub struct CancelledParams {
 /// The params of `notifications/progress`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ProgressParams {
     /// The token from the request's `_meta.progressToken`.
     pub progress_token: ProgressToken,

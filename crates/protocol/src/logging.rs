@@ -93,6 +93,7 @@ impl FromStr for LoggingLevel {
 
 /// The params of `logging/setLevel`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct SetLevelParams {
     /// Send messages at this level and above.
     pub level: LoggingLevel,
@@ -103,6 +104,7 @@ pub struct SetLevelParams {
 
 /// The params of `notifications/message`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct LoggingMessageParams {
     /// The severity.
     pub level: LoggingLevel,

@@ -39,8 +39,9 @@ impl From<String> for ProgressToken {
 pub type Cursor = String;
 
 /// The `_meta` of a request's params: the progress token plus any other keys.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct RequestMeta {
     /// Asks the receiver for `notifications/progress` carrying this token.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -48,6 +49,42 @@ pub struct RequestMeta {
     /// Every other key, kept as it came.
     #[serde(flatten)]
     pub extra: Meta,
+}
+
+/// Written by hand: `#[serde(flatten)]` would buffer every key of every request's `_meta`
+/// (a 2026-07-28 request carries its version, client and capabilities there) before
+/// reading it a second time into `extra`.
+impl<'de> Deserialize<'de> for RequestMeta {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = RequestMeta;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a `_meta` object")
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<RequestMeta, A::Error> {
+                let mut meta = RequestMeta::default();
+                while let Some(key) = map.next_key::<String>()? {
+                    if key == "progressToken" {
+                        if meta.progress_token.is_some() {
+                            return Err(serde::de::Error::duplicate_field("progressToken"));
+                        }
+                        meta.progress_token = map.next_value()?;
+                    } else {
+                        let value = map.next_value()?;
+                        meta.extra.insert(key, value);
+                    }
+                }
+                Ok(meta)
+            }
+        }
+        deserializer.deserialize_map(Visitor)
+    }
 }
 
 impl RequestMeta {
@@ -62,6 +99,7 @@ impl RequestMeta {
 
 /// Params that carry nothing but `_meta` (ping, list_changed notifications, ...).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct EmptyParams {
     /// `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -78,6 +116,7 @@ wire_result! {
 
 /// The params of a notification that carries nothing but `_meta`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct NotificationParams {
     /// `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -86,6 +125,7 @@ pub struct NotificationParams {
 
 /// The params of a paginated list request.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct PaginatedParams {
     /// Where to continue, from the previous page's `nextCursor`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -107,6 +147,7 @@ impl PaginatedParams {
 
 /// `task` in request params: run the request as a task (2025-11-25, experimental).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct TaskMetadata {
     /// The requested lifetime in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -114,6 +155,12 @@ pub struct TaskMetadata {
 }
 
 impl TaskMetadata {
+    /// Asks for a task, kept `ttl` milliseconds after creation when given (else as long as
+    /// the receiver chooses).
+    pub fn new(ttl: Option<u64>) -> Self {
+        TaskMetadata { ttl }
+    }
+
     /// Asks for a task kept `ttl` milliseconds after creation.
     pub fn with_ttl(ttl: u64) -> Self {
         TaskMetadata { ttl: Some(ttl) }
@@ -155,5 +202,25 @@ mod tests {
             serde_json::to_value(PaginatedParams::default()).unwrap(),
             json!({})
         );
+    }
+
+    #[test]
+    fn request_meta_reads_from_text_as_it_writes_and_refuses_a_bad_token() {
+        let text = r#"{"io.example/a":{"b":[1,"c"]},"progressToken":7,"z":null}"#;
+        let m: RequestMeta = serde_json::from_str(text).unwrap();
+        assert_eq!(m.progress_token, Some(ProgressToken::from(7)));
+        assert_eq!(m.extra.len(), 2);
+        assert_eq!(
+            serde_json::to_value(&m).unwrap(),
+            serde_json::from_str::<Value>(text).unwrap()
+        );
+        let none: RequestMeta = serde_json::from_str(r#"{"progressToken":null}"#).unwrap();
+        assert_eq!(none, RequestMeta::default());
+        assert!(serde_json::from_str::<RequestMeta>(r#"{"progressToken":{}}"#).is_err());
+        assert!(
+            serde_json::from_str::<RequestMeta>(r#"{"progressToken":1,"progressToken":2}"#)
+                .is_err()
+        );
+        assert!(serde_json::from_str::<RequestMeta>("[]").is_err());
     }
 }

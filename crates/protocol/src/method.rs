@@ -122,6 +122,7 @@ impl NameParam {
 
 /// What the protocol says about one method.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct MethodInfo {
     /// The method name on the wire.
     pub name: &'static str,

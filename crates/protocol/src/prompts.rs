@@ -13,6 +13,7 @@ use crate::{notification, request};
 
 /// One argument a prompt takes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct PromptArgument {
     /// Its name.
     pub name: String,
@@ -64,6 +65,7 @@ impl PromptArgument {
 
 /// A prompt a server offers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Prompt {
     /// The programmatic name.
     pub name: String,
@@ -129,6 +131,7 @@ impl Prompt {
 
 /// One message of a prompt: a role and a single content block.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct PromptMessage {
     /// Who says it.
     pub role: Role,
@@ -172,12 +175,24 @@ wire_result! {
     }
 }
 
+impl ListPromptsResult {
+    /// One page of prompts, and the cursor of the next page (`None` on the last).
+    pub fn page(prompts: Vec<Prompt>, next_cursor: Option<Cursor>) -> Self {
+        Self {
+            prompts,
+            next_cursor,
+            ..Self::default()
+        }
+    }
+}
+
 /// The params of `prompts/list`.
 pub type ListPromptsParams = PaginatedParams;
 
 /// The params of `prompts/get`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct GetPromptParams {
     /// The prompt.
     pub name: String,

@@ -20,6 +20,7 @@ use crate::{notification, request};
 /// A resource a server offers (also the body of a `resource_link` content block).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Resource {
     /// Its URI.
     pub uri: String,
@@ -204,6 +205,7 @@ impl ResourceContents {
 /// A family of resources described by an RFC 6570 URI template.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ResourceTemplate {
     /// The template, e.g. `library://books/{isbn}`.
     pub uri_template: String,
@@ -276,6 +278,17 @@ wire_result! {
     }
 }
 
+impl ListResourcesResult {
+    /// One page of resources, and the cursor of the next page (`None` on the last).
+    pub fn page(resources: Vec<Resource>, next_cursor: Option<Cursor>) -> Self {
+        Self {
+            resources,
+            next_cursor,
+            ..Self::default()
+        }
+    }
+}
+
 wire_result! {
     /// The result of `resources/templates/list`.
     #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -289,6 +302,17 @@ wire_result! {
     }
 }
 
+impl ListResourceTemplatesResult {
+    /// One page of resource templates, and the cursor of the next page (`None` on the last).
+    pub fn page(resource_templates: Vec<ResourceTemplate>, next_cursor: Option<Cursor>) -> Self {
+        Self {
+            resource_templates,
+            next_cursor,
+            ..Self::default()
+        }
+    }
+}
+
 /// The params of `resources/list`.
 pub type ListResourcesParams = PaginatedParams;
 
@@ -298,6 +322,7 @@ pub type ListResourceTemplatesParams = PaginatedParams;
 /// Params naming one resource: `resources/read`, `resources/subscribe`, `resources/unsubscribe`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct UriParams {
     /// The resource's URI.
     pub uri: String,
@@ -352,6 +377,7 @@ impl ReadResourceResult {
 
 /// The params of `notifications/resources/updated`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ResourceUpdatedParams {
     /// The URI that changed (possibly a sub-resource of the subscribed one).
     pub uri: String,

@@ -2,7 +2,8 @@
 //! struct with its own members, then (for a cacheable result, `cached`) `ttlMs` and
 //! `cacheScope`, then `_meta`, `resultType` and the unknown members kept as they came
 //! (results are open). Each of those members is optional on the wire and skipped when
-//! absent.
+//! absent. Results are `#[non_exhaustive]`: other crates build them with their
+//! constructors and these setters (`meta`, `result_type`, `ttl_ms`, `cache_scope`).
 //!
 //! ```text
 //! wire_result! {
@@ -32,6 +33,20 @@ macro_rules! wire_result {
                 pub cache_scope: Option<$crate::stateless::CacheScope>,
             }
         }
+
+        impl $name {
+            /// Sets `ttlMs`: how long the result may be cached, in milliseconds.
+            pub fn ttl_ms(mut self, ttl_ms: u64) -> Self {
+                self.ttl_ms = Some(ttl_ms);
+                self
+            }
+
+            /// Sets `cacheScope`: who may share the cached result.
+            pub fn cache_scope(mut self, scope: $crate::stateless::CacheScope) -> Self {
+                self.cache_scope = Some(scope);
+                self
+            }
+        }
     };
     (
         $(#[$attr:meta])*
@@ -41,6 +56,7 @@ macro_rules! wire_result {
     };
     (@tail $(#[$attr:meta])* $name:ident { $($fields:tt)* }) => {
         $(#[$attr])*
+        #[non_exhaustive]
         pub struct $name {
             $($fields)*
             /// `_meta`.
@@ -52,6 +68,20 @@ macro_rules! wire_result {
             /// Unknown members, kept (results are open).
             #[serde(flatten)]
             pub extra: serde_json::Map<String, serde_json::Value>,
+        }
+
+        impl $name {
+            /// Sets `_meta`.
+            pub fn meta(mut self, meta: $crate::meta::Meta) -> Self {
+                self.meta = Some(meta);
+                self
+            }
+
+            /// Sets `resultType`.
+            pub fn result_type(mut self, result_type: $crate::stateless::ResultType) -> Self {
+                self.result_type = Some(result_type);
+                self
+            }
         }
     };
 }

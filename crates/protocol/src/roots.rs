@@ -8,6 +8,7 @@ use crate::{notification, request};
 
 /// One root.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Root {
     /// A `file://` URI.
     pub uri: String,

@@ -27,6 +27,7 @@ use crate::tools::Tool;
 
 /// `ToolUseContent`: the model asks to call a tool.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ToolUseContent {
     /// The id the matching result refers to.
     pub id: String,
@@ -54,6 +55,7 @@ impl ToolUseContent {
 /// `ToolResultContent`: the result of a tool the model called.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ToolResultContent {
     /// The `id` of the tool_use this answers.
     pub tool_use_id: String,
@@ -86,6 +88,7 @@ impl ToolResultContent {
 /// `SamplingMessageContentBlock`: one block of a sampling message, tagged by `type`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type")]
+#[non_exhaustive]
 pub enum SamplingMessageContentBlock {
     /// `text`.
     #[serde(rename = "text")]
@@ -122,6 +125,7 @@ impl SamplingMessageContentBlock {
 /// A message's content: one block or a list, kept in the form it was sent.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
+#[non_exhaustive]
 pub enum SamplingContent {
     /// A single block (the only form before 2025-11-25).
     Single(Box<SamplingMessageContentBlock>),
@@ -175,6 +179,7 @@ impl From<Vec<SamplingMessageContentBlock>> for SamplingContent {
 
 /// One message of the conversation a server sends for sampling.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct SamplingMessage {
     /// Who says it.
     pub role: Role,
@@ -208,6 +213,7 @@ impl SamplingMessage {
 
 /// A model name hint, matched as a substring. Open: other keys are for the client.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ModelHint {
     /// A name or part of one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -230,6 +236,7 @@ impl ModelHint {
 /// What the server would like in a model; advisory.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ModelPreferences {
     /// Name hints, in order of preference.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -272,6 +279,7 @@ pub enum ToolChoiceMode {
 
 /// `toolChoice`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ToolChoice {
     /// The mode.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -288,6 +296,7 @@ impl ToolChoice {
 /// The params of `sampling/createMessage`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct CreateMessageParams {
     /// The conversation.
     pub messages: Vec<SamplingMessage>,

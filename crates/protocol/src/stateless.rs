@@ -13,6 +13,7 @@
 //! assert_eq!(ResultType::of(Some("input_required")), ResultType::InputRequired);
 //! ```
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -45,6 +46,7 @@ pub const META_RELATED_TASK: &str = crate::tasks::RELATED_TASK_META;
 
 /// `resultType`: how to read a result. Open: unknown strings are kept.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub enum ResultType {
     /// An ordinary, final result (also what an absent `resultType` means).
     #[default]
@@ -107,6 +109,7 @@ impl<'de> Deserialize<'de> for ResultType {
 /// `cacheScope` of a cacheable result (2026-07-28).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum CacheScope {
     /// No user-specific data: any cache may share it across authorization contexts.
     Public,
@@ -118,6 +121,7 @@ pub enum CacheScope {
 /// The version, capabilities, identity and log level a 2026-07-28 request carries in its
 /// `_meta`, read from or written to a [`RequestMeta`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct StatelessMeta {
     /// `io.modelcontextprotocol/protocolVersion`.
     #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
@@ -185,6 +189,7 @@ pub fn subscription_id(meta: &Meta) -> Option<RequestId> {
 
 /// The params of `server/discover`: only `_meta`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct DiscoverParams {
     /// `_meta`, with the version and capabilities keys.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -194,6 +199,7 @@ pub struct DiscoverParams {
 /// The result of `server/discover` (2026-07-28, a cacheable result).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct DiscoverResult {
     /// The revisions the server speaks.
     pub supported_versions: Vec<String>,
@@ -243,6 +249,7 @@ impl DiscoverResult {
 /// [`Map`]: a `Map` sorts its keys, and the order of a form's fields (the `properties` of
 /// an elicitation's `requestedSchema`) is the order the person is asked them in.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct InputRequest {
     /// The method.
     pub method: String,
@@ -285,6 +292,7 @@ pub type InputResponses = BTreeMap<String, Value>;
 /// present.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct InputRequiredResult {
     /// What the server asks, by key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -331,6 +339,7 @@ impl InputRequiredResult {
 /// server agreed to, in the acknowledgement).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct SubscriptionFilter {
     /// `notifications/tools/list_changed`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -346,8 +355,38 @@ pub struct SubscriptionFilter {
     pub resource_subscriptions: Option<Vec<String>>,
 }
 
+impl SubscriptionFilter {
+    /// Opts in to (or out of) `notifications/tools/list_changed`.
+    pub fn tools_list_changed(mut self, on: bool) -> Self {
+        self.tools_list_changed = Some(on);
+        self
+    }
+
+    /// Opts in to (or out of) `notifications/prompts/list_changed`.
+    pub fn prompts_list_changed(mut self, on: bool) -> Self {
+        self.prompts_list_changed = Some(on);
+        self
+    }
+
+    /// Opts in to (or out of) `notifications/resources/list_changed`.
+    pub fn resources_list_changed(mut self, on: bool) -> Self {
+        self.resources_list_changed = Some(on);
+        self
+    }
+
+    /// Asks for `notifications/resources/updated` for these URIs.
+    pub fn resource_subscriptions<S: Into<String>>(
+        mut self,
+        uris: impl IntoIterator<Item = S>,
+    ) -> Self {
+        self.resource_subscriptions = Some(uris.into_iter().map(Into::into).collect());
+        self
+    }
+}
+
 /// The params of `subscriptions/listen`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct SubscriptionsListenParams {
     /// What to receive on this stream.
     pub notifications: SubscriptionFilter,
@@ -358,6 +397,7 @@ pub struct SubscriptionsListenParams {
 
 /// The params of `notifications/subscriptions/acknowledged`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct SubscriptionsAcknowledgedParams {
     /// The requested types the server will honour.
     pub notifications: SubscriptionFilter,
@@ -366,10 +406,34 @@ pub struct SubscriptionsAcknowledgedParams {
     pub meta: Option<Meta>,
 }
 
+impl SubscriptionsListenParams {
+    /// Listens for what `notifications` opts in to.
+    pub fn new(notifications: SubscriptionFilter) -> Self {
+        Self {
+            notifications,
+            meta: None,
+        }
+    }
+}
+
+impl SubscriptionsAcknowledgedParams {
+    /// Acknowledges a stream, agreeing to `notifications`; `meta` carries the subscription id.
+    pub fn new(notifications: SubscriptionFilter, meta: Option<Meta>) -> Self {
+        Self {
+            notifications,
+            meta,
+        }
+    }
+}
+
 /// The members of a request's params read before the method's own: `_meta`,
 /// `inputResponses`, `requestState`, and the `name`, `uri` or `taskId` the request is about. The
 /// HTTP transport reads it to check the headers, and the server to decide the family of a
 /// request and to serve a multi round-trip request; every other member is skipped.
+///
+/// It borrows from the params it was read from: the strings are copied only where they
+/// hold escapes, and the 2026-07-28 keys of `_meta` ([`EnvelopeMeta`]) are kept as sent,
+/// to be decoded by whoever needs them, once.
 ///
 /// ```
 /// use junction_protocol::method::NameParam;
@@ -379,44 +443,91 @@ pub struct SubscriptionsAcknowledgedParams {
 ///     r#"{"name":"add","arguments":{"a":1},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#.into(),
 /// ).unwrap();
 /// let envelope = RequestEnvelope::read(Some(&params)).unwrap();
-/// assert_eq!(envelope.protocol_version().and_then(|v| v.as_str()), Some("2026-07-28"));
+/// assert_eq!(envelope.protocol_version().and_then(Result::ok).as_deref(), Some("2026-07-28"));
 /// assert_eq!(envelope.target(NameParam::Name), Some("add"));
 /// ```
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct RequestEnvelope {
-    /// `_meta`.
-    #[serde(rename = "_meta", default)]
-    pub meta: Option<RequestMeta>,
+#[non_exhaustive]
+pub struct RequestEnvelope<'a> {
+    /// The 2026-07-28 keys of `_meta`.
+    #[serde(rename = "_meta", default, borrow)]
+    pub meta: Option<EnvelopeMeta<'a>>,
     /// `inputResponses`: answers to an earlier `input_required` result.
     #[serde(default)]
     pub input_responses: Option<InputResponses>,
     /// `requestState`: the state an earlier `input_required` result carried.
-    #[serde(default)]
-    pub request_state: Option<String>,
+    #[serde(default, borrow)]
+    pub request_state: Option<Cow<'a, str>>,
     /// `name` (a tool or a prompt).
-    #[serde(default)]
-    pub name: Option<String>,
+    #[serde(default, borrow)]
+    pub name: Option<Cow<'a, str>>,
     /// `uri` (a resource).
-    #[serde(default)]
-    pub uri: Option<String>,
+    #[serde(default, borrow)]
+    pub uri: Option<Cow<'a, str>>,
     /// `taskId` (the tasks extension's methods).
-    #[serde(default)]
-    pub task_id: Option<String>,
+    #[serde(default, borrow)]
+    pub task_id: Option<Cow<'a, str>>,
 }
 
-impl RequestEnvelope {
+/// The keys of a request's `_meta` that make it a 2026-07-28 request, each as sent (present
+/// even when `null`); other keys are skipped. See [`StatelessMeta`] for their decoded form.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[non_exhaustive]
+pub struct EnvelopeMeta<'a> {
+    /// `io.modelcontextprotocol/protocolVersion`.
+    #[serde(
+        rename = "io.modelcontextprotocol/protocolVersion",
+        default,
+        borrow,
+        deserialize_with = "present"
+    )]
+    pub protocol_version: Option<&'a RawValue>,
+    /// `io.modelcontextprotocol/clientCapabilities`.
+    #[serde(
+        rename = "io.modelcontextprotocol/clientCapabilities",
+        default,
+        borrow,
+        deserialize_with = "present"
+    )]
+    pub client_capabilities: Option<&'a RawValue>,
+    /// `io.modelcontextprotocol/clientInfo`.
+    #[serde(
+        rename = "io.modelcontextprotocol/clientInfo",
+        default,
+        borrow,
+        deserialize_with = "present"
+    )]
+    pub client_info: Option<&'a RawValue>,
+    /// `io.modelcontextprotocol/logLevel`.
+    #[serde(
+        rename = "io.modelcontextprotocol/logLevel",
+        default,
+        borrow,
+        deserialize_with = "present"
+    )]
+    pub log_level: Option<&'a RawValue>,
+}
+
+/// A key that is there, whatever its value (`Option<&RawValue>` alone reads `null` as absent).
+fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(deserializer).map(Some)
+}
+
+impl<'a> RequestEnvelope<'a> {
     /// Reads the envelope of `params` (absent params have an empty one).
-    pub fn read(params: Option<&serde_json::value::RawValue>) -> Result<Self, serde_json::Error> {
+    pub fn read(params: Option<&'a RawValue>) -> Result<Self, serde_json::Error> {
         match params {
             Some(raw) => serde_json::from_str(raw.get()),
             None => Ok(RequestEnvelope::default()),
         }
     }
 
-    /// `_meta["io.modelcontextprotocol/protocolVersion"]`, as sent.
-    pub fn protocol_version(&self) -> Option<&Value> {
-        self.meta.as_ref()?.extra.get(META_PROTOCOL_VERSION)
+    /// `_meta["io.modelcontextprotocol/protocolVersion"]` when it is there: the version, or
+    /// (`Err`) the JSON sent where a string belongs.
+    pub fn protocol_version(&self) -> Option<Result<Cow<'a, str>, &'a RawValue>> {
+        let raw = self.meta.as_ref()?.protocol_version?;
+        Some(text(raw).ok_or(raw))
     }
 
     /// The member `param` names: what the `Mcp-Name` header repeats.
@@ -427,6 +538,16 @@ impl RequestEnvelope {
             crate::method::NameParam::Uri => self.uri.as_deref(),
             crate::method::NameParam::TaskId => self.task_id.as_deref(),
         }
+    }
+}
+
+/// The string `raw` holds, borrowed unless it has escapes; `None` when it is not a string.
+fn text(raw: &RawValue) -> Option<Cow<'_, str>> {
+    match serde_json::from_str::<&str>(raw.get()) {
+        Ok(text) => Some(Cow::Borrowed(text)),
+        Err(_) => serde_json::from_str::<String>(raw.get())
+            .ok()
+            .map(Cow::Owned),
     }
 }
 
@@ -449,10 +570,10 @@ pub fn missing_meta(envelope: &RequestEnvelope) -> Option<&'static str> {
     let Some(meta) = &envelope.meta else {
         return Some("_meta");
     };
-    if !meta.extra.contains_key(META_PROTOCOL_VERSION) {
+    if meta.protocol_version.is_none() {
         return Some(META_PROTOCOL_VERSION);
     }
-    if !meta.extra.contains_key(META_CLIENT_CAPABILITIES) {
+    if meta.client_capabilities.is_none() {
         return Some(META_CLIENT_CAPABILITIES);
     }
     None

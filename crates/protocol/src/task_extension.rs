@@ -42,6 +42,7 @@ pub const RESULT_TYPE_TASK: &str = "task";
 /// status: `inputRequests`, `result` or `error`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct DetailedTask {
     /// The id the server chose.
     pub task_id: String,
@@ -129,6 +130,7 @@ impl DetailedTask {
 /// The params of `tasks/update`: answers to the task's `inputRequests`, by key.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct UpdateTaskParams {
     /// The task.
     pub task_id: String,

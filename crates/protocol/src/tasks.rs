@@ -32,6 +32,7 @@ pub const MODEL_IMMEDIATE_RESPONSE_META: &str = "io.modelcontextprotocol/model-i
 /// `RelatedTaskMetadata`: the task a message belongs to, under [`RELATED_TASK_META`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct RelatedTaskMetadata {
     /// The task.
     pub task_id: String,
@@ -113,6 +114,7 @@ impl fmt::Display for TaskStatus {
 /// A task.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Task {
     /// The id the receiver chose.
     pub task_id: String,
@@ -203,6 +205,7 @@ impl CreateTaskResult {
 /// Params naming one task (`tasks/get`, `tasks/result`, `tasks/cancel`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct TaskIdParams {
     /// The task.
     pub task_id: String,
@@ -241,8 +244,20 @@ wire_result! {
     }
 }
 
+impl ListTasksResult {
+    /// One page of tasks, and the cursor of the next page (`None` on the last).
+    pub fn page(tasks: Vec<Task>, next_cursor: Option<Cursor>) -> Self {
+        Self {
+            tasks,
+            next_cursor,
+            ..Self::default()
+        }
+    }
+}
+
 /// The params of `notifications/tasks/status`: the whole task plus `_meta`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct TaskStatusParams {
     /// The task, flattened.
     #[serde(flatten)]

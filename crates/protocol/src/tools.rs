@@ -24,6 +24,7 @@ use crate::{notification, request};
 /// Hints about a tool's behaviour. Untrusted unless the server is trusted.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ToolAnnotations {
     /// A display name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -109,6 +110,7 @@ pub enum TaskSupport {
 /// How a tool executes.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ToolExecution {
     /// Task support.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -118,6 +120,7 @@ pub struct ToolExecution {
 /// A tool a server offers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Tool {
     /// The programmatic name, unique within the server.
     pub name: String,
@@ -237,12 +240,24 @@ wire_result! {
     }
 }
 
+impl ListToolsResult {
+    /// One page of tools, and the cursor of the next page (`None` on the last).
+    pub fn page(tools: Vec<Tool>, next_cursor: Option<Cursor>) -> Self {
+        Self {
+            tools,
+            next_cursor,
+            ..Self::default()
+        }
+    }
+}
+
 /// The params of `tools/list`.
 pub type ListToolsParams = PaginatedParams;
 
 /// The params of `tools/call`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct CallToolParams {
     /// The tool.
     pub name: String,

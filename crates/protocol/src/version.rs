@@ -7,6 +7,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// A protocol revision Junction speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum ProtocolVersion {
     /// 2024-11-05: the first public revision (HTTP+SSE transport).
     V2024_11_05,

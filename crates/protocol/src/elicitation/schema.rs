@@ -13,6 +13,7 @@ use super::ElicitValue;
 /// `format` of a string field: `email`, `uri`, `date`, `date-time`, or another string kept
 /// as it came.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum StringFormat {
     /// `email`.
     Email,
@@ -67,6 +68,7 @@ impl<'de> Deserialize<'de> for StringFormat {
 /// `StringSchema`: free text.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct StringSchema {
     /// A label.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -104,6 +106,7 @@ pub enum NumberType {
 
 /// `NumberSchema`: a number or an integer. Bounds and default keep their exact JSON form.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct NumberSchema {
     /// `number` or `integer`.
     #[serde(rename = "type")]
@@ -128,8 +131,37 @@ pub struct NumberSchema {
     pub extra: Map<String, Value>,
 }
 
+impl NumberSchema {
+    /// A `number` or `integer` field with no bounds and no default.
+    pub fn new(kind: NumberType) -> Self {
+        NumberSchema {
+            kind,
+            ..Self::default()
+        }
+    }
+
+    /// Sets the least value.
+    pub fn minimum(mut self, minimum: impl Into<Number>) -> Self {
+        self.minimum = Some(minimum.into());
+        self
+    }
+
+    /// Sets the greatest value.
+    pub fn maximum(mut self, maximum: impl Into<Number>) -> Self {
+        self.maximum = Some(maximum.into());
+        self
+    }
+
+    /// Sets the pre-filled value.
+    pub fn default_value(mut self, value: impl Into<Number>) -> Self {
+        self.default = Some(value.into());
+        self
+    }
+}
+
 /// `BooleanSchema`: a checkbox.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct BooleanSchema {
     /// A label.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -147,6 +179,7 @@ pub struct BooleanSchema {
 
 /// One choice with a display label: `{const, title}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct EnumOption {
     /// The value sent back.
     #[serde(rename = "const")]
@@ -171,6 +204,7 @@ impl EnumOption {
 
 /// `UntitledSingleSelectEnumSchema`: one of `enum`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct UntitledSingleSelectEnumSchema {
     /// A label.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -192,6 +226,7 @@ pub struct UntitledSingleSelectEnumSchema {
 /// `TitledSingleSelectEnumSchema`: one of `oneOf`, each with a label.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct TitledSingleSelectEnumSchema {
     /// A label.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -213,6 +248,7 @@ pub struct TitledSingleSelectEnumSchema {
 /// `enumNames`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct LegacyTitledEnumSchema {
     /// A label.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -240,6 +276,7 @@ fn string_type() -> String {
 
 /// `items` of an untitled multi-select: `{type: "string", enum}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct UntitledEnumItems {
     /// Always `"string"`.
     #[serde(rename = "type", default = "string_type")]
@@ -255,6 +292,7 @@ pub struct UntitledEnumItems {
 /// `items` of a titled multi-select: `{anyOf: [{const, title}]}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct TitledEnumItems {
     /// The choices.
     pub any_of: Vec<EnumOption>,
@@ -266,6 +304,7 @@ pub struct TitledEnumItems {
 /// `UntitledMultiSelectEnumSchema`: any of `items.enum`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct UntitledMultiSelectEnumSchema {
     /// A label.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -292,6 +331,7 @@ pub struct UntitledMultiSelectEnumSchema {
 /// `TitledMultiSelectEnumSchema`: any of `items.anyOf`, each with a label.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct TitledMultiSelectEnumSchema {
     /// A label.
     #[serde(default, skip_serializing_if = "Option::is_none")]
