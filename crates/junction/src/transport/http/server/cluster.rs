@@ -152,8 +152,8 @@ async fn receive(shared: Weak<Shared>, mut rx: mpsc::Receiver<Routed>) {
             changed(&shared, frame).await;
             continue;
         }
-        if let RoutedKind::Legacy(frame) = routed.kind {
-            super::legacy::routed(&shared, &routed.session, frame).await;
+        if let RoutedKind::Legacy { frame, subject } = routed.kind {
+            super::legacy::routed(&shared, &routed.session, frame, subject).await;
             continue;
         }
         let me = shared.cluster.as_ref().map(|c| c.instance);
@@ -183,7 +183,7 @@ async fn receive(shared: Weak<Shared>, mut rx: mpsc::Receiver<Routed>) {
                     session.close();
                 }
             }
-            RoutedKind::Changed(_) | RoutedKind::Legacy(_) => {}
+            RoutedKind::Changed(_) | RoutedKind::Legacy { .. } => {}
         }
     }
 }

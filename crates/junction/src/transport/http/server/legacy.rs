@@ -12,6 +12,11 @@
 //! takes its POSTs: it publishes each message on the routing channel before answering `202`,
 //! and the holder hands it to the session. The holder publishes those POSTed to it too, so
 //! that the messages reach the session in the order the instances accepted them.
+//!
+//! Under bearer authorization a session belongs to the subject that opened it, as a
+//! Streamable HTTP session does: another subject's POST to it is refused (`403`), on the
+//! instance holding it; one POSTed elsewhere is answered `202` before the holder sees it,
+//! so the holder drops it (with a warning) instead.
 
 use std::sync::Arc;
 
@@ -35,6 +40,8 @@ use crate::transport::{outbound_queue, Connection, Inbound, OutboundReceiver, IN
 /// The server's handle on one legacy session: where POSTed messages go.
 pub(super) struct LegacySession {
     inbound: mpsc::Sender<Inbound>,
+    /// Who opened it, under bearer authorization.
+    subject: Option<String>,
 }
 
 /// `GET /sse`: opens a session.
@@ -61,7 +68,11 @@ pub(super) async fn open(State(shared): State<Arc<Shared>>) -> Response {
     // the stream's bounded queue without waiting.
     let (out_tx, out_rx) = outbound_queue(usize::MAX);
     let (in_tx, in_rx) = mpsc::channel(INBOUND_QUEUE);
-    lock(&shared.legacy).insert(id.clone(), LegacySession { inbound: in_tx });
+    let session = LegacySession {
+        inbound: in_tx,
+        subject: super::cluster::current_subject(),
+    };
+    lock(&shared.legacy).insert(id.clone(), session);
     if let Some(cluster) = &shared.cluster {
         // Recorded before the endpoint event leaves: the client may POST anywhere at once.
         let held = [id.clone()];
@@ -121,12 +132,18 @@ pub(super) fn held(shared: &Shared) -> Vec<String> {
     lock(&shared.legacy).keys().cloned().collect()
 }
 
-/// Hands a message POSTed to any instance to legacy session `id`, if its stream is here.
-pub(super) async fn routed(shared: &Shared, id: &str, frame: String) {
-    let inbound = lock(&shared.legacy).get(id).map(|s| s.inbound.clone());
-    if let Some(inbound) = inbound {
-        let _ = inbound.send(Inbound::Frame(frame.into_bytes())).await;
-    }
+/// Hands a message `subject` POSTed to any instance to legacy session `id`, if its stream is
+/// here and `subject` opened it.
+pub(super) async fn routed(shared: &Shared, id: &str, frame: String, subject: Option<String>) {
+    let inbound = match lock(&shared.legacy).get(id) {
+        Some(session) if session.subject == subject => session.inbound.clone(),
+        Some(_) => {
+            tracing::warn!(session = id, "dropped a legacy message POSTed elsewhere by a subject that did not open the session");
+            return;
+        }
+        None => return,
+    };
+    let _ = inbound.send(Inbound::Frame(frame.into_bytes())).await;
 }
 
 fn session_id(uri: &Uri) -> Option<&str> {
@@ -172,7 +189,13 @@ async fn message_inner(
             "Not Found: this session does not exist or has ended; open a new SSE stream",
         )
     };
-    let inbound = lock(&shared.legacy).get(id).map(|s| s.inbound.clone());
+    let subject = super::cluster::current_subject();
+    let inbound = match lock(&shared.legacy).get(id) {
+        Some(session) if session.subject != subject => {
+            return Err(super::cluster::wrong_subject());
+        }
+        session => session.map(|s| s.inbound.clone()),
+    };
     if let Some(cluster) = &shared.cluster {
         if inbound.is_none()
             && !cluster
@@ -193,7 +216,10 @@ async fn message_inner(
         let routed = Routed {
             origin: cluster.instance,
             session: id.to_owned(),
-            kind: RoutedKind::Legacy(String::from_utf8_lossy(&frame).into_owned()),
+            kind: RoutedKind::Legacy {
+                frame: String::from_utf8_lossy(&frame).into_owned(),
+                subject,
+            },
         };
         // Published before the answer, so that the client's next message, wherever it
         // is POSTed, is published after this one.

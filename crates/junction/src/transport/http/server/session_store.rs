@@ -123,7 +123,13 @@ pub enum RoutedKind {
     /// A message POSTed to `/message` for a legacy HTTP+SSE session, for the instance holding
     /// its stream (every instance publishes them, the holder included, so that they reach
     /// the session in the order they were accepted).
-    Legacy(String),
+    Legacy {
+        /// The message.
+        frame: String,
+        /// Who POSTed it, under bearer authorization: the holder hands it over only if
+        /// that is who opened the session.
+        subject: Option<String>,
+    },
 }
 
 /// Events read back from a shared stream.
@@ -268,7 +274,10 @@ mod tests {
             RoutedKind::Standalone("{}".into()),
             RoutedKind::End,
             RoutedKind::Changed("{}".into()),
-            RoutedKind::Legacy("{}".into()),
+            RoutedKind::Legacy {
+                frame: "{}".into(),
+                subject: Some("alice".into()),
+            },
         ] {
             let m = Routed {
                 origin: 7,
