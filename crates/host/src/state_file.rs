@@ -4,7 +4,10 @@
 //!
 //! Each is read whole (a missing file is the empty state; a malformed one an error naming
 //! the file, which is left untouched for the user to fix) and written whole to a temporary
-//! file renamed over the old one, so a crash never leaves half a file.
+//! file renamed over the old one, so a crash never leaves half a file. A change to the file
+//! ([`update`]) reads, changes and writes it under an advisory lock on a file beside it
+//! (`pins.json.lock`), so that two runs changing it at once both keep their change (on Unix;
+//! elsewhere the last writer wins).
 
 use std::path::{Path, PathBuf};
 
@@ -51,6 +54,56 @@ pub fn load<T: DeserializeOwned + Default>(
             path: path.to_owned(),
             source,
         }),
+    }
+}
+
+/// Applies `change` to the state in `path` as the file holds it now and writes it back,
+/// with no other [`update`] of the same file (in this or another process) in between.
+/// Returns what `change` returned.
+pub fn update<T: Serialize + DeserializeOwned + Default, R>(
+    path: &Path,
+    what: &'static str,
+    change: impl FnOnce(&mut T) -> R,
+) -> Result<R, StateFileError> {
+    let _lock = Lock::take(path)?;
+    let mut state = load(path, what)?;
+    let result = change(&mut state);
+    save(path, &state)?;
+    Ok(result)
+}
+
+/// An exclusive advisory lock on `<file>.lock`, held until dropped. The state file itself is
+/// replaced by a rename at each save, so a lock on it would not outlive the save.
+struct Lock {
+    #[cfg(unix)]
+    _file: std::fs::File,
+}
+
+impl Lock {
+    fn take(path: &Path) -> Result<Lock, StateFileError> {
+        let io = |source| StateFileError::Io {
+            path: path.to_owned(),
+            source,
+        };
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(io)?;
+        }
+        #[cfg(unix)]
+        {
+            let mut name = path.as_os_str().to_owned();
+            name.push(".lock");
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(&name)
+                .map_err(io)?;
+            rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
+                .map_err(|e| io(e.into()))?;
+            Ok(Lock { _file: file })
+        }
+        #[cfg(not(unix))]
+        Ok(Lock {})
     }
 }
 

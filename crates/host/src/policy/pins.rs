@@ -158,8 +158,10 @@ impl Pins {
     }
 
     /// Applies `change` to the pins as the file holds them now, so that what another run
-    /// pinned since this one read the file is kept, and saves them. This run goes on with
-    /// the changed pins even when the file could not be read or written.
+    /// pinned since this one read the file is kept, and saves them, with no other run's
+    /// change in between ([`state_file::update`]). When the file could not be written this
+    /// run goes on with the changed pins; when it could not be read, the change is not made
+    /// (and the error says why).
     fn update<R>(
         &self,
         entries: &mut Map,
@@ -168,42 +170,49 @@ impl Pins {
         let Some(path) = &self.path else {
             return Ok(change(entries));
         };
-        let mut current = match read(path) {
-            Ok(current) => current,
-            Err(e) => {
-                change(entries);
-                return Err(e);
-            }
-        };
-        let result = change(&mut current);
-        let pins = current
-            .iter()
-            .map(|((server, _), (tool, definition))| Entry {
-                server: server.clone(),
-                tool: tool.clone(),
-                sha256: definition.hash().to_owned(),
-                definition: definition.value().clone(),
-            })
-            .collect();
-        let saved = state_file::save(path, &File { pins });
-        *entries = current;
-        saved.map(|()| result)
+        let mut changed = None;
+        let saved = state_file::update(path, WHAT, |file: &mut File| {
+            let mut current = map_of(std::mem::take(&mut file.pins));
+            let result = change(&mut current);
+            file.pins = entries_of(&current);
+            changed = Some(current);
+            result
+        });
+        if let Some(current) = changed {
+            *entries = current;
+        }
+        saved
     }
 }
 
-/// The pins saved in `path`; a missing file holds none.
-fn read(path: &Path) -> Result<Map, StateFileError> {
-    let file: File = state_file::load(path, WHAT)?;
-    Ok(file
-        .pins
-        .into_iter()
+/// The pins of a file, by key.
+fn map_of(pins: Vec<Entry>) -> Map {
+    pins.into_iter()
         .map(|e| {
             (
                 key(&e.server, &e.tool),
                 (e.tool, Definition::from_value(e.definition)),
             )
         })
-        .collect())
+        .collect()
+}
+
+/// The pins, as the file holds them.
+fn entries_of(pins: &Map) -> Vec<Entry> {
+    pins.iter()
+        .map(|((server, _), (tool, definition))| Entry {
+            server: server.clone(),
+            tool: tool.clone(),
+            sha256: definition.hash().to_owned(),
+            definition: definition.value().clone(),
+        })
+        .collect()
+}
+
+/// The pins saved in `path`; a missing file holds none.
+fn read(path: &Path) -> Result<Map, StateFileError> {
+    let file: File = state_file::load(path, WHAT)?;
+    Ok(map_of(file.pins))
 }
 
 #[cfg(test)]
@@ -311,6 +320,25 @@ mod tests {
                 ("other".to_owned(), "add_book".to_owned())
             ]
         );
+        std::fs::remove_dir_all(path.parent().unwrap().parent().unwrap()).unwrap();
+    }
+
+    #[test]
+    fn runs_pinning_at_the_same_time_keep_every_pin() {
+        let path = scratch("concurrent");
+        // Four runs, each with the file loaded before any pinned, pinning its own tools.
+        let runs: Vec<Pins> = (0..4).map(|_| Pins::load(&path).unwrap()).collect();
+        std::thread::scope(|scope| {
+            for (run, pins) in runs.iter().enumerate() {
+                scope.spawn(move || {
+                    for n in 0..25 {
+                        pins.pin("lib", &tool(&format!("t{run}_{n}"), "")).unwrap();
+                    }
+                });
+            }
+        });
+        let saved = Pins::load(&path).unwrap().list();
+        assert_eq!(saved.len(), 100, "a pin was lost: {} kept", saved.len());
         std::fs::remove_dir_all(path.parent().unwrap().parent().unwrap()).unwrap();
     }
 
