@@ -231,6 +231,9 @@ pub struct Config {
     /// Mistakes that do not stop the config from being used (an unknown member, with the
     /// member probably meant), one sentence each, for the user to see.
     pub warnings: Vec<String>,
+    /// Set (to its path) for a project file by [`Config::restrict_to_project`]: its limits
+    /// may lower those that apply, never raise them ([`scopes::merge`]).
+    pub lower_limits_only: Option<PathBuf>,
 }
 
 impl Config {

@@ -15,7 +15,8 @@
 //!
 //! A project file comes with the repository, so it may name any command: its servers start
 //! only once the user approved them (see [`super::approval`]), and its `junction` section may
-//! tighten the policy but not loosen it ([`Config::restrict_to_project`]).
+//! tighten the policy but not loosen it ([`Config::restrict_to_project`]), and lower the
+//! host's limits but not raise them ([`merge`]).
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -93,7 +94,9 @@ pub fn project_file(root: &Path) -> PathBuf {
 
 /// Merges configs given lowest precedence first. A server defined again replaces the earlier
 /// definition (the returned notes say so, once per clash); rules add up; a setting of a later
-/// file replaces an earlier one.
+/// file replaces an earlier one, except that a project file's limit
+/// ([`Config::lower_limits_only`]) replaces only a higher one (or the host's default, when
+/// higher): a repository may not raise the bounds that protect the user.
 pub fn merge(configs: Vec<Config>) -> (Config, Vec<String>) {
     let mut merged = Config::default();
     let mut notes = Vec::new();
@@ -115,12 +118,46 @@ pub fn merge(configs: Vec<Config>) -> (Config, Vec<String>) {
         }
         merged.policy.rules.extend(config.policy.rules);
         merged.policy.consent_file = config.policy.consent_file.or(merged.policy.consent_file);
-        merged.max_tool_output = config.max_tool_output.or(merged.max_tool_output);
-        merged.max_list_items = config.max_list_items.or(merged.max_list_items);
-        merged.max_list_bytes = config.max_list_bytes.or(merged.max_list_bytes);
-        merged.max_message = config.max_message.or(merged.max_message);
-        merged.max_server_log = config.max_server_log.or(merged.max_server_log);
-        merged.tool_timeout = config.tool_timeout.or(merged.tool_timeout);
+        let mut limits = Limits {
+            project: config.lower_limits_only.as_deref(),
+            warnings: &mut merged.warnings,
+        };
+        limits.set(
+            "maxToolOutput",
+            &mut merged.max_tool_output,
+            config.max_tool_output,
+            crate::agent::DEFAULT_MAX_TOOL_OUTPUT,
+        );
+        limits.set(
+            "maxListItems",
+            &mut merged.max_list_items,
+            config.max_list_items,
+            junction::client::MAX_LIST_ITEMS,
+        );
+        limits.set(
+            "maxListBytes",
+            &mut merged.max_list_bytes,
+            config.max_list_bytes,
+            junction::client::MAX_LIST_BYTES,
+        );
+        limits.set(
+            "maxMessage",
+            &mut merged.max_message,
+            config.max_message,
+            junction::transport::DEFAULT_MAX_FRAME,
+        );
+        limits.set(
+            "maxServerLog",
+            &mut merged.max_server_log,
+            config.max_server_log,
+            usize::try_from(crate::server_log::MAX_BYTES).unwrap_or(usize::MAX),
+        );
+        limits.set(
+            "toolTimeoutMs",
+            &mut merged.tool_timeout,
+            config.tool_timeout,
+            crate::tool_call::DEFAULT_TOOL_TIMEOUT,
+        );
         merged.system_prompt = config.system_prompt.or(merged.system_prompt);
         merged.log_level = config.log_level.or(merged.log_level);
         merged.markdown = config.markdown.or(merged.markdown);
@@ -129,6 +166,35 @@ pub fn merge(configs: Vec<Config>) -> (Config, Vec<String>) {
     }
     merged.servers.sort_by(|a, b| a.name.cmp(&b.name));
     (merged, notes)
+}
+
+/// Sets the limits of one file over those merged so far.
+struct Limits<'a> {
+    /// The file's path, when it is a project file (which may only lower a limit).
+    project: Option<&'a Path>,
+    warnings: &'a mut Vec<String>,
+}
+
+impl Limits<'_> {
+    /// `junction.<key>`: `new` replaces `current` (whose absence means `default`), unless
+    /// the file is a project file and `new` is higher, which is ignored with a warning.
+    fn set<T: Ord + Copy + fmt::Debug>(
+        &mut self,
+        key: &str,
+        current: &mut Option<T>,
+        new: Option<T>,
+        default: T,
+    ) {
+        let Some(new) = new else { return };
+        let applies = current.unwrap_or(default);
+        match self.project {
+            Some(path) if new > applies => self.warnings.push(format!(
+                "{}: `junction.{key}` of a project file may lower the limit but not raise it: {applies:?} applies, not {new:?}",
+                path.display()
+            )),
+            _ => *current = Some(new),
+        }
+    }
 }
 
 impl Config {
@@ -142,8 +208,10 @@ impl Config {
 
     /// What a project file may not decide, taken out with a warning each: `allow` rules (a
     /// cloned repository would otherwise let its own, or the user's, tools run unasked) and
-    /// `junction.consentFile` (where the user's answers are kept).
+    /// `junction.consentFile` (where the user's answers are kept); and its limits are marked
+    /// as able only to lower those that apply ([`merge`]).
     pub fn restrict_to_project(&mut self, path: &Path) {
+        self.lower_limits_only = Some(path.to_owned());
         let before = self.policy.rules.len();
         self.policy.rules.retain(|r| r.action != Action::Allow);
         if self.policy.rules.len() != before {
@@ -227,6 +295,63 @@ mod tests {
         assert_eq!(project.policy.rules.len(), 1);
         assert_eq!(project.policy.consent_file, None);
         assert_eq!(project.warnings.len(), 2, "{:?}", project.warnings);
+    }
+
+    #[test]
+    fn a_project_file_may_lower_the_limits_but_not_raise_them() {
+        let user = parse(
+            r#"{"junction": {"maxToolOutput": 5000, "maxListItems": 50, "toolTimeoutMs": 60000}}"#,
+            "/u/mcp.json",
+            Scope::User,
+        );
+        let mut project = parse(
+            r#"{"junction": {"maxToolOutput": 90000000, "maxListItems": 10,
+                             "maxMessage": 1099511627776, "maxServerLog": 1024,
+                             "toolTimeoutMs": 30000}}"#,
+            "/p/.mcp.json",
+            Scope::Project,
+        );
+        project.restrict_to_project(Path::new("/p/.mcp.json"));
+        let (merged, _) = merge(vec![user, project]);
+        assert_eq!(
+            merged.max_tool_output,
+            Some(5000),
+            "raising the user's is ignored"
+        );
+        assert_eq!(
+            merged.max_list_items,
+            Some(10),
+            "lowering the user's applies"
+        );
+        assert_eq!(merged.max_message, None, "raising the default is ignored");
+        assert_eq!(
+            merged.max_server_log,
+            Some(1024),
+            "lowering the default applies"
+        );
+        assert_eq!(
+            merged.tool_timeout,
+            Some(std::time::Duration::from_secs(30))
+        );
+        assert_eq!(
+            merged.warnings,
+            [
+                "/p/.mcp.json: `junction.maxToolOutput` of a project file may lower the limit but not raise it: 5000 applies, not 90000000",
+                "/p/.mcp.json: `junction.maxMessage` of a project file may lower the limit but not raise it: 4194304 applies, not 1099511627776",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_user_file_may_raise_the_limits() {
+        let user = parse(
+            r#"{"junction": {"maxToolOutput": 90000000}}"#,
+            "/u/mcp.json",
+            Scope::User,
+        );
+        let (merged, _) = merge(vec![user]);
+        assert_eq!(merged.max_tool_output, Some(90_000_000));
+        assert!(merged.warnings.is_empty(), "{:?}", merged.warnings);
     }
 
     #[test]
