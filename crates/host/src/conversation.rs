@@ -233,6 +233,10 @@ pub fn cap_text(text: String, max_chars: usize) -> (String, Option<Cut>) {
     (capped, Some(cut))
 }
 
+/// What stands for a content block of a kind newer than this host (content kinds are open:
+/// the specification adds them).
+pub const UNKNOWN_BLOCK: &str = "[a content block of a kind this host does not know]";
+
 /// One content block as text.
 pub fn block_text(block: &ContentBlock) -> String {
     match block {
@@ -245,6 +249,7 @@ pub fn block_text(block: &ContentBlock) -> String {
         }
         ContentBlock::ResourceLink(r) => format!("[resource link: {} ({})]", r.uri, r.name),
         ContentBlock::Resource(e) => contents_text(&e.resource),
+        _ => UNKNOWN_BLOCK.to_owned(),
     }
 }
 

@@ -114,15 +114,13 @@ impl TaskLedger {
         }
     }
 
-    /// Changes the entries with `change`, reading the file first and writing it after.
+    /// Changes the entries with `change`, reading the file first and writing it after, with
+    /// no other change in between: another run's ([`state_file::update`] locks the file) or
+    /// this one's (the memory lock is held throughout).
     fn change(&self, change: impl FnOnce(&mut Vec<LeftTask>)) -> Result<(), StateFileError> {
         let mut memory = self.memory.lock().unwrap_or_else(PoisonError::into_inner);
         match &self.path {
-            Some(path) => {
-                let mut file: File = state_file::load(path, WHAT)?;
-                change(&mut file.tasks);
-                state_file::save(path, &file)
-            }
+            Some(path) => state_file::update(path, WHAT, |file: &mut File| change(&mut file.tasks)),
             None => {
                 change(&mut memory.tasks);
                 Ok(())

@@ -12,6 +12,7 @@
 use std::collections::HashMap;
 
 use junction_host::consent::ConsentAnswer;
+use junction_host::conversation::UNKNOWN_BLOCK;
 use junction_host::display;
 use junction_host::events::{Event, ServerState};
 use junction_protocol::elicitation::{ElicitAction, ElicitParams};
@@ -70,6 +71,7 @@ pub fn blocks_text(blocks: &[SamplingMessageContentBlock]) -> String {
             SamplingMessageContentBlock::Audio(_) => "[audio]".to_owned(),
             SamplingMessageContentBlock::ToolUse(u) => format!("[calls tool {}]", u.name),
             SamplingMessageContentBlock::ToolResult(_) => "[tool result]".to_owned(),
+            _ => UNKNOWN_BLOCK.to_owned(),
         })
         .collect::<Vec<_>>()
         .join("\n")

@@ -10,23 +10,28 @@ use junction_protocol::elicitation::StringFormat;
 
 /// `Ok` when `text` is in `format`, else why not, as a sentence for the person.
 pub fn check(format: &StringFormat, text: &str) -> Result<(), String> {
-    let valid = match format {
-        StringFormat::Email => email(text),
-        StringFormat::Uri => uri(text),
-        StringFormat::Date => date(text),
-        StringFormat::DateTime => date_time(text),
-        StringFormat::Other(_) => true,
+    let (valid, hint) = match format {
+        StringFormat::Email => (
+            email(text),
+            "must be an email address, like name@example.com",
+        ),
+        StringFormat::Uri => (
+            uri(text),
+            "must be a URI with its scheme, like https://example.com/page",
+        ),
+        StringFormat::Date => (date(text), "must be a date as YYYY-MM-DD, like 2025-11-25"),
+        StringFormat::DateTime => (
+            date_time(text),
+            "must be a date and time with its offset, like 2025-11-25T14:30:00Z",
+        ),
+        // A format this client does not know: the server checks it.
+        _ => return Ok(()),
     };
     if valid {
-        return Ok(());
+        Ok(())
+    } else {
+        Err(hint.to_owned())
     }
-    Err(match format {
-        StringFormat::Email => "must be an email address, like name@example.com",
-        StringFormat::Uri => "must be a URI with its scheme, like https://example.com/page",
-        StringFormat::Date => "must be a date as YYYY-MM-DD, like 2025-11-25",
-        _ => "must be a date and time with its offset, like 2025-11-25T14:30:00Z",
-    }
-    .to_owned())
 }
 
 /// `local@domain`: one `@`, no spaces, a domain of dot-separated labels with at least one

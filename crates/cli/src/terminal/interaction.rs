@@ -630,11 +630,10 @@ mod tests {
     async fn defaults_fill_empty_answers() {
         let schema = RequestedSchema::new().required(
             "count",
-            PrimitiveSchemaDefinition::Number(junction_protocol::elicitation::NumberSchema {
-                kind: NumberType::Integer,
-                default: Some(3.into()),
-                ..Default::default()
-            }),
+            PrimitiveSchemaDefinition::Number(
+                junction_protocol::elicitation::NumberSchema::new(NumberType::Integer)
+                    .default_value(3),
+            ),
         );
         let request = ElicitationRequest {
             server: "s".into(),

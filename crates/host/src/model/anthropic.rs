@@ -30,7 +30,7 @@ use super::sse::SseEvent;
 use super::{
     context_text, sampling, Model, ModelError, ModelReply, ModelRequest, ModelTool, Usage,
 };
-use crate::conversation::{block_text, Conversation, MediaKind, Message, ToolCall};
+use crate::conversation::{block_text, Conversation, MediaKind, Message, ToolCall, UNKNOWN_BLOCK};
 
 /// Where the API is unless `ANTHROPIC_BASE_URL` says otherwise.
 pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
@@ -407,6 +407,7 @@ fn sampling_messages(params: &CreateMessageParams) -> Value {
                     }
                     block
                 }
+                _ => text_block(UNKNOWN_BLOCK),
             };
             messages.push(role, block);
         }

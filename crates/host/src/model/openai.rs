@@ -34,7 +34,7 @@ use super::sse::SseEvent;
 use super::{
     context_text, sampling, Model, ModelError, ModelReply, ModelRequest, ModelTool, Usage,
 };
-use crate::conversation::{block_text, Conversation, MediaKind, Message, ToolCall};
+use crate::conversation::{block_text, Conversation, MediaKind, Message, ToolCall, UNKNOWN_BLOCK};
 
 /// Where the API is unless `OPENAI_BASE_URL` says otherwise.
 pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
@@ -445,6 +445,7 @@ fn sampling_messages(params: &CreateMessageParams) -> Value {
                         r.is_error == Some(true),
                     ));
                 }
+                _ => parts.push(json!({"type": "text", "text": UNKNOWN_BLOCK})),
             }
         }
         match message.role {

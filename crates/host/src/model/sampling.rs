@@ -17,7 +17,9 @@ use junction_protocol::tools::CallToolResult;
 use serde_json::Value;
 
 use super::{ModelReply, ModelTool};
-use crate::conversation::{block_text, result_media, Conversation, Message, ToolCall};
+use crate::conversation::{
+    block_text, result_media, Conversation, Message, ToolCall, UNKNOWN_BLOCK,
+};
 use crate::naming::clean_description;
 
 /// Where the system prompt is said to come from in the standalone conversation.
@@ -70,6 +72,7 @@ pub fn standalone(params: &CreateMessageParams) -> (Conversation, Vec<ModelTool>
                 SamplingMessageContentBlock::Audio(a) => {
                     texts.push(block_text(&ContentBlock::Audio(a.clone())))
                 }
+                _ => texts.push(UNKNOWN_BLOCK.to_owned()),
             }
         }
         let text = (!texts.is_empty()).then(|| texts.join("\n"));

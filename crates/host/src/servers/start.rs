@@ -255,12 +255,12 @@ async fn listen_for_changes(
     client: &Client,
     events: &EventSink,
 ) -> Option<Subscription> {
-    let filter = client.declared(SubscriptionFilter {
-        tools_list_changed: Some(true),
-        prompts_list_changed: Some(true),
-        resources_list_changed: Some(true),
-        ..SubscriptionFilter::default()
-    });
+    let filter = client.declared(
+        SubscriptionFilter::default()
+            .tools_list_changed(true)
+            .prompts_list_changed(true)
+            .resources_list_changed(true),
+    );
     if filter == SubscriptionFilter::default() {
         return None;
     }

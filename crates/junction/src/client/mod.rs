@@ -529,14 +529,14 @@ impl Client {
             elicitation: options.elicitation.clone(),
             roots: options.roots.clone(),
         });
-        let init = Arc::new(Mutex::new(InitializeResult {
-            protocol_version: String::new(),
-            capabilities: ServerCapabilities::default(),
-            server_info: Implementation::new("", ""),
-            instructions: None,
-            meta: None,
-            extra: Default::default(),
-        }));
+        // Until `connect`, no revision: an empty `protocolVersion`.
+        let mut unconnected = InitializeResult::new(
+            ProtocolVersion::LATEST_HANDSHAKE,
+            ServerCapabilities::default(),
+            Implementation::new("", ""),
+        );
+        unconnected.protocol_version.clear();
+        let init = Arc::new(Mutex::new(unconnected));
         let cache = Arc::new(cache::ResultCache::new(options.cache_bytes));
         let task_updates = task::TaskUpdates::default();
         let service = ClientService {
@@ -698,18 +698,19 @@ impl Client {
                 supported: found.supported_versions,
             });
         }
-        *lock(&self.init) = InitializeResult {
-            protocol_version: version.to_owned(),
-            server_info: found
-                .meta
-                .as_ref()
-                .and_then(server_info)
-                .unwrap_or_else(|| Implementation::new("", "")),
-            capabilities: found.capabilities,
-            instructions: found.instructions,
-            meta: found.meta,
-            extra: Default::default(),
-        };
+        let server_info = found
+            .meta
+            .as_ref()
+            .and_then(server_info)
+            .unwrap_or_else(|| Implementation::new("", ""));
+        let mut init = InitializeResult::new(
+            ProtocolVersion::V2026_07_28,
+            found.capabilities,
+            server_info,
+        );
+        init.instructions = found.instructions;
+        init.meta = found.meta;
+        *lock(&self.init) = init;
         Ok(None)
     }
 
@@ -737,29 +738,29 @@ impl Client {
     pub fn declared(&self, filter: SubscriptionFilter) -> SubscriptionFilter {
         let caps = self.server_capabilities();
         let keep = |asked: Option<bool>, declared: bool| asked.filter(|_| declared);
-        SubscriptionFilter {
-            tools_list_changed: keep(
-                filter.tools_list_changed,
-                caps.tools
-                    .as_ref()
-                    .is_some_and(|t| t.list_changed == Some(true)),
-            ),
-            prompts_list_changed: keep(
-                filter.prompts_list_changed,
-                caps.prompts
-                    .as_ref()
-                    .is_some_and(|p| p.list_changed == Some(true)),
-            ),
-            resources_list_changed: keep(
-                filter.resources_list_changed,
-                caps.resources
-                    .as_ref()
-                    .is_some_and(|r| r.list_changed == Some(true)),
-            ),
-            resource_subscriptions: filter
-                .resource_subscriptions
-                .filter(|_| caps.supports_resource_subscriptions()),
-        }
+        let mut kept = SubscriptionFilter::default();
+        kept.tools_list_changed = keep(
+            filter.tools_list_changed,
+            caps.tools
+                .as_ref()
+                .is_some_and(|t| t.list_changed == Some(true)),
+        );
+        kept.prompts_list_changed = keep(
+            filter.prompts_list_changed,
+            caps.prompts
+                .as_ref()
+                .is_some_and(|p| p.list_changed == Some(true)),
+        );
+        kept.resources_list_changed = keep(
+            filter.resources_list_changed,
+            caps.resources
+                .as_ref()
+                .is_some_and(|r| r.list_changed == Some(true)),
+        );
+        kept.resource_subscriptions = filter
+            .resource_subscriptions
+            .filter(|_| caps.supports_resource_subscriptions());
+        kept
     }
 
     /// Replaces the listen stream that carries resource subscriptions (2026-07-28) with one
@@ -774,10 +775,7 @@ impl Client {
         if slot.0.is_empty() {
             return Ok(());
         }
-        let filter = SubscriptionFilter {
-            resource_subscriptions: Some(slot.0.iter().cloned().collect()),
-            ..SubscriptionFilter::default()
-        };
+        let filter = SubscriptionFilter::default().resource_subscriptions(slot.0.iter().cloned());
         slot.1 = Some(self.listen(filter).await?);
         Ok(())
     }
@@ -1034,10 +1032,7 @@ impl Client {
         self.dialect.has::<SetLevel>()?;
         self.require::<SetLevel>(lock(&self.init).capabilities.logging.is_some(), "logging")?;
         self.peer
-            .request::<SetLevel>(
-                &SetLevelParams { level, meta: None },
-                RequestOptions::default(),
-            )
+            .request::<SetLevel>(&SetLevelParams::new(level), RequestOptions::default())
             .await
             .map(drop)
     }
@@ -1054,10 +1049,8 @@ impl Client {
         let mut bytes = 0usize;
         let mut cursor: Option<String> = None;
         for page in 1..=MAX_PAGES {
-            let params = PaginatedParams {
-                cursor: cursor.clone(),
-                meta: None,
-            };
+            let mut params = PaginatedParams::default();
+            params.cursor = cursor.clone();
             let (items, next) = split(self.send::<R>(&params, RequestOptions::default()).await?);
             bytes = bytes.saturating_add(encoded_len(&items));
             all.extend(items);

@@ -260,10 +260,10 @@ impl Stateless {
                         reason: "the server answered with a task, but this client did not declare the tasks extension (ClientOptions::tasks)".to_owned(),
                     })
                 }
-                ResultType::Other(other) => {
+                other => {
                     return Err(RequestError::Invalid {
                         method: R::METHOD.to_owned(),
-                        reason: format!("unknown resultType {other:?}"),
+                        reason: format!("unknown resultType {:?}", other.as_str()),
                     })
                 }
             }
@@ -481,10 +481,7 @@ impl Stateless {
     ) -> Result<Subscription, RequestError> {
         let params = with_meta(
             SubscriptionsListen::METHOD,
-            &junction_protocol::stateless::SubscriptionsListenParams {
-                notifications: filter,
-                meta: None,
-            },
+            &junction_protocol::stateless::SubscriptionsListenParams::new(filter),
             &self.meta,
         )?;
         let raw = jsonrpc::to_raw(&params).map_err(|source| RequestError::Encode {

@@ -273,11 +273,11 @@ async fn listen_is_acknowledged_and_tagged_notifications_reach_the_stream() {
     let client = std::sync::Arc::new(client);
     let c = client.clone();
     let listen = tokio::spawn(async move {
-        c.listen(SubscriptionFilter {
-            tools_list_changed: Some(true),
-            prompts_list_changed: Some(true),
-            ..Default::default()
-        })
+        c.listen(
+            SubscriptionFilter::default()
+                .tools_list_changed(true)
+                .prompts_list_changed(true),
+        )
         .await
     });
     let sent = raw.recv().await.unwrap();

@@ -151,7 +151,7 @@ impl Client {
             caps.supports_task_tool_calls(),
             "tasks.requests.tools.call",
         )?;
-        let params = params.task(TaskMetadata { ttl });
+        let params = params.task(TaskMetadata::new(ttl));
         self.send::<CallToolAsTask>(&params, options).await
     }
 

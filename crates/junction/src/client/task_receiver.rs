@@ -18,9 +18,7 @@
 
 use std::sync::Arc;
 
-use junction_protocol::capabilities::{
-    TaskElicitationRequests, TaskRequests, TaskSamplingRequests, TasksCapability,
-};
+use junction_protocol::capabilities::TasksCapability;
 use junction_protocol::elicitation::Elicit;
 use junction_protocol::jsonrpc;
 use junction_protocol::meta::{PaginatedParams, TaskMetadata};
@@ -59,22 +57,16 @@ impl TaskReceiver {
 
     /// The `tasks` capability of a client with `handlers`.
     pub(super) fn capability(sampling: bool, elicitation: bool) -> TasksCapability {
-        TasksCapability {
-            list: Some(Default::default()),
-            cancel: Some(Default::default()),
-            requests: Some(TaskRequests {
-                sampling: sampling.then(|| TaskSamplingRequests {
-                    create_message: Some(Default::default()),
-                    ..Default::default()
-                }),
-                elicitation: elicitation.then(|| TaskElicitationRequests {
-                    create: Some(Default::default()),
-                    ..Default::default()
-                }),
-                ..Default::default()
-            }),
-            ..Default::default()
+        let mut capability = TasksCapability::default().with_list().with_cancel();
+        if sampling {
+            capability = capability.with_sampling_requests();
         }
+        if elicitation {
+            capability = capability.with_elicitation_requests();
+        }
+        // `requests` is declared even when it is empty: this client takes task methods.
+        capability.requests.get_or_insert_with(Default::default);
+        capability
     }
 
     /// Answers `method` when it is a task method, or a task-augmented request the

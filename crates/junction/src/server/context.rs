@@ -57,6 +57,11 @@ impl std::fmt::Debug for Context {
 }
 
 impl Context {
+    /// The server's layers around tool calls.
+    pub(super) fn layers(&self) -> super::layer::Layers {
+        self.server.registry.tool_layers.clone()
+    }
+
     pub(super) fn new(
         request: RequestContext,
         session: Arc<SessionState>,
@@ -257,10 +262,7 @@ impl Context {
         &self,
         params: CreateMessageParams,
     ) -> Result<CreateMessageResult, RequestError> {
-        let required = ClientCapabilities {
-            sampling: Some(Default::default()),
-            ..Default::default()
-        };
+        let required = ClientCapabilities::default().with_sampling();
         let missing = self.sampling_missing(&params);
         self.send::<CreateMessage>(missing, required, &params).await
     }
@@ -284,7 +286,7 @@ impl Context {
                 .is_some_and(|c| c.supports_task_sampling()))
             .then_some("the client did not declare `tasks.requests.sampling.createMessage`")
         });
-        params.task = Some(TaskMetadata { ttl });
+        params.task = Some(TaskMetadata::new(ttl));
         self.send_as_task::<CreateMessage>(missing, &params).await
     }
 
@@ -311,10 +313,7 @@ impl Context {
         params: impl Into<ElicitParams>,
     ) -> Result<ElicitResult, RequestError> {
         let params = params.into();
-        let required = ClientCapabilities {
-            elicitation: Some(Default::default()),
-            ..Default::default()
-        };
+        let required = ClientCapabilities::default().with_elicitation();
         let missing = self.elicitation_missing(&params);
         self.send::<Elicit>(missing, required, &params).await
     }
@@ -334,7 +333,7 @@ impl Context {
                 .is_some_and(|c| c.supports_task_elicitation()))
             .then_some("the client did not declare `tasks.requests.elicitation.create`")
         });
-        let task = Some(TaskMetadata { ttl });
+        let task = Some(TaskMetadata::new(ttl));
         match &mut params {
             ElicitParams::Form(form) => form.task = task,
             ElicitParams::Url(url) => url.task = task,
@@ -366,10 +365,7 @@ impl Context {
     pub async fn list_roots(&self) -> Result<ListRootsResult, RequestError> {
         let missing = (!self.capabilities().is_some_and(|c| c.supports_roots()))
             .then_some("the client did not declare the `roots` capability");
-        let required = ClientCapabilities {
-            roots: Some(Default::default()),
-            ..Default::default()
-        };
+        let required = ClientCapabilities::default().with_roots(false);
         self.send::<ListRoots>(missing, required, &EmptyParams::default())
             .await
     }

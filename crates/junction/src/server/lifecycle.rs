@@ -111,15 +111,12 @@ impl Kept {
 
     fn info(&self, offered: &Implementation) -> Implementation {
         let cut = |text: &str| self.cut(text);
-        Implementation {
-            name: cut(&offered.name),
-            title: offered.title.as_deref().map(cut),
-            version: cut(&offered.version),
-            description: offered.description.as_deref().map(cut),
-            website_url: offered.website_url.as_deref().map(cut),
-            // Icons are for showing a server to a person; a server has no use for a client's.
-            icons: None,
-        }
+        // Icons are for showing a server to a person; a server has no use for a client's.
+        let mut info = Implementation::new(cut(&offered.name), cut(&offered.version));
+        info.title = offered.title.as_deref().map(cut);
+        info.description = offered.description.as_deref().map(cut);
+        info.website_url = offered.website_url.as_deref().map(cut);
+        info
     }
 }
 

@@ -61,6 +61,7 @@
 
 mod completion;
 mod context;
+pub mod layer;
 pub mod lifecycle;
 pub mod logging;
 mod prompt;
@@ -76,6 +77,7 @@ mod tool;
 
 pub use completion::{choices, CompleteRequest};
 pub use context::{Context, RootsChanged};
+pub use layer::{Next, ToolCall};
 pub use prompt::{prompt, IntoPromptResult, PromptDef, PromptRequest};
 pub use registry::ServerHandle;
 pub use resource::{
@@ -156,6 +158,7 @@ pub struct ServerBuilder {
     task_store: Option<Arc<dyn task::TaskStore>>,
     kept: lifecycle::Kept,
     template_match_steps: usize,
+    layers: Vec<Arc<layer::LayerFn>>,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -185,6 +188,19 @@ impl ServerBuilder {
     /// each call, so share what is expensive behind an `Arc`.
     pub fn state<S: Clone + Send + Sync + 'static>(mut self, state: S) -> Self {
         self.states.insert(state);
+        self
+    }
+
+    /// Adds a layer around every tool call (see the [`layer`] module for examples): `layer`
+    /// gets the call and the rest of the chain, and answers with the result, running
+    /// [`Next::run`] or not. Layers run in the order added, the first outermost.
+    pub fn around_tools<F, Fut>(mut self, layer: F) -> Self
+    where
+        F: Fn(ToolCall, Next) -> Fut + Send + Sync + 'static,
+        Fut:
+            std::future::Future<Output = junction_protocol::tools::CallToolResult> + Send + 'static,
+    {
+        self.layers.push(layer::erase(layer));
         self
     }
 
@@ -294,11 +310,6 @@ impl ServerBuilder {
         }
         let mut registry = Registry::new(
             self.info,
-            self.instructions,
-            self.page_size,
-            self.subscriptions,
-            self.declare,
-            self.on_roots_changed,
             lists,
             task::Tasks::new(
                 self.task_settings,
@@ -306,9 +317,15 @@ impl ServerBuilder {
                     .unwrap_or_else(|| Arc::new(task::MemoryStore::default())),
             ),
         );
+        registry.instructions = self.instructions;
+        registry.page_size = self.page_size;
+        registry.subscriptions = self.subscriptions;
+        registry.declare = self.declare;
+        registry.on_roots_changed = self.on_roots_changed;
         registry.cache = self.cache;
         registry.kept = self.kept;
         registry.template_steps = self.template_match_steps;
+        registry.tool_layers = self.layers.into();
         Ok(Server {
             handle: ServerHandle {
                 registry: Arc::new(registry),
@@ -366,7 +383,7 @@ impl Server {
             info: Implementation::new(name, version),
             instructions: None,
             items: Vec::new(),
-            page_size: 100,
+            page_size: registry::DEFAULT_PAGE_SIZE,
             subscriptions: false,
             declare: Declare::default(),
             on_roots_changed: None,
@@ -376,6 +393,7 @@ impl Server {
             task_store: None,
             kept: lifecycle::Kept::default(),
             template_match_steps: crate::uri_template::MAX_ATTEMPTS,
+            layers: Vec::new(),
         }
     }
 

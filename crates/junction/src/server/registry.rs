@@ -9,6 +9,7 @@ use junction_protocol::capabilities::ServerCapabilities;
 use junction_protocol::jsonrpc;
 use junction_protocol::lifecycle::Implementation;
 use junction_protocol::logging::LoggingLevel;
+use junction_protocol::method::Capability;
 use junction_protocol::resources::ResourceUpdatedParams;
 use junction_protocol::tools::{CallToolResult, Tool};
 use serde_json::value::RawValue;
@@ -23,6 +24,7 @@ use crate::schema::CompiledSchema;
 use crate::session::{BoxFuture, Peer};
 use crate::sync::lock;
 
+/// A tool's handler, type-erased: its future, or why the arguments do not decode.
 pub(super) type CallFn =
     dyn Fn(Value, Context) -> Result<BoxFuture<'static, CallToolResult>, String> + Send + Sync;
 
@@ -360,12 +362,17 @@ pub(super) struct Registry {
     pub(super) kept: Kept,
     /// The most work matching a URI against one template may do.
     pub(super) template_steps: usize,
+    /// The layers around every tool call ([`super::layer`]).
+    pub(super) tool_layers: super::layer::Layers,
     sessions: Mutex<Vec<Weak<SessionState>>>,
     /// Publishes resource changes to every instance and hears theirs, once the HTTP server
     /// gave the link ([`Registry::share_changes`]).
     #[cfg(feature = "http-server")]
     pub(super) publisher: OnceLock<crate::transport::http::server::SharedChanges>,
 }
+
+/// How many items a list page holds unless the builder says otherwise.
+pub(super) const DEFAULT_PAGE_SIZE: usize = 100;
 
 /// Lists declared even while empty, because items will be added at run time.
 #[derive(Debug, Clone, Copy, Default)]
@@ -376,33 +383,25 @@ pub(super) struct Declare {
 }
 
 impl Registry {
-    // Called once, by `ServerBuilder::build`, with each part the builder gathered.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn new(
-        info: Implementation,
-        instructions: Option<String>,
-        page_size: usize,
-        subscriptions: bool,
-        declare: Declare,
-        on_roots_changed: Option<super::RootsHook>,
-        lists: Lists,
-        tasks: super::task::Tasks,
-    ) -> Self {
+    /// A registry serving `info` and `lists`, with the defaults of [`super::Server::builder`];
+    /// `ServerBuilder::build` then sets what was asked for.
+    pub(super) fn new(info: Implementation, lists: Lists, tasks: super::task::Tasks) -> Self {
         Registry {
             server_info: serde_json::to_value(&info).unwrap_or_default(),
             info,
-            instructions,
-            page_size,
-            subscriptions,
-            declare,
+            instructions: None,
+            page_size: DEFAULT_PAGE_SIZE,
+            subscriptions: false,
+            declare: Declare::default(),
             states: lists.states.clone(),
             lists: Mutex::new(lists),
-            on_roots_changed,
+            on_roots_changed: None,
             cache: (0, junction_protocol::stateless::CacheScope::Private),
             state_key: super::stateless::StateKey::new(),
             tasks: Arc::new(tasks),
             kept: Kept::default(),
             template_steps: crate::uri_template::MAX_ATTEMPTS,
+            tool_layers: Arc::from(Vec::new()),
             sessions: Mutex::new(Vec::new()),
             #[cfg(feature = "http-server")]
             publisher: OnceLock::new(),
@@ -452,23 +451,44 @@ impl Registry {
     /// What this server declares in `initialize`, from what it offers now.
     pub(super) fn capabilities(&self) -> ServerCapabilities {
         let lists = lock(&self.lists);
+        let has = |capability| self.offers_in(&lists, capability);
         let mut caps = ServerCapabilities::default().with_logging();
-        if self.declare.tools || !lists.tools.is_empty() {
+        if has(Capability::Tools) {
             caps = caps.with_tools(true);
         }
-        if self.declare.resources || !lists.resources.is_empty() || !lists.templates.is_empty() {
+        if has(Capability::Resources) {
             caps = caps.with_resources(self.subscriptions, true);
         }
-        if self.declare.prompts || !lists.prompts.is_empty() {
+        if has(Capability::Prompts) {
             caps = caps.with_prompts(true);
         }
-        if lists.has_completions() {
+        if has(Capability::Completions) {
             caps = caps.with_completions();
         }
-        if lists.has_task_tools() {
+        if has(Capability::Tasks) {
             caps.tasks = Some(super::task::capability());
         }
         caps
+    }
+
+    /// Whether the server offers the feature `capability` names now: what
+    /// [`Registry::capabilities`] would declare, without building them.
+    pub(super) fn offers(&self, capability: Capability) -> bool {
+        self.offers_in(&lock(&self.lists), capability)
+    }
+
+    fn offers_in(&self, lists: &Lists, capability: Capability) -> bool {
+        match capability {
+            Capability::Tools => self.declare.tools || !lists.tools.is_empty(),
+            Capability::Resources => {
+                self.declare.resources || !lists.resources.is_empty() || !lists.templates.is_empty()
+            }
+            Capability::Prompts => self.declare.prompts || !lists.prompts.is_empty(),
+            Capability::Completions => lists.has_completions(),
+            Capability::Tasks => lists.has_task_tools(),
+            Capability::Always | Capability::Logging => true,
+            Capability::Sampling | Capability::Elicitation | Capability::Roots => false,
+        }
     }
 
     /// Whether a tool may run as a task now (then `tasks` is declared and served).

@@ -120,13 +120,22 @@ impl Routes {
     /// Binds `R` to a `handler` that answers with `T`, a result the method allows besides
     /// its usual one (a task's handle for a task-augmented `tools/call`).
     pub(super) fn route_as<R: Request, T: Answer>(
-        mut self,
+        self,
         handler: impl Handler<R::Params, T>,
+    ) -> Self {
+        self.route_with::<R, R::Params, T>(handler)
+    }
+
+    /// Binds `R` to a `handler` of params `P`: the members of the method's params the server
+    /// acts on, where decoding all of `R::Params` would decode what the envelope already read.
+    pub(super) fn route_with<R: Request, P: DeserializeOwned + Send + 'static, T: Answer>(
+        mut self,
+        handler: impl Handler<P, T>,
     ) -> Self {
         let serve = move |served: Served,
                           raw: Option<Box<RawValue>>|
               -> BoxFuture<'static, Outcome> {
-            let params = match params::<R::Params>(raw.as_deref(), R::METHOD) {
+            let params = match params::<P>(raw.as_deref(), R::METHOD) {
                 Ok(params) => params,
                 Err(e) => return Box::pin(std::future::ready(Err(e))),
             };

@@ -12,7 +12,7 @@ use junction_protocol::lifecycle::{
     Implementation, Initialize, InitializeParams, InitializeResult, Initialized, Ping,
 };
 use junction_protocol::logging::{SetLevel, SetLevelParams};
-use junction_protocol::meta::{EmptyParams, EmptyResult, PaginatedParams};
+use junction_protocol::meta::{EmptyParams, EmptyResult, PaginatedParams, TaskMetadata};
 use junction_protocol::method::{Capability, MethodInfo, Notification as _, Request};
 use junction_protocol::prompts::{
     GetPrompt, GetPromptParams, GetPromptResult, ListPrompts, ListPromptsResult,
@@ -29,13 +29,13 @@ use junction_protocol::stateless::{
 };
 use junction_protocol::task_extension::{UpdateTask, TASKS_EXTENSION};
 use junction_protocol::tasks::{CancelTask, GetTask, GetTaskPayload, ListTasks};
-use junction_protocol::tools::{
-    CallTool, CallToolParams, CallToolResult, ListTools, ListToolsResult, TaskSupport,
-};
+use junction_protocol::tools::{CallTool, CallToolResult, ListTools, ListToolsResult, TaskSupport};
 use junction_protocol::version::Family;
+use junction_protocol::ProgressToken;
 use junction_protocol::{ErrorObject, Notification, ProtocolVersion};
+use serde::Deserialize;
 use serde_json::value::RawValue;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use super::registry::{Listen, SessionState};
 use super::route::{Routes, Served};
@@ -59,15 +59,32 @@ impl Drop for ListenGuard {
     }
 }
 
-/// Whether `caps` offer the feature `method` belongs to.
-fn offered(caps: &ServerCapabilities, method: &MethodInfo) -> bool {
+/// Whether the feature `method` belongs to is offered, as `has` tells of each capability
+/// (what a session was declared, or what the server offers now).
+fn offered(method: &MethodInfo, has: impl Fn(Capability) -> bool) -> bool {
     match method.capability {
+        Capability::Completions => [
+            Capability::Completions,
+            Capability::Prompts,
+            Capability::Resources,
+        ]
+        .into_iter()
+        .any(has),
+        c @ (Capability::Tools
+        | Capability::Resources
+        | Capability::Prompts
+        | Capability::Tasks) => has(c),
+        _ => true,
+    }
+}
+
+/// Whether `caps` declare `capability`.
+fn declares(caps: &ServerCapabilities, capability: Capability) -> bool {
+    match capability {
         Capability::Tools => caps.tools.is_some(),
         Capability::Resources => caps.resources.is_some(),
         Capability::Prompts => caps.prompts.is_some(),
-        Capability::Completions => {
-            caps.completions.is_some() || caps.prompts.is_some() || caps.resources.is_some()
-        }
+        Capability::Completions => caps.completions.is_some(),
         Capability::Tasks => caps.tasks.is_some(),
         _ => true,
     }
@@ -91,7 +108,7 @@ fn routes() -> &'static Routes {
             .route::<Subscribe>(subscribe)
             .route::<Unsubscribe>(unsubscribe)
             .route::<ListTools>(list_tools)
-            .route_as::<CallTool, _>(call_tool)
+            .route_with::<CallTool, ToolCall, _>(call_tool)
             .route_as::<GetTask, _>(task::get)
             .route::<GetTaskPayload>(task::result)
             .route::<ListTasks>(task::list)
@@ -147,14 +164,8 @@ async fn initialize(s: Served, params: InitializeParams) -> Result<InitializeRes
     let registry = &s.router.server.registry;
     let capabilities = registry.capabilities();
     *lock(&session.declared) = Some(capabilities.clone());
-    let mut result = InitializeResult {
-        protocol_version: version.as_str().to_owned(),
-        capabilities,
-        server_info: registry.info.clone(),
-        instructions: registry.instructions.clone(),
-        meta: None,
-        extra: Default::default(),
-    };
+    let mut result = InitializeResult::new(version, capabilities, registry.info.clone());
+    result.instructions = registry.instructions.clone();
     revision::initialize_result(version, &mut result);
     Ok(result)
 }
@@ -204,14 +215,74 @@ async fn list_tools(s: Served, p: PaginatedParams) -> Result<ListToolsResult, Er
     let (tools, next_cursor) = page(&p, &lists.tools, page_size(&s), |t| {
         revision::tool(v, t.tool.clone())
     })?;
-    Ok(ListToolsResult {
-        tools,
-        next_cursor,
-        ..Default::default()
-    })
+    Ok(ListToolsResult::page(tools, next_cursor))
 }
 
-async fn call_tool(s: Served, params: CallToolParams) -> Result<ToolAnswer, ErrorObject> {
+/// The members of `tools/call` the server acts on. The rest of
+/// [`CallToolParams`](junction_protocol::tools::CallToolParams) is the
+/// envelope: its progress token was read by the session, and on 2026-07-28 its `_meta`,
+/// `inputResponses` and `requestState` by [`stateless::read`]; decoding them again into values
+/// nobody reads cost a 2026-07-28 call about a tenth of its instructions.
+#[derive(Deserialize)]
+struct ToolCall {
+    name: String,
+    #[serde(default)]
+    arguments: Option<Map<String, Value>>,
+    #[serde(default)]
+    task: Option<TaskMetadata>,
+    #[serde(rename = "_meta", default)]
+    _meta: Option<MetaShape>,
+}
+
+/// A request's `_meta`, checked as [`junction_protocol::meta::RequestMeta`] checks it (an
+/// object whose `progressToken`, if any, is a string or an integer, given once) without
+/// keeping its keys.
+struct MetaShape;
+
+impl<'de> Deserialize<'de> for MetaShape {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        enum Key {
+            #[serde(rename = "progressToken")]
+            ProgressToken,
+            #[serde(other)]
+            Other,
+        }
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = MetaShape;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a `_meta` object")
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<MetaShape, A::Error> {
+                let mut token = false;
+                while let Some(key) = map.next_key::<Key>()? {
+                    match key {
+                        Key::ProgressToken if token => {
+                            return Err(serde::de::Error::duplicate_field("progressToken"))
+                        }
+                        Key::ProgressToken => {
+                            token = true;
+                            map.next_value::<Option<ProgressToken>>()?;
+                        }
+                        Key::Other => {
+                            map.next_value::<serde::de::IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(MetaShape)
+            }
+        }
+        deserializer.deserialize_map(Visitor)
+    }
+}
+
+async fn call_tool(s: Served, params: ToolCall) -> Result<ToolAnswer, ErrorObject> {
     let entry = lock(&s.router.server.registry.lists).tool(&params.name);
     let Some(entry) = entry else {
         return Err(ErrorObject::invalid_params(format!(
@@ -272,13 +343,7 @@ async fn call_tool(s: Served, params: CallToolParams) -> Result<ToolAnswer, Erro
         return task::decide(s, entry, args).await;
     }
     let version = s.version;
-    let result = match (entry.call)(args, s.context()) {
-        Ok(future) => future.await,
-        Err(e) => CallToolResult::error(format!(
-            "Invalid arguments for tool `{}`: {e}.",
-            params.name
-        )),
-    };
+    let result = super::layer::run(entry, args, s.context()).await;
     Ok(ToolAnswer::Done(revision::call_result(version, result)))
 }
 
@@ -288,11 +353,7 @@ async fn list_resources(s: Served, p: PaginatedParams) -> Result<ListResourcesRe
     let (resources, next_cursor) = page(&p, &lists.resources, page_size(&s), |r| {
         revision::resource(v, r.resource.clone())
     })?;
-    Ok(ListResourcesResult {
-        resources,
-        next_cursor,
-        ..Default::default()
-    })
+    Ok(ListResourcesResult::page(resources, next_cursor))
 }
 
 async fn list_templates(
@@ -304,11 +365,10 @@ async fn list_templates(
     let (resource_templates, next_cursor) = page(&p, &lists.templates, page_size(&s), |t| {
         revision::template(v, t.template.clone())
     })?;
-    Ok(ListResourceTemplatesResult {
+    Ok(ListResourceTemplatesResult::page(
         resource_templates,
         next_cursor,
-        ..Default::default()
-    })
+    ))
 }
 
 async fn read_resource(s: Served, params: UriParams) -> Result<ReadResourceResult, ErrorObject> {
@@ -355,11 +415,7 @@ async fn list_prompts(s: Served, p: PaginatedParams) -> Result<ListPromptsResult
     let (prompts, next_cursor) = page(&p, &lists.prompts, page_size(&s), |p| {
         revision::prompt(v, p.prompt.clone())
     })?;
-    Ok(ListPromptsResult {
-        prompts,
-        next_cursor,
-        ..Default::default()
-    })
+    Ok(ListPromptsResult::page(prompts, next_cursor))
 }
 
 async fn get_prompt(s: Served, params: GetPromptParams) -> Result<GetPromptResult, ErrorObject> {
@@ -415,20 +471,19 @@ async fn listen(s: Served, p: SubscriptionsListenParams) -> Result<EmptyResult, 
     let registry = &s.router.server.registry;
     let caps = registry.capabilities();
     let want = p.notifications;
-    let honoured = SubscriptionFilter {
-        tools_list_changed: want
-            .tools_list_changed
-            .filter(|&b| b && caps.tools.is_some()),
-        prompts_list_changed: want
-            .prompts_list_changed
-            .filter(|&b| b && caps.prompts.is_some()),
-        resources_list_changed: want
-            .resources_list_changed
-            .filter(|&b| b && caps.resources.is_some()),
-        resource_subscriptions: want
-            .resource_subscriptions
-            .filter(|_| registry.subscriptions),
-    };
+    let mut honoured = SubscriptionFilter::default();
+    honoured.tools_list_changed = want
+        .tools_list_changed
+        .filter(|&b| b && caps.tools.is_some());
+    honoured.prompts_list_changed = want
+        .prompts_list_changed
+        .filter(|&b| b && caps.prompts.is_some());
+    honoured.resources_list_changed = want
+        .resources_list_changed
+        .filter(|&b| b && caps.resources.is_some());
+    honoured.resource_subscriptions = want
+        .resource_subscriptions
+        .filter(|_| registry.subscriptions);
     let context = &s.request;
     let id = context.id().clone();
     let tagged = json!({ META_SUBSCRIPTION_ID: id });
@@ -436,10 +491,7 @@ async fn listen(s: Served, p: SubscriptionsListenParams) -> Result<EmptyResult, 
     {
         // Under the lock, so that no change is sent on this stream before the ack.
         let mut listens = lock(&s.router.session.listens);
-        let ack = SubscriptionsAcknowledgedParams {
-            notifications: honoured.clone(),
-            meta: meta.clone(),
-        };
+        let ack = SubscriptionsAcknowledgedParams::new(honoured.clone(), meta.clone());
         context
             .peer()
             .notify::<SubscriptionsAcknowledged>(&ack, Some(id.clone()))
@@ -458,10 +510,9 @@ async fn listen(s: Served, p: SubscriptionsListenParams) -> Result<EmptyResult, 
         () = cancel.cancelled() => {}
         () = context.peer().closed() => {}
     }
-    Ok(EmptyResult {
-        meta,
-        ..Default::default()
-    })
+    let mut result = EmptyResult::default();
+    result.meta = meta;
+    Ok(result)
 }
 
 impl Router {
@@ -470,7 +521,7 @@ impl Router {
     fn declared(&self, method: &str, info: Option<&MethodInfo>) -> Result<(), ErrorObject> {
         let declared = lock(&self.session.declared);
         match (declared.as_ref(), info) {
-            (Some(caps), Some(info)) if !offered(caps, info) => {
+            (Some(caps), Some(info)) if !offered(info, |c| declares(caps, c)) => {
                 Err(ErrorObject::method_not_found(method))
             }
             _ => Ok(()),
@@ -504,7 +555,7 @@ impl Router {
                 let route = route
                     .filter(|r| {
                         r.info.families.serves(Family::Stateless)
-                            && offered(&registry.capabilities(), &r.info)
+                            && offered(&r.info, |c| registry.offers(c))
                     })
                     .ok_or_else(|| ErrorObject::method_not_found(&method))?;
                 let served = served(

@@ -52,7 +52,8 @@ use junction_protocol::resources::{
 };
 use junction_protocol::stateless::{
     CacheScope, DiscoverResult, InputRequest, InputRequiredResult, InputResponses, RequestEnvelope,
-    ResultType, StatelessMeta, META_PROTOCOL_VERSION, META_SERVER_INFO,
+    ResultType, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL, META_PROTOCOL_VERSION,
+    META_SERVER_INFO,
 };
 use junction_protocol::tools::{CallToolResult, ListToolsResult};
 use junction_protocol::{ErrorObject, ProtocolVersion};
@@ -126,32 +127,34 @@ pub(super) fn read(
 ) -> Result<Option<Call>, ErrorObject> {
     let envelope = RequestEnvelope::read(raw)
         .map_err(|e| ErrorObject::invalid_params(format!("Invalid params for `{method}`: {e}")))?;
-    let Some(version) = envelope.protocol_version() else {
+    let (Some(meta), Some(version)) = (&envelope.meta, envelope.protocol_version()) else {
         return Ok(None);
     };
-    let Some(version) = version.as_str() else {
-        return Err(unsupported_version(&version.to_string()));
-    };
+    let version = version.map_err(|raw| unsupported_version(raw.get()))?;
     if version.parse::<ProtocolVersion>() != Ok(ProtocolVersion::V2026_07_28) {
-        return Err(unsupported_version(version));
+        return Err(unsupported_version(&version));
     }
-    let Some(meta) = &envelope.meta else {
-        return Ok(None);
-    };
-    let keys = StatelessMeta::from_meta(meta).map_err(|e| {
-        ErrorObject::invalid_params(format!(
-            "Invalid params for `{method}`: the `io.modelcontextprotocol/*` keys of `_meta` are malformed: {e}"
-        ))
-    })?;
-    if !meta
-        .extra
-        .contains_key(junction_protocol::stateless::META_CLIENT_CAPABILITIES)
-    {
+    let Some(capabilities) = meta.client_capabilities else {
         return Err(ErrorObject::invalid_params(format!(
             "Invalid params for `{method}`: `_meta[\"io.modelcontextprotocol/clientCapabilities\"]` is required on 2026-07-28 (send {{}} for none)"
         )));
-    }
-    let target = envelope.name.or(envelope.uri).unwrap_or_default();
+    };
+    // Each key decoded from the text it was sent as, once.
+    let capabilities: ClientCapabilities =
+        meta_key(capabilities, method, META_CLIENT_CAPABILITIES)?;
+    let info = meta
+        .client_info
+        .map(|raw| meta_key::<Implementation>(raw, method, META_CLIENT_INFO))
+        .transpose()?;
+    let log_level = meta
+        .log_level
+        .map(|raw| meta_key::<LoggingLevel>(raw, method, META_LOG_LEVEL))
+        .transpose()?;
+    let target = envelope
+        .name
+        .or(envelope.uri)
+        .map(std::borrow::Cow::into_owned)
+        .unwrap_or_default();
     let mut answers = match &envelope.request_state {
         Some(state) => key.open(state, method, &target)?,
         None => BTreeMap::new(),
@@ -160,12 +163,10 @@ pub(super) fn read(
     Ok(Some(Call {
         client: Arc::new(Negotiated {
             version: ProtocolVersion::V2026_07_28,
-            capabilities: keys.client_capabilities,
-            info: keys
-                .client_info
-                .unwrap_or_else(|| Implementation::new("unknown", "")),
+            capabilities,
+            info: info.unwrap_or_else(|| Implementation::new("unknown", "")),
         }),
-        log_level: keys.log_level,
+        log_level,
         rounds: Rounds {
             method: method.to_owned(),
             target,
@@ -179,6 +180,19 @@ pub(super) fn read(
         task: std::sync::OnceLock::new(),
         pending_status: Mutex::new(None),
     }))
+}
+
+/// The `_meta` member `key` of a `method` request, decoded from `raw`.
+fn meta_key<T: serde::de::DeserializeOwned>(
+    raw: &RawValue,
+    method: &str,
+    key: &str,
+) -> Result<T, ErrorObject> {
+    serde_json::from_str(raw.get()).map_err(|e| {
+        ErrorObject::invalid_params(format!(
+            "Invalid params for `{method}`: `_meta[\"{key}\"]` is malformed: {e}"
+        ))
+    })
 }
 
 /// The input requests of one run of a handler.
@@ -454,6 +468,9 @@ pub(super) async fn finish<T: Answer>(
         return reply(&result);
     };
     let outcome = tokio::select! {
+        // Most handlers end without asking: the first poll of `run` decides, with no waiter
+        // registered for input.
+        biased;
         result = run => Some(result),
         () = call.rounds.needed() => None,
     };

@@ -18,6 +18,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::registry::CallFn;
 use super::{Context, State};
 use crate::schema::{CompiledSchema, SchemaError};
 use crate::session::BoxFuture;
@@ -52,19 +53,13 @@ impl IntoToolResult for &'static str {
 
 impl IntoToolResult for ContentBlock {
     fn into_tool_result(self) -> CallToolResult {
-        CallToolResult {
-            content: vec![self],
-            ..Default::default()
-        }
+        CallToolResult::content(vec![self])
     }
 }
 
 impl IntoToolResult for Vec<ContentBlock> {
     fn into_tool_result(self) -> CallToolResult {
-        CallToolResult {
-            content: self,
-            ..Default::default()
-        }
+        CallToolResult::content(self)
     }
 }
 
@@ -91,11 +86,7 @@ impl<T: Serialize + JsonSchema> IntoToolResult for Json<T> {
     }
     fn into_tool_result(self) -> CallToolResult {
         match serde_json::to_value(&self.0) {
-            Ok(value) => CallToolResult {
-                content: vec![ContentBlock::text(value.to_string())],
-                structured_content: Some(value),
-                ..Default::default()
-            },
+            Ok(value) => CallToolResult::structured(value),
             Err(e) => CallToolResult::error(format!("The tool's output could not be encoded: {e}")),
         }
     }
@@ -207,16 +198,13 @@ fn missing_state<S>() -> String {
     )
 }
 
-type ErasedCall =
-    dyn Fn(Value, Context) -> Result<BoxFuture<'static, CallToolResult>, String> + Send + Sync;
-
 /// A tool ready to register: its description, schema and function.
 pub struct ToolDef {
     pub(crate) tool: Tool,
     pub(crate) input: Result<Arc<CompiledSchema>, SchemaError>,
     pub(crate) output_error: Option<SchemaError>,
     pub(crate) state: Option<(TypeId, &'static str)>,
-    pub(crate) call: Arc<ErasedCall>,
+    pub(crate) call: Arc<CallFn>,
 }
 
 impl std::fmt::Debug for ToolDef {
@@ -244,7 +232,7 @@ pub fn tool<M, H: ToolHandler<M>>(name: impl Into<String>, handler: H) -> ToolDe
         None => {}
     }
     let handler = Arc::new(handler);
-    let call: Arc<ErasedCall> = Arc::new(move |args, context| {
+    let call: Arc<CallFn> = Arc::new(move |args, context| {
         let future = handler.call(args, context)?;
         Ok(Box::pin(async move { future.await.into_tool_result() })
             as BoxFuture<'static, CallToolResult>)

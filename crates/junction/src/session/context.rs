@@ -12,19 +12,21 @@ use crate::sync::lock;
 
 /// The id, progress token, cancellation signal and peer of one incoming request.
 ///
-/// Cloning is cheap; clones share the progress state, so `progress` stays increasing even
-/// when several tasks report it.
+/// Cloning is cheap (one shared allocation); clones share the progress state, so
+/// `progress` stays increasing even when several tasks report it.
 #[derive(Debug, Clone)]
 pub struct RequestContext {
+    inner: Arc<Inner>,
+}
+
+/// Shared by the clones: a request's context is cloned several times on its way to the
+/// handler, and a cancellation token's own clone and drop each take a lock.
+#[derive(Debug)]
+struct Inner {
     id: RequestId,
     progress_token: Option<ProgressToken>,
     cancel: CancellationToken,
     peer: Peer,
-    state: Arc<State>,
-}
-
-#[derive(Debug, Default)]
-struct State {
     last_progress: Mutex<Option<f64>>,
     done: AtomicBool,
 }
@@ -38,51 +40,59 @@ impl RequestContext {
         peer: Peer,
     ) -> Self {
         RequestContext {
-            id,
-            progress_token,
-            cancel,
-            peer,
-            state: Arc::default(),
+            inner: Arc::new(Inner {
+                id,
+                progress_token,
+                cancel,
+                peer,
+                last_progress: Mutex::new(None),
+                done: AtomicBool::new(false),
+            }),
         }
     }
 
     /// The request's id.
     pub fn id(&self) -> &RequestId {
-        &self.id
+        &self.inner.id
     }
 
     /// The progress token the requester sent, if any.
     pub fn progress_token(&self) -> Option<&ProgressToken> {
-        self.progress_token.as_ref()
+        self.inner.progress_token.as_ref()
     }
 
     /// The peer, for requests and notifications of its own.
     pub fn peer(&self) -> &Peer {
-        &self.peer
+        &self.inner.peer
     }
 
     /// Fires when the requester cancels, or the session ends.
     pub fn cancellation(&self) -> CancellationToken {
-        self.cancel.clone()
+        self.inner.cancel.clone()
+    }
+
+    /// The token [`RequestContext::cancellation`] clones, borrowed.
+    pub(super) fn cancel_token(&self) -> &CancellationToken {
+        &self.inner.cancel
     }
 
     /// Whether the request was cancelled.
     pub fn is_cancelled(&self) -> bool {
-        self.cancel.is_cancelled()
+        self.inner.cancel.is_cancelled()
     }
 
     /// Sends `notifications/progress` if the requester asked for progress, the request is
     /// still running, and `progress` is larger than the last value sent. Returns whether a
     /// notification was sent.
     pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) -> bool {
-        let Some(token) = &self.progress_token else {
+        let Some(token) = &self.inner.progress_token else {
             return false;
         };
-        if self.state.done.load(Ordering::Acquire) || self.cancel.is_cancelled() {
+        if self.inner.done.load(Ordering::Acquire) || self.inner.cancel.is_cancelled() {
             return false;
         }
         {
-            let mut last = lock(&self.state.last_progress);
+            let mut last = lock(&self.inner.last_progress);
             if last.is_some_and(|last| progress <= last) {
                 return false;
             }
@@ -105,8 +115,13 @@ impl RequestContext {
         };
         match jsonrpc::to_raw(&params) {
             Ok(raw) => self
+                .inner
                 .peer
-                .notify_raw("notifications/progress", Some(raw), Some(self.id.clone()))
+                .notify_raw(
+                    "notifications/progress",
+                    Some(raw),
+                    Some(self.inner.id.clone()),
+                )
                 .is_ok(),
             Err(_) => false,
         }
@@ -114,6 +129,6 @@ impl RequestContext {
 
     /// Marks the request as answered: later progress is not sent.
     pub(super) fn finish(&self) {
-        self.state.done.store(true, Ordering::Release);
+        self.inner.done.store(true, Ordering::Release);
     }
 }

@@ -5,8 +5,11 @@
 //! engine then:
 //!
 //! - decodes every frame once, answers malformed ones with -32700 or -32600 and keeps going;
-//! - runs each incoming request as its own task, so a slow handler never delays a ping,
-//!   another request or a cancellation; a duplicate id of a request still in flight is refused;
+//! - runs each incoming request concurrently: its handler is polled once on the reading task
+//!   and, when it has to wait, moves to a task of its own, so a handler that waits never
+//!   delays a ping, another request or a cancellation (one that computes for long without
+//!   waiting should use `spawn_blocking`); a duplicate id of a request still in flight is
+//!   refused;
 //! - stops a handler for real when `notifications/cancelled` names its request (its future is
 //!   dropped) and sends no response for it;
 //! - correlates responses with outgoing requests by id, drops (and logs) responses to unknown
@@ -53,6 +56,7 @@ mod peer;
 pub use context::RequestContext;
 pub use peer::{
     Peer, ProgressSink, ProgressUpdate, RequestOptions, TaskStatusSink, TaskStatusUpdate,
+    WRITE_GRACE,
 };
 
 use std::future::Future;
@@ -72,7 +76,9 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// What answers the other side: the server router, the client's callback table, a test double.
 pub trait Service: Send + Sync + 'static {
-    /// Answers one request. Runs in its own task; dropped if the request is cancelled.
+    /// Answers one request. Polled once as it is read, then, if it has to wait, in its own
+    /// task; dropped if the request is cancelled. Long work without an `.await` belongs in
+    /// `spawn_blocking`, or it delays the messages read after it.
     fn request<'a>(
         &'a self,
         request: IncomingRequest,
@@ -187,7 +193,7 @@ async fn run(
         let item = tokio::select! {
             item = incoming.recv() => item,
             _ = peer.shutdown_requested() => {
-                peer.finish();
+                peer.finish().await;
                 return;
             }
         };
@@ -241,7 +247,7 @@ async fn run(
             _ = peer.shutdown_requested() => {}
         }
     }
-    peer.finish();
+    peer.finish().await;
 }
 
 /// Hands a decoded message on; answers a malformed one with its error and goes on.
@@ -257,8 +263,10 @@ async fn dispatch(decoded: Result<Message, DecodeError>, service: &Arc<dyn Servi
     }
 }
 
-/// Runs a request's handler: in its own task, or, when the service asks for it (see
-/// [`Service::in_order`]), before the next message is read.
+/// Runs a request's handler. It is polled once right here, and most handlers (those that
+/// finish without waiting on anything) are answered without a task of their own; one that
+/// has to wait moves to its own task, so it never delays the next message. When the service
+/// asks for it (see [`Service::in_order`]) it runs to the end before the next message is read.
 async fn start_request(request: Request, service: &Arc<dyn Service>, peer: &Peer) {
     let Request { id, method, params } = request;
     let Some(context) = peer.begin_incoming(&id, params.as_deref()) else {
@@ -273,7 +281,7 @@ async fn start_request(request: Request, service: &Arc<dyn Service>, peer: &Peer
     let service = service.clone();
     let peer = peer.clone();
     let handle = async move {
-        let cancel = context.cancellation();
+        let cancel = context.cancel_token();
         let incoming = IncomingRequest {
             method,
             params,
@@ -313,7 +321,15 @@ async fn start_request(request: Request, service: &Arc<dyn Service>, peer: &Peer
     };
     if in_order {
         handle.await;
-    } else {
+        return;
+    }
+    // A spawned task costs an allocation, a trip through the scheduler and often a wake-up
+    // of another thread: more than a short handler's own work.
+    let mut handle = Box::pin(handle);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    if handle.as_mut().poll(&mut cx).is_pending() {
+        // The task polls it again at once, with a waker of its own, so nothing the no-op
+        // waker missed is lost.
         tokio::spawn(handle);
     }
 }

@@ -20,7 +20,12 @@ use super::latch::Latch;
 use super::SessionOptions;
 use crate::error::RequestError;
 use crate::sync::lock;
+use crate::transport::queue::Watch;
 use crate::transport::{Outbound, OutboundSender, TransportError};
+
+/// How long a session that ended waits for its transport to write what was queued before
+/// it counts as closed anyway: a peer that stopped reading must not hold it open.
+pub const WRITE_GRACE: Duration = Duration::from_secs(5);
 
 /// One `notifications/progress` update for a request this side sent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -143,6 +148,8 @@ struct Inner {
     /// Why the transport broke, when it did ([`crate::transport::Inbound::Broken`]): every
     /// request that can no longer be answered fails with it.
     broken: Mutex<Option<TransportError>>,
+    /// Tells when the transport has written what the session queued.
+    written: Watch<Outbound>,
     /// Woken whenever the last running incoming request ends.
     idle: tokio::sync::Notify,
     options: SessionOptions,
@@ -188,6 +195,7 @@ impl Peer {
     ) -> Peer {
         Peer {
             inner: Arc::new(Inner {
+                written: outgoing.watch(),
                 outgoing: Mutex::new(Some(outgoing)),
                 next_id: AtomicI64::new(1),
                 id_prefix,
@@ -409,7 +417,9 @@ impl Peer {
         self.inner.closed.is_set()
     }
 
-    /// Waits until the session has ended.
+    /// Waits until the session has ended and its transport has written the messages the
+    /// session sent (for at most [`WRITE_GRACE`]): a server's `main` can return when this
+    /// resolves without losing its last answers.
     pub async fn closed(&self) {
         self.inner.closed.wait().await
     }
@@ -441,19 +451,29 @@ impl Peer {
     }
 
     /// Ends the session: what `input_ended` does (every waiting requester wakes with
-    /// `Closed`), plus running handlers cancelled and the write side closed.
-    pub(super) fn finish(&self) {
+    /// `Closed`), plus running handlers cancelled and the write side closed. The session
+    /// counts as closed once the transport has written what was queued (within
+    /// [`WRITE_GRACE`]), so that a process that exits when [`Peer::closed`] resolves does
+    /// not lose its last answers.
+    pub(super) async fn finish(&self) {
         self.input_ended();
         for token in lock(&self.inner.incoming).values() {
             token.cancel();
         }
-        self.inner.closed.set();
         lock(&self.inner.outgoing).take();
+        if tokio::time::timeout(WRITE_GRACE, self.inner.written.written())
+            .await
+            .is_err()
+        {
+            tracing::warn!(session = %self.name(), "the transport did not write the last messages within {WRITE_GRACE:?}; closing without them");
+        }
+        self.inner.closed.set();
     }
 
     pub(crate) fn send(&self, message: Message, related: Option<RequestId>) -> bool {
-        let sender = lock(&self.inner.outgoing).clone();
-        match sender {
+        // Sent under the lock: the queue never waits, and a clone of the sender would cost
+        // two more locks of the queue per message.
+        match &*lock(&self.inner.outgoing) {
             Some(sender) => sender.send(Outbound { message, related }).is_ok(),
             None => false,
         }
@@ -592,8 +612,9 @@ fn progress_token_of(params: Option<&RawValue>) -> Option<ProgressToken> {
         token: Option<ProgressToken>,
     }
     let params = params?.get();
-    // Most requests carry no token: a scan is cheaper than a parse.
-    if !params.contains("progressToken") {
+    // Most requests carry no token: a scan is cheaper than a parse. Only a `\u` escape can
+    // spell the key's letters otherwise.
+    if !params.contains("progressToken") && !params.contains("\\u") {
         return None;
     }
     let peek: Peek = serde_json::from_str(params).ok()?;
@@ -615,4 +636,29 @@ fn with_progress_token(
         meta.insert("progressToken".to_owned(), serde_json::to_value(token)?);
     }
     jsonrpc::to_raw(&map)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn token(params: &str) -> Option<ProgressToken> {
+        let raw = RawValue::from_string(params.to_owned()).expect("test params are JSON");
+        progress_token_of(Some(&raw))
+    }
+
+    #[test]
+    fn a_progress_token_is_found_however_its_key_is_written() {
+        assert_eq!(
+            token(r#"{"_meta":{"progressToken":7}}"#),
+            Some(ProgressToken::Number(7))
+        );
+        // The same key with its letters escaped, which no substring test sees.
+        assert_eq!(
+            token(r#"{"_meta":{"progress\u0054oken":"t"}}"#),
+            Some(ProgressToken::String("t".into()))
+        );
+        assert_eq!(token(r#"{"name":"progressToken","_meta":{}}"#), None);
+        assert_eq!(token(r#"{"name":"x"}"#), None);
+    }
 }

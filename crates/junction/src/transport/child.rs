@@ -282,7 +282,8 @@ impl ChildProcess {
         self.child.wait().await
     }
 
-    /// Ends the child: close stdin, wait, SIGTERM, wait, SIGKILL.
+    /// Ends the child: close stdin, wait, SIGTERM, wait, SIGKILL. Where there are no signals
+    /// (not Unix), the kill follows the first wait.
     pub async fn shutdown(&mut self, timeouts: ShutdownTimeouts) -> std::io::Result<ExitStatus> {
         if let Some(closer) = self.stdin_closer.take() {
             let _ = closer.send(());
@@ -290,18 +291,21 @@ impl ChildProcess {
         if let Ok(status) = tokio::time::timeout(timeouts.after_close, self.child.wait()).await {
             return status;
         }
-        if let Some(pid) = self
-            .child
-            .id()
-            .and_then(|id| rustix::process::Pid::from_raw(id as i32))
+        #[cfg(unix)]
         {
-            tracing::debug!(program = %self.program, "child still running after stdin closed; sending SIGTERM");
-            let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+            if let Some(pid) = self
+                .child
+                .id()
+                .and_then(|id| rustix::process::Pid::from_raw(id as i32))
+            {
+                tracing::debug!(program = %self.program, "child still running after stdin closed; sending SIGTERM");
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+            }
+            if let Ok(status) = tokio::time::timeout(timeouts.after_term, self.child.wait()).await {
+                return status;
+            }
         }
-        if let Ok(status) = tokio::time::timeout(timeouts.after_term, self.child.wait()).await {
-            return status;
-        }
-        tracing::warn!(program = %self.program, "child ignored SIGTERM; killing it");
+        tracing::warn!(program = %self.program, "child still running; killing it");
         self.child.kill().await?;
         self.child.wait().await
     }

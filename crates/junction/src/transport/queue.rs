@@ -27,6 +27,7 @@
 //! ```
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 
@@ -104,13 +105,46 @@ struct State<T> {
     receiver_alive: bool,
     overflowed: bool,
     waker: Option<Waker>,
+    /// The receiver came back after every sender went, and learned that the queue ended.
+    end_taken: bool,
 }
 
 struct Shared<T> {
     max_bytes: usize,
     state: Mutex<State<T>>,
-    /// Wakes [`Sender::closed`] when the receiver goes or the queue overflows.
+    /// Wakes [`Sender::closed`] when the receiver goes or the queue overflows, and
+    /// [`Watch::written`] also when the receiver waits on an empty queue.
     closed: Notify,
+    /// Set once a [`Watch::written`] waits: only then does the receiver wake it when it
+    /// waits on an empty queue, which it otherwise does after every batch it takes.
+    watched: AtomicBool,
+}
+
+impl<T> Shared<T> {
+    /// Whether sends fail now: the receiver is gone or the queue overflowed.
+    fn is_closed(&self) -> bool {
+        let state = lock(&self.state);
+        state.overflowed || !state.receiver_alive
+    }
+
+    /// Whether nothing waits to be taken, and the receiver has come back for more (or is gone).
+    fn is_written(&self) -> bool {
+        let state = lock(&self.state);
+        state.overflowed
+            || !state.receiver_alive
+            || (state.items.is_empty() && (state.waker.is_some() || state.end_taken))
+    }
+
+    async fn wait(&self, done: impl Fn(&Self) -> bool) {
+        loop {
+            // Created before the check, so a wake-up between the check and the wait is kept.
+            let notified = self.closed.notified();
+            if done(self) {
+                return;
+            }
+            notified.await;
+        }
+    }
 }
 
 /// The sending half of a [`queue`]; clone it freely.
@@ -121,6 +155,27 @@ pub struct Sender<T> {
 /// The receiving half of a [`queue`].
 pub struct Receiver<T> {
     shared: Arc<Shared<T>>,
+}
+
+/// Watches a [`queue`] without holding it open as a [`Sender`] does: see [`Watch::written`].
+pub struct Watch<T> {
+    shared: Arc<Shared<T>>,
+}
+
+impl<T> std::fmt::Debug for Watch<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Watch").finish_non_exhaustive()
+    }
+}
+
+impl<T> Watch<T> {
+    /// Waits until the receiver has taken everything sent and come back for more (a writer
+    /// has then written it), or is gone, or the queue overflowed. A process that ends once
+    /// its session has, waits for this so that the answers it gave last are not lost.
+    pub async fn written(&self) {
+        self.shared.watched.store(true, Ordering::SeqCst);
+        self.shared.wait(Shared::is_written).await
+    }
 }
 
 impl<T> std::fmt::Debug for Sender<T> {
@@ -150,8 +205,10 @@ pub fn queue<T: Weigh>(max_bytes: usize) -> (Sender<T>, Receiver<T>) {
             receiver_alive: true,
             overflowed: false,
             waker: None,
+            end_taken: false,
         }),
         closed: Notify::new(),
+        watched: AtomicBool::new(false),
     });
     (
         Sender {
@@ -195,18 +252,18 @@ impl<T: Weigh> Sender<T> {
 impl<T> Sender<T> {
     /// Whether sends fail now: the receiver is gone or the queue overflowed.
     pub fn is_closed(&self) -> bool {
-        let state = lock(&self.shared.state);
-        state.overflowed || !state.receiver_alive
+        self.shared.is_closed()
     }
 
     /// Waits until [`Sender::is_closed`].
     pub async fn closed(&self) {
-        loop {
-            let notified = self.shared.closed.notified();
-            if self.is_closed() {
-                return;
-            }
-            notified.await;
+        self.shared.wait(Shared::is_closed).await
+    }
+
+    /// A [`Watch`] of this queue.
+    pub fn watch(&self) -> Watch<T> {
+        Watch {
+            shared: self.shared.clone(),
         }
     }
 
@@ -270,9 +327,19 @@ impl<T: Weigh> Receiver<T> {
             return Poll::Ready(Some(item));
         }
         if state.senders == 0 {
+            if !state.end_taken {
+                state.end_taken = true;
+                drop(state);
+                self.shared.closed.notify_waiters();
+            }
             return Poll::Ready(None);
         }
-        state.waker = Some(cx.waker().clone());
+        let was_waiting = state.waker.replace(cx.waker().clone()).is_some();
+        drop(state);
+        if !was_waiting && self.shared.watched.load(Ordering::SeqCst) {
+            // Everything sent so far is taken: a [`Watch::written`] may be waiting for that.
+            self.shared.closed.notify_waiters();
+        }
         Poll::Pending
     }
 
@@ -284,13 +351,9 @@ impl<T: Weigh> Receiver<T> {
     /// Waits until the queue overflows: a writer blocked on a peer that does not read uses
     /// it to give up instead of waiting for ever.
     pub async fn overflow(&self) {
-        loop {
-            let notified = self.shared.closed.notified();
-            if self.overflowed() {
-                return;
-            }
-            notified.await;
-        }
+        self.shared
+            .wait(|shared| lock(&shared.state).overflowed)
+            .await
     }
 }
 

@@ -117,7 +117,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use junction_protocol::capabilities::{TaskRequests, TaskToolRequests, TasksCapability};
+use junction_protocol::capabilities::TasksCapability;
 use junction_protocol::meta::Meta;
 use junction_protocol::stateless::{InputRequest, InputRequests, InputResponses};
 use junction_protocol::tasks::{
@@ -877,11 +877,10 @@ impl Tasks {
         let next_cursor = more
             .then(|| page.last().map(|t| format!("{}:{}", t.created_ms, t.id())))
             .flatten();
-        Ok(ListTasksResult {
-            tasks: page.into_iter().map(|r| r.task).collect(),
+        Ok(ListTasksResult::page(
+            page.into_iter().map(|r| r.task).collect(),
             next_cursor,
-            ..Default::default()
-        })
+        ))
     }
 
     /// One page of `owner`'s tasks after `after`, and whether more follow: of every
@@ -921,16 +920,8 @@ impl Tasks {
 /// The `tasks` capability of a server whose tools may run as tasks: `tasks/list`,
 /// `tasks/cancel`, and task-augmented `tools/call`.
 pub(super) fn capability() -> TasksCapability {
-    TasksCapability {
-        list: Some(Default::default()),
-        cancel: Some(Default::default()),
-        requests: Some(TaskRequests {
-            tools: Some(TaskToolRequests {
-                call: Some(Default::default()),
-                ..Default::default()
-            }),
-            ..Default::default()
-        }),
-        ..Default::default()
-    }
+    TasksCapability::default()
+        .with_list()
+        .with_cancel()
+        .with_tool_calls()
 }

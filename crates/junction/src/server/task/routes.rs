@@ -23,7 +23,7 @@ use crate::server::registry::RegisteredTool;
 use crate::server::revision;
 use crate::server::route::Served;
 use crate::server::stateless::{missing_capability, with_server_info, Answer};
-use crate::server::{CacheScope, Context};
+use crate::server::CacheScope;
 use crate::session::{BoxFuture, Peer, RequestContext};
 
 /// A key for a session that no other session of this process, or of a process after it
@@ -83,10 +83,7 @@ pub(in crate::server) fn extension_declared(s: &Served) -> bool {
 pub(in crate::server) fn extension_missing() -> ErrorObject {
     let mut extensions = Map::new();
     extensions.insert(TASKS_EXTENSION.to_owned(), Value::Object(Map::new()));
-    missing_capability(&ClientCapabilities {
-        extensions: Some(extensions),
-        ..Default::default()
-    })
+    missing_capability(&ClientCapabilities::default().with_extension(TASKS_EXTENSION, Map::new()))
 }
 
 /// A handler's run: what it answers, or its panic.
@@ -153,17 +150,6 @@ fn outcome(result: &CallToolResult) -> TaskOutcome {
     }
 }
 
-/// The handler of `tool` with `args` and `context`, as one future.
-fn handler(tool: Arc<RegisteredTool>, args: Value, context: Context) -> Run {
-    let name = tool.tool.name.clone();
-    Box::pin(async move {
-        match (tool.call)(args, context) {
-            Ok(future) => future.await,
-            Err(e) => CallToolResult::error(format!("Invalid arguments for tool `{name}`: {e}.")),
-        }
-    })
-}
-
 /// Starts `tool` as a task of the caller (handshake family, task-augmented `tools/call`)
 /// and answers with its handle; the handler runs on in its own tokio task with its own
 /// cancellation token.
@@ -201,7 +187,7 @@ pub(in crate::server) async fn start(
         crate::server::Context::new(request, session, s.router.server.clone()).in_task(id.clone());
     let bound_to_session = owner.starts_with("session:") && !shared;
     tracing::debug!(task = %id, tool = %tool.tool.name, "task created");
-    let run_it = handler(tool, args, context);
+    let run_it = crate::server::layer::run(tool, args, context);
     tokio::spawn(run(
         tasks,
         id,
@@ -247,7 +233,7 @@ pub(in crate::server) async fn decide(
         s.router.server.clone(),
         call.clone(),
     );
-    let mut running = handler(tool, args, context);
+    let mut running = crate::server::layer::run(tool, args, context);
     let first = std::future::poll_fn(|cx| Poll::Ready(running.as_mut().poll(cx))).await;
     let done = match first {
         Poll::Ready(result) => Some(result),

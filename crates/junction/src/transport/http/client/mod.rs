@@ -124,6 +124,12 @@ pub struct HttpClient {
 /// How many times one request may be challenged (and authorized again) before it fails.
 pub const MAX_AUTHORIZATIONS: usize = 3;
 
+/// How long a kept-alive connection may stay idle before the client drops it: less than the
+/// idle timeouts servers close connections at (Node's 5 s, Junction's own 10 s), so that a
+/// request is never written to a connection the server is closing at that moment (which
+/// fails it with "connection closed before message completed").
+pub const IDLE_CONNECTION: std::time::Duration = std::time::Duration::from_secs(4);
+
 impl HttpClient {
     /// A transport for the MCP endpoint at `url`.
     pub fn new(url: impl AsRef<str>) -> Result<Self, HttpClientError> {
@@ -138,8 +144,11 @@ impl HttpClient {
                 reason: "the scheme must be http or https".to_owned(),
             });
         }
-        // TCP_NODELAY: without it each exchange waits on delayed ACKs (DESIGN.md).
-        let http = reqwest::Client::builder().tcp_nodelay(true).build()?;
+        // TCP_NODELAY: without it each exchange waits on delayed ACKs.
+        let http = reqwest::Client::builder()
+            .tcp_nodelay(true)
+            .pool_idle_timeout(IDLE_CONNECTION)
+            .build()?;
         Ok(HttpClient {
             url,
             headers: HeaderMap::new(),

@@ -82,10 +82,10 @@ pub(super) fn stateless_version(request: &junction_protocol::Request) -> Option<
 }
 
 fn version_of(envelope: &RequestEnvelope) -> Option<String> {
-    let version = envelope.protocol_version()?.as_str()?;
+    let version = envelope.protocol_version()?.ok()?;
     match version.parse::<junction_protocol::ProtocolVersion>() {
         Ok(v) if v.family() == junction_protocol::version::Family::Handshake => None,
-        _ => Some(version.to_owned()),
+        _ => Some(version.into_owned()),
     }
 }
 

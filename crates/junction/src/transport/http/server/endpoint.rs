@@ -137,9 +137,6 @@ async fn post_inner(
         if let Message::Request(request) = &message {
             let envelope = RequestEnvelope::read(request.params.as_deref());
             if revision_2026 || super::stateless::is_2026(request, envelope.as_ref().ok()) {
-                let Message::Request(request) = message else {
-                    unreachable!("matched as a request above")
-                };
                 return super::stateless::serve(shared, headers, request, envelope, frame).await;
             }
         } else if revision_2026 {

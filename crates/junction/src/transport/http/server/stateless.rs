@@ -29,7 +29,6 @@ use junction_protocol::method::{self, NameParam, Request as _};
 use junction_protocol::stateless::{Discover, RequestEnvelope};
 use junction_protocol::version::Family;
 use junction_protocol::{ErrorCode, ErrorObject, Message, Request, RequestId};
-use serde_json::Value;
 
 use super::endpoint::{answer_reply, settings};
 use super::guard::{self, Refusal};
@@ -109,7 +108,7 @@ fn check_headers(
             Some(_) => {}
         }
     }
-    let meta = envelope.protocol_version().and_then(Value::as_str);
+    let meta = envelope.protocol_version().and_then(Result::ok);
     if let (Some(h), Some(meta)) = (header(headers, PROTOCOL_VERSION_HEADER), meta) {
         if h != meta {
             return Err(mismatch(
@@ -153,8 +152,8 @@ fn param_headers(headers: &HeaderMap) -> Vec<(String, String)> {
 pub(super) async fn serve(
     shared: &Arc<Shared>,
     headers: &HeaderMap,
-    request: Request,
-    envelope: Result<RequestEnvelope, serde_json::Error>,
+    request: &Request,
+    envelope: Result<RequestEnvelope<'_>, serde_json::Error>,
     frame: Bytes,
 ) -> Result<Response, Refusal> {
     let id = request.id.clone();
@@ -165,7 +164,7 @@ pub(super) async fn serve(
             ErrorObject::invalid_params(format!("Invalid params for `{}`: {e}", request.method)),
         )
     })?;
-    check_headers(headers, &request, &envelope)?;
+    check_headers(headers, request, &envelope)?;
     let served =
         method::request(&request.method).is_some_and(|m| m.families.serves(Family::Stateless));
     if !served {
