@@ -51,8 +51,25 @@ def readme() -> str:
     return "read me"
 
 
+def serve_http(port: int) -> None:
+    """Streamable HTTP on 127.0.0.1:`port` (0: any free port). The socket is bound before the
+    port is printed on the first line of stdout, so a test reads a port that is already this
+    server's (a port probed free and bound later may be taken in between)."""
+    import socket
+
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    sock.listen(128)
+    print(sock.getsockname()[1], flush=True)
+    app = server.streamable_http_app(host="127.0.0.1")
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
+
+
 if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == "http":
-        server.run(transport="streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+        serve_http(int(sys.argv[2]))
     else:
         server.run()

@@ -1,12 +1,10 @@
 //! The calendar server end to end through junction's client over the in-memory transport.
 
-mod common;
-
-use common::*;
 use junction_protocol::completion::CompletionRef;
 use junction_servers::calendar::{self, Event, Events};
 use junction_servers::date::Date;
 use junction_servers::Options;
+use junction_test_support::client::*;
 use serde_json::json;
 
 async fn client() -> junction::client::Client {

@@ -1,12 +1,10 @@
 //! The library server end to end through junction's client over the in-memory transport.
 
-mod common;
-
-use common::*;
 use junction_protocol::completion::CompletionRef;
 use junction_servers::date::Date;
 use junction_servers::library::{self, Book, SearchResults, LOAN_DAYS, POLICY};
 use junction_servers::Options;
+use junction_test_support::client::*;
 use serde_json::json;
 
 const MAPS: &str = "9780000000042"; // Maps of Small Rivers, no copies

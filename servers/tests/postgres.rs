@@ -2,13 +2,9 @@
 //! the same tools as on SQLite, the tables created and seeded once however many instances
 //! start together, and the races two instances can run into decided by the database.
 
-mod common;
-#[path = "common/postgres.rs"]
-mod postgres;
-
-use common::*;
 use junction_servers::{calendar, library, tasks, Db, Options};
-use postgres::Postgres;
+use junction_test_support::client::*;
+use junction_test_support::postgres::Postgres;
 use serde_json::json;
 
 const STARS: &str = "9780000000035"; // Stars Over the Desert: one copy

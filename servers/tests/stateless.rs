@@ -3,15 +3,13 @@
 //! requests travel as `input_required` results and retries, and notifications arrive on a
 //! `subscriptions/listen` stream.
 
-mod common;
-
-use common::*;
 use junction::client::{ClientOptions, Elicitation, Sampling, ServerNotification};
 use junction::protocol::ProtocolVersion;
 use junction_protocol::elicitation::ElicitResult;
 use junction_protocol::sampling::CreateMessageResult;
 use junction_servers::tasks;
 use junction_servers::Options;
+use junction_test_support::client::*;
 use serde_json::json;
 
 fn stateless(options: ClientOptions) -> ClientOptions {

@@ -1,11 +1,8 @@
 //! The tasks server end to end through junction's client over the in-memory transport,
 //! including the requests it sends back: elicitation, sampling and resource updates.
 
-mod common;
-
 use std::sync::{Arc, Mutex};
 
-use common::*;
 use junction::client::{Client, ClientOptions, Elicitation, Sampling, ServerNotification};
 use junction::server::Server;
 use junction_protocol::completion::CompletionRef;
@@ -13,6 +10,7 @@ use junction_protocol::elicitation::ElicitResult;
 use junction_protocol::sampling::CreateMessageResult;
 use junction_servers::tasks::{self, Task, OPEN};
 use junction_servers::Options;
+use junction_test_support::client::*;
 use serde_json::json;
 
 fn server() -> Server {

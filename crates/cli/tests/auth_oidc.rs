@@ -5,13 +5,13 @@
 //! given as `$BROWSER`: it follows the provider's redirects (login and consent complete at
 //! once) to Junction's loopback redirect listener.
 
-mod common;
-
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-use common::{peer, HttpServe};
+use junction_test_support::cli::{self, HttpServe};
+use junction_test_support::peers::peer;
+use junction_test_support::process;
 use serde_json::{json, Value};
 
 /// The authorization server, running until dropped.
@@ -79,7 +79,7 @@ impl Drop for Scratch {
 }
 
 /// `junction ARGS` as the user whose config directory is `home`, with the test's browser.
-fn junction_as(home: &Scratch, args: &[&str]) -> common::Run {
+fn junction_as(home: &Scratch, args: &[&str]) -> process::Run {
     junction_typing(home, args, None, &[])
 }
 
@@ -89,11 +89,11 @@ fn junction_typing(
     args: &[&str],
     input: Option<&str>,
     env: &[(&str, &str)],
-) -> common::Run {
+) -> process::Run {
     let browser =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests-interop/auto-browser.mjs");
-    common::Run::of(
-        common::host_command(&home.0)
+    process::Run::of(
+        cli::host_command(&home.0)
             .args(args)
             .envs(env.iter().copied())
             .env(

@@ -1,12 +1,12 @@
 //! `junction call` against `junction serve conformance`, two real processes: the exact JSON
 //! printed, the exit codes, version pinning and the refusal of bad usage.
 
-mod common;
-
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Command, Stdio};
 
-use common::{call_conformance, fixtures, junction, Run, JUNCTION};
+use junction_test_support::cli::{call_conformance, junction, junction_exe};
+use junction_test_support::fixtures;
+use junction_test_support::process::{self, Run};
 use serde_json::{json, Value};
 
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
@@ -252,7 +252,7 @@ fn auto_speaks_2026_07_28_to_a_server_that_has_it_and_the_handshake_for_ping() {
     let auto = |flags: &[&str]| {
         let mut args = vec!["call", "-v"];
         args.extend_from_slice(flags);
-        args.extend_from_slice(&["--", JUNCTION, "serve", "conformance"]);
+        args.extend_from_slice(&["--", junction_exe(), "serve", "conformance"]);
         junction(&args)
     };
     let call = auto(&["--method", "tools/call", "--tool", "test_simple_text"]);
@@ -315,14 +315,7 @@ fn ok(flags: &[&str]) -> Value {
 fn resources_and_the_template_are_listed_and_read_exactly() {
     assert_eq!(
         ok(&["--method", "resources/list"]),
-        json!({"resources": [
-            {"uri": "test://static-text", "name": "static-text", "title": "Static Text Resource",
-             "description": "A static text resource for testing", "mimeType": "text/plain"},
-            {"uri": "test://static-binary", "name": "static-binary", "title": "Static Binary Resource",
-             "description": "A static binary resource (image) for testing", "mimeType": "image/png"},
-            {"uri": "test://watched-resource", "name": "watched-resource", "title": "Watched Resource",
-             "description": "A resource that auto-updates every 3 seconds", "mimeType": "text/plain"},
-        ]})
+        json!({"resources": fixtures::resources()})
     );
     assert_eq!(
         ok(&["--method", "resources/templates/list"]),
@@ -533,7 +526,7 @@ fn tools_that_ask_the_client_explain_when_it_cannot_answer() {
 
 #[test]
 fn bad_usage_exits_3_and_names_the_problem() {
-    let conformance = [JUNCTION, "serve", "conformance"];
+    let conformance = [junction_exe(), "serve", "conformance"];
     let with_server = |flags: &[&'static str]| -> Vec<&'static str> {
         let mut args = vec!["call"];
         args.extend_from_slice(flags);
@@ -587,7 +580,7 @@ fn bad_usage_exits_3_and_names_the_problem() {
                 "--method",
                 "tools/call",
                 "--",
-                JUNCTION,
+                junction_exe(),
                 "serve",
                 "conformance",
             ],
@@ -644,8 +637,10 @@ fn a_server_that_never_answers_times_out() {
 fn server_stderr_is_shown_only_with_v_and_env_and_cwd_reach_the_server() {
     let dir = std::env::temp_dir().canonicalize().unwrap();
     let dir = dir.to_str().unwrap();
-    let script =
-        format!("echo \"marker FOO=$FOO in $(pwd)\" >&2; exec {JUNCTION} serve conformance");
+    let script = format!(
+        "echo \"marker FOO=$FOO in $(pwd)\" >&2; exec {junction} serve conformance",
+        junction = junction_exe()
+    );
     let args = |verbose: bool| {
         let mut args = vec!["call"];
         if verbose {
@@ -665,14 +660,14 @@ fn server_stderr_is_shown_only_with_v_and_env_and_cwd_reach_the_server() {
         ]);
         args.into_iter().map(str::to_owned).collect::<Vec<_>>()
     };
-    let quiet = common::run(
-        JUNCTION,
+    let quiet = process::run(
+        junction_exe(),
         &args(false).iter().map(String::as_str).collect::<Vec<_>>(),
     );
     assert_code(&quiet, 0);
     assert!(!quiet.stderr.contains("marker"), "{}", quiet.stderr);
-    let verbose = common::run(
-        JUNCTION,
+    let verbose = process::run(
+        junction_exe(),
         &args(true).iter().map(String::as_str).collect::<Vec<_>>(),
     );
     assert_code(&verbose, 0);
@@ -702,7 +697,7 @@ fn serve_with_an_unknown_name_lists_the_known_ones_and_exits_2() {
 
 #[test]
 fn serve_writes_only_protocol_on_stdout_and_exits_when_stdin_closes() {
-    let mut child = Command::new(JUNCTION)
+    let mut child = Command::new(junction_exe())
         .args(["serve", "conformance"])
         .env("RUST_LOG", "trace")
         .stdin(Stdio::piped())
@@ -762,7 +757,7 @@ fn serve_writes_only_protocol_on_stdout_and_exits_when_stdin_closes() {
 /// answered before the server exits.
 #[test]
 fn serve_answers_a_session_written_at_once_and_then_closed() {
-    let mut child = Command::new(JUNCTION)
+    let mut child = Command::new(junction_exe())
         .args(["serve", "conformance"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -3,8 +3,6 @@
 //! the server ended the old one) and against `@modelcontextprotocol/server-everything` over
 //! Streamable HTTP and the legacy HTTP+SSE transport (from scripts/test's `JUNCTION_*`).
 
-mod common;
-
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -15,8 +13,10 @@ use axum::body::Body;
 use axum::extract::Request;
 use axum::middleware::{self, Next};
 use axum::response::Response;
-use common::{junction, peer, Run};
 use junction::transport::http::server::HttpServer;
+use junction_test_support::cli::junction;
+use junction_test_support::peers::peer;
+use junction_test_support::process::Run;
 use serde_json::{json, Value};
 
 /// One HTTP request the server received.

@@ -5,20 +5,14 @@
 //! revisions, refuses `server/discover` and is reached through the `initialize` fallback.
 //! The peers come from `scripts/test`; without them these tests fail and say so.
 
-mod common;
-
 use std::io::{BufRead, BufReader};
-use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
-use std::time::Duration;
 
-use common::{junction, peer, Run};
+use junction_test_support::cli::junction;
+use junction_test_support::peers::{peer, python_http_server, PY_SERVER};
+use junction_test_support::process::Run;
 use serde_json::{json, Value};
 
-const PY_SERVER: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../tests-interop/py-server.py"
-);
 const TS_SERVER: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../../tests-interop/ts-server.mjs"
@@ -105,24 +99,8 @@ fn auto_reaches_2026_07_28_with_the_python_sdk_server_over_stdio() {
 
 #[test]
 fn auto_reaches_2026_07_28_with_the_python_sdk_server_over_http() {
-    let python = peer("JUNCTION_PYTHON");
-    let port = TcpListener::bind("127.0.0.1:0")
-        .and_then(|probe| probe.local_addr())
-        .expect("a free port")
-        .port();
-    let _server = Server(
-        Command::new(&python)
-            .args([PY_SERVER, "http", &port.to_string()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("python starts"),
-    );
-    // Wait until uvicorn accepts connections (no fixed delay: the machine may be slow).
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    exercise_python_server(&[&format!("http://127.0.0.1:{port}/mcp")]);
+    let server = python_http_server();
+    exercise_python_server(&[&server.url()]);
 }
 
 #[test]

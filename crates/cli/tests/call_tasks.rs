@@ -4,9 +4,8 @@
 //! visible only to the session that created it (each `junction call` is a session of its
 //! own).
 
-mod common;
-
-use common::{junction, HttpServe, Run, JUNCTION};
+use junction_test_support::cli::{junction, junction_exe, HttpServe};
+use junction_test_support::process::Run;
 use serde_json::Value;
 
 /// The JSON documents `run` printed, in order.
@@ -71,7 +70,8 @@ fn assert_report(created: &Value, result: &Value) {
 
 #[test]
 fn a_tool_call_as_a_task_prints_the_task_waits_and_prints_the_result_over_stdio() {
-    let (created, result) = inventory_as_task(&["--", JUNCTION, "serve", "library"], Some("60000"));
+    let (created, result) =
+        inventory_as_task(&["--", junction_exe(), "serve", "library"], Some("60000"));
     let task = &created["task"];
     assert!(
         task["taskId"].as_str().is_some_and(|id| id.len() >= 16),

@@ -1,11 +1,10 @@
 //! End-to-end tests of `junction run` and `junction chat` over real child processes: the
 //! conformance server is this very binary (`junction serve conformance`), the model a script.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::{Run, JUNCTION};
+use junction_test_support::cli::{self, junction_exe};
+use junction_test_support::process::Run;
 use serde_json::{json, Value};
 
 /// A fresh directory for one test's files, removed when the test ends.
@@ -39,7 +38,7 @@ fn write(dir: &Path, name: &str, value: &Value) -> String {
 }
 
 fn conformance() -> Value {
-    json!({"command": JUNCTION, "args": ["serve", "conformance"]})
+    json!({"command": junction_exe(), "args": ["serve", "conformance"]})
 }
 
 fn broken() -> Value {
@@ -71,7 +70,7 @@ fn junction_in(dir: &Path, args: &[&str], input: &str) -> Run {
 /// `junction ARGS` in `dir`, with `input` on stdin and only the provider variables in `env`.
 fn junction_env(dir: &Path, args: &[&str], input: &str, env: &[(&str, &str)]) -> Run {
     // Answers, pins and user servers stay in the test's directory too.
-    let mut command = common::host_command(&dir.join("config"));
+    let mut command = cli::host_command(&dir.join("config"));
     for variable in PROVIDER_VARIABLES {
         command.env_remove(variable);
     }

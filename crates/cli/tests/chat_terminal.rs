@@ -3,11 +3,7 @@
 //! byte 0x03 that the terminal turns into SIGINT while a turn runs, and the test reads what
 //! the screen receives.
 
-#[path = "../../host/tests/hostile/mod.rs"]
-mod hostile;
-
 mod cluster;
-mod common;
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -15,11 +11,11 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use hostile::{alive, tool, Hostile};
+use junction_test_support::cli::{self, junction_exe, HttpServe};
+use junction_test_support::fake_model::{anthropic_partial, anthropic_text, FakeModel};
+use junction_test_support::hostile::{alive, tool, Hostile};
+use junction_test_support::process;
 use serde_json::json;
-
-use common::fake_model::{anthropic_partial, anthropic_text, FakeModel};
-use common::{HttpServe, JUNCTION};
 
 /// A command on a pseudo-terminal: keys in, screen bytes out.
 struct Pty {
@@ -29,7 +25,7 @@ struct Pty {
 }
 
 impl Pty {
-    /// `command` with its user config directory in `home` (see [`common::host_command`]).
+    /// `command` with its user config directory in `home` (see [`cli::host_command`]).
     fn start(home: &Path, command: &str) -> Pty {
         Pty::start_with(home, command, &[])
     }
@@ -171,9 +167,10 @@ fn ctrl_c_stops_the_turn_not_the_chat_and_twice_at_the_prompt_leaves() {
     let mut chat = Pty::start(
         &server.path("home"),
         &format!(
-            "{JUNCTION} chat --yes --config {} --model scripted:{}",
+            "{junction} chat --yes --config {} --model scripted:{}",
             config.display(),
-            model.display()
+            model.display(),
+            junction = junction_exe(),
         ),
     );
     chat.wait_for("Type a message", 1);
@@ -260,7 +257,10 @@ fn esc_stops_a_streaming_answer_which_stays_in_the_conversation() {
     let mut chat = Pty::start_in(
         Some(&dir),
         &server.path("home"),
-        &format!("{JUNCTION} chat --no-save --model anthropic:claude-test"),
+        &format!(
+            "{junction} chat --no-save --model anthropic:claude-test",
+            junction = junction_exe()
+        ),
         &[
             ("ANTHROPIC_API_KEY", "sk-test-not-a-real-key"),
             ("ANTHROPIC_BASE_URL", api.base.as_str()),
@@ -313,7 +313,12 @@ fn a_streamed_answer_is_shown_and_the_conversation_resumes_in_a_new_chat() {
         ("ANTHROPIC_API_KEY", "sk-test-not-a-real-key"),
         ("ANTHROPIC_BASE_URL", api.base.as_str()),
     ];
-    let command = |extra: &str| format!("{JUNCTION} chat --model anthropic:claude-test {extra}");
+    let command = |extra: &str| {
+        format!(
+            "{junction} chat --model anthropic:claude-test {extra}",
+            junction = junction_exe()
+        )
+    };
     let dir = server.path("");
     let mut chat = Pty::start_in(Some(&dir), &server.path("home"), &command(""), &env);
     chat.wait_for("Type a message", 1);
@@ -376,9 +381,10 @@ fn ctrl_c_at_a_consent_question_leaves_no_read_behind_to_swallow_the_next_line()
     let mut chat = Pty::start(
         &server.path("home"),
         &format!(
-            "{JUNCTION} chat --no-save --config {} --model scripted:{}",
+            "{junction} chat --no-save --config {} --model scripted:{}",
             config.display(),
-            model.display()
+            model.display(),
+            junction = junction_exe(),
         ),
     );
     chat.wait_for("Type a message", 1);
@@ -421,9 +427,10 @@ fn an_always_answer_is_kept_in_the_config_dir_listed_and_revoked() {
     let home = server.path("config-home");
     let env = [("XDG_CONFIG_HOME", home.to_str().unwrap())];
     let chat_command = format!(
-        "{JUNCTION} chat --no-save --config {} --model scripted:{}",
+        "{junction} chat --no-save --config {} --model scripted:{}",
         config.display(),
-        model.display()
+        model.display(),
+        junction = junction_exe(),
     );
     let mut chat = Pty::start(&home, &chat_command);
     chat.wait_for("Type a message", 1);
@@ -437,7 +444,7 @@ fn an_always_answer_is_kept_in_the_config_dir_listed_and_revoked() {
     assert!(home.join("junction").join("consent.json").is_file());
 
     let consent = |args: &[&str]| {
-        let output = Command::new(JUNCTION)
+        let output = Command::new(junction_exe())
             .arg("consent")
             .args(args)
             .envs(env)
@@ -496,9 +503,10 @@ fn chat_with(
     Pty::start_with(
         &home,
         &format!(
-            "{JUNCTION} chat {flags} --config {} --model scripted:{}",
+            "{junction} chat {flags} --config {} --model scripted:{}",
             path.display(),
-            model.display()
+            model.display(),
+            junction = junction_exe(),
         ),
         &[
             ("XDG_DATA_HOME", home.to_str().unwrap()),
@@ -600,7 +608,12 @@ fn a_streamed_markdown_answer_is_rendered_and_shown_raw_with_no_markdown() {
     ];
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let dir = server.path("");
-    let command = |extra: &str| format!("{JUNCTION} chat --model anthropic:claude-test {extra}");
+    let command = |extra: &str| {
+        format!(
+            "{junction} chat --model anthropic:claude-test {extra}",
+            junction = junction_exe()
+        )
+    };
 
     let mut chat = Pty::start_in(Some(&dir), &server.path("home"), &command(""), &env);
     chat.wait_for("Type a message", 1);
@@ -650,7 +663,7 @@ fn a_project_server_starts_once_approved_and_an_always_answer_holds_until_the_en
     let home = dir.join("home");
     std::fs::create_dir_all(home.join("junction")).unwrap();
     std::fs::create_dir_all(dir.join(".git")).unwrap();
-    let entry = json!({"command": JUNCTION, "args": ["serve", "conformance"]});
+    let entry = json!({"command": junction_exe(), "args": ["serve", "conformance"]});
     let model = dir.join("model.json");
     std::fs::write(&model, json!([{"text": "Hi."}]).to_string()).unwrap();
     std::fs::write(
@@ -671,7 +684,7 @@ fn a_project_server_starts_once_approved_and_an_always_answer_holds_until_the_en
         ("XDG_DATA_HOME", home_str.as_str()),
         ("XDG_STATE_HOME", home_str.as_str()),
     ];
-    let chat_command = format!("{JUNCTION} chat --no-save");
+    let chat_command = format!("{junction} chat --no-save", junction = junction_exe());
     let mut chat = Pty::start_in(Some(&dir), &home, &chat_command, &env);
     chat.wait_for(
         "project file .mcp.json defines server proj, which runs: ",
@@ -763,9 +776,10 @@ fn http_server_killed_and_started_again(protocol: &str, legacy: bool, why: &str)
     let mut chat = Pty::start_with(
         Path::new(dirs),
         &format!(
-            "{JUNCTION} chat --yes --config {} --model scripted:{}",
+            "{junction} chat --yes --config {} --model scripted:{}",
             config.display(),
-            model.display()
+            model.display(),
+            junction = junction_exe(),
         ),
         &[("XDG_DATA_HOME", dirs), ("XDG_STATE_HOME", dirs)],
     );
@@ -891,7 +905,7 @@ fn a_form_asked_through_input_requests_keeps_the_servers_field_order() {
 fn form_with_choices(protocol: &str) {
     let home = Hostile::new(&format!("pty-form-enums-{protocol}"));
     let config = json!({
-        "mcpServers": {"conf": {"command": JUNCTION, "args": ["serve", "conformance"],
+        "mcpServers": {"conf": {"command": junction_exe(), "args": ["serve", "conformance"],
             "protocolVersion": protocol}},
         "junction": {"policy": {"conf__*": "allow"}}
     });
@@ -1066,8 +1080,8 @@ fn a_tool_changed_between_runs_waits_for_review_and_an_unchanged_one_runs() {
         )
     };
     let run = |extra: &[&str]| {
-        common::Run::of(
-            common::host_command(&home)
+        process::Run::of(
+            cli::host_command(&home)
                 .args(["run", "--no-save", "--allow", "lib__*", "--config"])
                 .arg(&config)
                 .args(["--model", &model])
@@ -1116,8 +1130,9 @@ fn a_tool_changed_between_runs_waits_for_review_and_an_unchanged_one_runs() {
     let mut chat = Pty::start(
         &home,
         &format!(
-            "{JUNCTION} chat --no-save --allow 'lib__*' --config {} --model {model}",
-            config.display()
+            "{junction} chat --no-save --allow 'lib__*' --config {} --model {model}",
+            config.display(),
+            junction = junction_exe(),
         ),
     );
     chat.wait_for("Type a message", 1);
@@ -1154,9 +1169,8 @@ fn a_tool_changed_between_runs_waits_for_review_and_an_unchanged_one_runs() {
 
     // `junction consent pins` shows the pins; `unpin` drops one, which is pinned again as
     // it is at its next call.
-    let consent = |args: &[&str]| {
-        common::Run::of(common::host_command(&home).arg("consent").args(args), None)
-    };
+    let consent =
+        |args: &[&str]| process::Run::of(cli::host_command(&home).arg("consent").args(args), None);
     let pinned = consent(&["pins"]);
     assert_eq!(pinned.code, 0, "{}", pinned.stderr);
     let pinned: Vec<(&str, &str, usize)> = pinned

@@ -1,12 +1,10 @@
 //! `junction completions SHELL`: a script the shell accepts, completing the commands and
 //! their flags.
 
-mod common;
-
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use common::junction;
+use junction_test_support::cli::junction;
 
 #[test]
 fn bash_completions_parse_in_bash_and_know_the_commands_and_flags() {

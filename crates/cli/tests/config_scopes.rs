@@ -3,11 +3,10 @@
 //! found from a subdirectory, the servers (this very binary's conformance server) started
 //! or skipped as the approvals say, and the files edited by `junction mcp`.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::{Run, JUNCTION};
+use junction_test_support::cli::{self, junction_exe};
+use junction_test_support::process::Run;
 use serde_json::{json, Value};
 
 /// A repository (a directory with `.git`) with a subdirectory to work in, and a config
@@ -49,7 +48,7 @@ impl Project {
     /// `junction ARGS` in the repository's `src/deep`, `input` piped (so nobody is asked).
     fn junction(&self, args: &[&str], input: &str) -> Run {
         Run::of(
-            common::host_command(&self.root.join("home"))
+            cli::host_command(&self.root.join("home"))
                 .args(args)
                 .current_dir(self.repo().join("src").join("deep"))
                 .env("XDG_DATA_HOME", self.root.join("home"))
@@ -61,7 +60,7 @@ impl Project {
 }
 
 fn conformance() -> Value {
-    json!({"command": JUNCTION, "args": ["serve", "conformance"]})
+    json!({"command": junction_exe(), "args": ["serve", "conformance"]})
 }
 
 #[test]
@@ -195,7 +194,7 @@ fn junction_mcp_adds_lists_gets_and_removes_servers_keeping_the_files_comments()
         "--env",
         "GREETING=hi",
         "--",
-        JUNCTION,
+        junction_exe(),
         "serve",
         "conformance",
     ]);
@@ -288,8 +287,9 @@ fn junction_mcp_adds_lists_gets_and_removes_servers_keeping_the_files_comments()
     let mine = row("mine");
     assert!(
         mine.starts_with(&format!(
-            "mine  user  {}  {JUNCTION} serve conformance  connected, ",
-            user.display()
+            "mine  user  {}  {junction} serve conformance  connected, ",
+            user.display(),
+            junction = junction_exe(),
         )) && mine.ends_with(" tools"),
         "{mine}"
     );

@@ -5,13 +5,14 @@
 //! extensions); tests-interop/conformance-client-expected-failures.yml lists none, and the
 //! suite checks it in both directions.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use common::{checks_by_scenario, peer, run, scenario_of, JUNCTION};
+use junction_test_support::cli::junction_exe;
+use junction_test_support::conformance::checks_by_scenario;
+use junction_test_support::peers::peer;
+use junction_test_support::process::{self, run};
 
 /// Scenarios of `--suite all` in 0.1.16.
 const ALL_SCENARIOS: usize = 26;
@@ -20,30 +21,9 @@ fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-#[test]
-fn scenario_names_are_read_whatever_the_time() {
-    assert_eq!(
-        scenario_of("sse-retry-2026-12-02T17-20-05-120Z"),
-        "sse-retry"
-    );
-    assert_eq!(
-        scenario_of("elicitation-sep1034-client-defaults-2026-12-02T20-20-20-020Z"),
-        "elicitation-sep1034-client-defaults"
-    );
-    assert_eq!(
-        scenario_of("json-schema-2020-12-preservation-2026-12-04T17-14-43-792Z"),
-        "json-schema-2020-12-preservation"
-    );
-    assert_eq!(
-        scenario_of("sep-2322-client-request-state-2026-12-04T17-20-20-020Z"),
-        "sep-2322-client-request-state"
-    );
-    assert_eq!(scenario_of("initialize"), "initialize");
-}
-
 /// One run of the 0.1.16 client suite (`--suite all`, or one `--scenario`) against
 /// `junction conformance-client`: the suite's exit code and its checks by scenario.
-fn client_suite(selection: &[&str]) -> (common::Run, BTreeMap<String, Vec<serde_json::Value>>) {
+fn client_suite(selection: &[&str]) -> (process::Run, BTreeMap<String, Vec<serde_json::Value>>) {
     let node = peer("JUNCTION_NODE");
     let conformance = peer("JUNCTION_CONFORMANCE");
     let stamp = SystemTime::now()
@@ -52,7 +32,7 @@ fn client_suite(selection: &[&str]) -> (common::Run, BTreeMap<String, Vec<serde_
         .as_nanos();
     let out = std::env::temp_dir().join(format!("junction-conformance-client-{stamp}"));
     let expected = workspace_root().join("tests-interop/conformance-client-expected-failures.yml");
-    let command = format!("{JUNCTION} conformance-client");
+    let command = format!("{junction} conformance-client", junction = junction_exe());
     let mut args = vec![conformance.as_str(), "client", "--command", &command];
     args.extend_from_slice(selection);
     let expected = expected.to_string_lossy();

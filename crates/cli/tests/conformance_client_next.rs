@@ -10,13 +10,14 @@
 //! scenario the suite runs fails or warns, the unscored `json-schema-2020-12-preservation`
 //! included (the client hands back the schema it kept, byte for byte).
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use common::{checks_by_scenario, peer, run, JUNCTION};
+use junction_test_support::cli::junction_exe;
+use junction_test_support::conformance::checks_by_scenario;
+use junction_test_support::peers::peer;
+use junction_test_support::process::run;
 use serde_json::Value;
 
 /// Runs the requirement set; returns the checks by scenario after asserting the run passed.
@@ -30,7 +31,7 @@ fn requirements(revision: &str, expected_auth: usize) -> BTreeMap<String, Vec<Va
     let out = std::env::temp_dir().join(format!("junction-conformance-next-{revision}-{stamp}"));
     let expected = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../tests-interop/conformance-next-client-expected-failures.yml");
-    let command = format!("{JUNCTION} conformance-client");
+    let command = format!("{junction} conformance-client", junction = junction_exe());
     let mut args = vec![
         conformance.as_str(),
         "client",

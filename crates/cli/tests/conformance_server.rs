@@ -8,11 +8,12 @@
 //! (`JUNCTION_NODE`, `JUNCTION_CONFORMANCE`, `JUNCTION_CONFORMANCE_NEXT`); without them these
 //! tests fail and say so.
 
-mod common;
-
 use std::path::Path;
 
-use common::{peer, run, server_suite, HttpServe};
+use junction_test_support::cli::HttpServe;
+use junction_test_support::conformance::server_suite;
+use junction_test_support::peers::peer;
+use junction_test_support::process::run;
 use serde_json::Value;
 
 /// How many scenarios `--suite all` runs in 0.1.16.

@@ -1,9 +1,7 @@
 //! `junction demo` end to end: the binary starts its three example servers as child
 //! processes of itself, plays the scripted conversation and passes every check.
 
-mod common;
-
-use common::junction;
+use junction_test_support::cli::junction;
 
 #[test]
 fn the_demo_plays_the_mission_and_every_check_passes() {

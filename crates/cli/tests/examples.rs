@@ -5,10 +5,10 @@ use std::path::{Path, PathBuf};
 
 use junction::client::{Client, ClientOptions};
 use junction::transport::child::{self, ChildProcess, CommandSpec, ShutdownTimeouts};
-use junction_protocol::tools::{CallToolParams, CallToolResult};
+use junction_protocol::tools::CallToolResult;
+use junction_test_support::cli::junction_exe;
+use junction_test_support::client::call_unlisted;
 use serde_json::{json, Value};
-
-const JUNCTION: &str = env!("CARGO_BIN_EXE_junction");
 
 /// A directory of its own for one test's database and wire log.
 fn scratch(test: &str) -> PathBuf {
@@ -19,7 +19,7 @@ fn scratch(test: &str) -> PathBuf {
 }
 
 async fn start(name: &str, db: &Path, log: &Path) -> (Client, ChildProcess) {
-    let spec = CommandSpec::new(JUNCTION).args([
+    let spec = CommandSpec::new(junction_exe()).args([
         "serve",
         name,
         "--db",
@@ -42,19 +42,6 @@ async fn stop(client: Client, mut process: ChildProcess) {
         status.success(),
         "the server exits cleanly when stdin closes: {status}"
     );
-}
-
-async fn call(client: &Client, name: &str, arguments: Value) -> CallToolResult {
-    let Value::Object(arguments) = arguments else {
-        unreachable!()
-    };
-    client
-        .call_tool(
-            CallToolParams::new(name).arguments(arguments),
-            Default::default(),
-        )
-        .await
-        .unwrap_or_else(|e| panic!("tools/call {name} failed: {e}"))
 }
 
 fn text(result: &CallToolResult) -> &str {
@@ -98,17 +85,17 @@ async fn library_fails_a_checkout_verbatim_keeps_its_data_and_logs_what_it_recei
         ("checkout", json!({"isbn": "9780000000011"})),
     ];
     let (client, process) = start("library", &db, &log).await;
-    let search = call(&client, calls[0].0, calls[0].1.clone()).await;
+    let search = call_unlisted(&client, calls[0].0, calls[0].1.clone()).await;
     let parsed: Value = serde_json::from_str(text(&search)).unwrap();
     assert_eq!(search.structured_content.as_ref(), Some(&parsed));
     assert_eq!(parsed["total"], 5);
-    let failed = call(&client, calls[1].0, calls[1].1.clone()).await;
+    let failed = call_unlisted(&client, calls[1].0, calls[1].1.clone()).await;
     assert_eq!(failed.is_error, Some(true));
     assert_eq!(
         text(&failed),
         "No copies of 'Maps of Small Rivers' are available. Search for another title."
     );
-    let ok = call(&client, calls[2].0, calls[2].1.clone()).await;
+    let ok = call_unlisted(&client, calls[2].0, calls[2].1.clone()).await;
     assert!(
         text(&ok).starts_with("Checked out 'A Brief History of Light'."),
         "{ok:?}"
@@ -118,7 +105,7 @@ async fn library_fails_a_checkout_verbatim_keeps_its_data_and_logs_what_it_recei
 
     // A second run on the same database adds no books and keeps the loan.
     let (client, process) = start("library", &db, &log).await;
-    let all = call(&client, "search", json!({"query": "", "limit": 50})).await;
+    let all = call_unlisted(&client, "search", json!({"query": "", "limit": 50})).await;
     let all: Value = serde_json::from_str(text(&all)).unwrap();
     assert_eq!(all["total"], 10);
     let light = all["results"]
@@ -142,17 +129,17 @@ async fn calendar_rejects_a_bad_date_verbatim_then_adds_the_event() {
         ("add_event", json!({"title": "Lunch", "date": "2026-11-03"})),
     ];
     let (client, process) = start("calendar", &db, &log).await;
-    let found = call(&client, calls[0].0, calls[0].1.clone()).await;
+    let found = call_unlisted(&client, calls[0].0, calls[0].1.clone()).await;
     let parsed: Value = serde_json::from_str(text(&found)).unwrap();
     assert_eq!(found.structured_content.as_ref(), Some(&parsed));
     assert_eq!(parsed["events"][0]["title"], "Dentist appointment");
-    let bad = call(&client, calls[1].0, calls[1].1.clone()).await;
+    let bad = call_unlisted(&client, calls[1].0, calls[1].1.clone()).await;
     assert_eq!(bad.is_error, Some(true));
     assert_eq!(
         text(&bad),
         "Date 'tomorrow' is not in YYYY-MM-DD form. Try again, for example 2026-11-03."
     );
-    let added = call(&client, calls[2].0, calls[2].1.clone()).await;
+    let added = call_unlisted(&client, calls[2].0, calls[2].1.clone()).await;
     assert_eq!(
         text(&added),
         "Added event 7: Lunch on 2026-11-03 (all day)."
@@ -171,9 +158,9 @@ async fn tasks_without_elicitation_refuse_to_delete_and_the_database_is_unchange
         ("delete_task", json!({"id": 17})),
     ];
     let (client, process) = start("tasks", &db, &log).await;
-    let added = call(&client, calls[0].0, calls[0].1.clone()).await;
+    let added = call_unlisted(&client, calls[0].0, calls[0].1.clone()).await;
     assert_eq!(text(&added), "Created task 17: Ship the Q3 report");
-    let refused = call(&client, calls[1].0, calls[1].1.clone()).await;
+    let refused = call_unlisted(&client, calls[1].0, calls[1].1.clone()).await;
     assert_eq!(refused.is_error, Some(true));
     assert!(
         text(&refused).ends_with("call delete_task again with confirm: true."),
@@ -191,7 +178,7 @@ async fn tasks_without_elicitation_refuse_to_delete_and_the_database_is_unchange
         .as_text()
         .unwrap()
         .contains("Ship the Q3 report"));
-    let next = call(&client, "add_task", json!({"title": "Next"})).await;
+    let next = call_unlisted(&client, "add_task", json!({"title": "Next"})).await;
     assert_eq!(
         text(&next),
         "Created task 18: Next",
@@ -203,7 +190,7 @@ async fn tasks_without_elicitation_refuse_to_delete_and_the_database_is_unchange
 
 #[test]
 fn an_unusable_database_path_stops_serve_with_a_message() {
-    let output = std::process::Command::new(JUNCTION)
+    let output = std::process::Command::new(junction_exe())
         .args([
             "serve",
             "library",
@@ -231,7 +218,7 @@ async fn over_http_the_wire_log_holds_every_sessions_messages_whole() {
 
     let dir = scratch("http-log");
     let log = dir.join("calendar.jsonl");
-    let mut server = tokio::process::Command::new(JUNCTION)
+    let mut server = tokio::process::Command::new(junction_exe())
         .args(["serve", "calendar", "--http", "127.0.0.1:0", "--wire-log"])
         .arg(&log)
         .stdout(std::process::Stdio::piped())
@@ -257,7 +244,7 @@ async fn over_http_the_wire_log_holds_every_sessions_messages_whole() {
                 .await
                 .unwrap();
             for i in 0..5 {
-                call(
+                call_unlisted(
                     &client,
                     "search",
                     json!({"text": format!("session {n} query {i}")}),

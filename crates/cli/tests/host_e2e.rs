@@ -5,12 +5,9 @@
 //! What the wire logs show is what reached each server: the tests read them (and the
 //! databases, re-opened after the servers exit) rather than trust the host's account.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use common::JUNCTION;
 use junction_host::config::Config;
 use junction_host::consent::{ConsentAnswer, ScriptedConsent};
 use junction_host::conversation::Message;
@@ -20,6 +17,7 @@ use junction_host::model::ScriptedModel;
 use junction_host::servers::{StartFailure, StartOptions};
 use junction_host::Host;
 use junction_protocol::tools::CallToolParams;
+use junction_test_support::cli::junction_exe;
 use serde_json::{json, Map, Value};
 use tokio::sync::mpsc::UnboundedReceiver;
 
@@ -77,7 +75,7 @@ impl Scratch {
             servers.insert(
                 server.to_owned(),
                 json!({
-                    "command": JUNCTION,
+                    "command": junction_exe(),
                     "args": ["serve", server,
                         "--db", self.db(server),
                         "--wire-log", self.wire_log(server)],

@@ -3,12 +3,9 @@
 //! results and log messages carry terminal escape sequences, carriage returns and
 //! invisible characters.
 
-#[path = "../../host/tests/hostile/mod.rs"]
-mod hostile;
-
-mod common;
-
-use hostile::{tool, Hostile};
+use junction_test_support::cli;
+use junction_test_support::hostile::{tool, Hostile};
+use junction_test_support::process;
 use serde_json::json;
 
 /// A tool that shows as `library.search` once its escapes have run: the line is erased
@@ -25,7 +22,7 @@ fn junction_against(
     script: serde_json::Value,
     extra: &[&str],
     input: &str,
-) -> common::Run {
+) -> process::Run {
     let config = server.path("config.json");
     std::fs::write(
         &config,
@@ -43,8 +40,8 @@ fn junction_against(
         &model,
     ];
     args.extend_from_slice(extra);
-    common::Run::of(
-        common::host_command(&server.path("config"))
+    process::Run::of(
+        cli::host_command(&server.path("config"))
             .args(&args)
             .env_remove("NO_COLOR"),
         Some(input),
@@ -182,8 +179,8 @@ fn auth_status_shows_the_authorization_servers_words_escaped() {
             "tokens": {"access_token": "a", "scope": "read\u{1b}[2J"}
         }}}),
     );
-    let run = common::Run::of(
-        common::host_command(&home.path("")).args(["auth", "status", url]),
+    let run = process::Run::of(
+        cli::host_command(&home.path("")).args(["auth", "status", url]),
         None,
     );
     assert_eq!(run.code, 0, "{}", run.stderr);

@@ -5,9 +5,10 @@
 //! with and without sessions and over stdio; `legacy` (the handshake) works too. The
 //! Inspector comes from `scripts/test`; without it these tests fail and say so.
 
-mod common;
-
-use common::{fixtures, peer, HttpServe, Run, JUNCTION};
+use junction_test_support::cli::{junction_exe, HttpServe};
+use junction_test_support::fixtures;
+use junction_test_support::peers::peer;
+use junction_test_support::process::Run;
 use serde_json::{json, Value};
 
 /// Runs the Inspector CLI with `--format json` against `target` (a URL, or a command).
@@ -144,7 +145,7 @@ fn the_inspector_speaks_2026_07_28_with_junction_over_sessionless_http() {
 
 #[test]
 fn the_inspector_speaks_2026_07_28_with_junction_over_stdio() {
-    exercise_modern(&[JUNCTION, "serve", "conformance"]);
+    exercise_modern(&[junction_exe(), "serve", "conformance"]);
 }
 
 #[test]

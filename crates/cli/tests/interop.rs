@@ -4,10 +4,10 @@
 //! `scripts/test` (`JUNCTION_NODE`, `JUNCTION_TS_CLIENT`, ...); without them these tests fail
 //! and say so.
 
-mod common;
-
-use common::sdk_clients::{check_sdk_client_output, Via, NO_FLAGS, SSE_ALWAYS};
-use common::{junction, peer, run, HttpServe, Run, JUNCTION};
+use junction_test_support::cli::{junction, junction_exe, HttpServe};
+use junction_test_support::peers::peer;
+use junction_test_support::process::{run, Run};
+use junction_test_support::sdk_clients::{check_sdk_client_output, Via, NO_FLAGS, SSE_ALWAYS};
 use serde_json::{json, Value};
 
 /// Runs an SDK client (`program script`) with `--all-conformance --answers suite` against
@@ -17,7 +17,7 @@ fn run_sdk_client(program: &str, script: &str, via: Via) -> Run {
     match via {
         Via::Stdio => {
             let mut args = all.to_vec();
-            args.extend_from_slice(&["--", JUNCTION, "serve", "conformance"]);
+            args.extend_from_slice(&["--", junction_exe(), "serve", "conformance"]);
             run(program, &args)
         }
         Via::Http(flags) => over_http(program, &all, flags),

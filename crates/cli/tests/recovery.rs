@@ -3,15 +3,10 @@
 //! server comes back (by `/restart NAME`, or by itself on the next call to it). The server
 //! is the hostile shell script of the host's tests, crashing on its first `tools/call`.
 
-#[path = "../../host/tests/hostile/mod.rs"]
-mod hostile;
-
-mod common;
-
-use hostile::{tool, Hostile};
+use junction_test_support::cli;
+use junction_test_support::hostile::{tool, Hostile};
+use junction_test_support::process::Run;
 use serde_json::{json, Value};
-
-use common::Run;
 
 /// A script in which the model calls `flaky__work` `calls` times, one turn each, and
 /// answers after each call.
@@ -38,7 +33,7 @@ fn chat_with(server: &Hostile, servers: Value, script: Value, input: &str) -> Ru
     std::fs::write(&model, script.to_string()).unwrap();
     let model = format!("scripted:{}", model.display());
     Run::of(
-        common::host_command(&server.dir)
+        cli::host_command(&server.dir)
             .args(["chat", "--yes", "--no-save", "--config"])
             .arg(&config)
             .args(["--model", &model])
@@ -229,7 +224,7 @@ fn a_run_whose_server_stops_goes_on_then_fails_naming_it() {
     let model = server.path("model.json");
     std::fs::write(&model, calling(1).to_string()).unwrap();
     let run = Run::of(
-        common::host_command(&server.dir)
+        cli::host_command(&server.dir)
             .args([
                 "run",
                 "--yes",

@@ -3,15 +3,10 @@
 //! `notifications/roots/list_changed`). The server is the hostile shell script of the
 //! host's tests, asking `roots/list` during each call.
 
-#[path = "../../host/tests/hostile/mod.rs"]
-mod hostile;
-
-mod common;
-
-use hostile::{tool, Hostile};
+use junction_test_support::cli;
+use junction_test_support::hostile::{tool, Hostile};
+use junction_test_support::process::Run;
 use serde_json::{json, Value};
-
-use common::Run;
 
 /// The `file://` URI of `dir` as the host writes it (these test paths need no escaping).
 fn uri(dir: &std::path::Path) -> String {
@@ -47,7 +42,7 @@ fn the_working_directory_and_each_root_flag_are_offered_and_an_added_root_is_ann
         added.display()
     );
     let run = Run::of(
-        common::host_command(&server.dir)
+        cli::host_command(&server.dir)
             .current_dir(&work)
             .args(["chat", "--yes", "--no-save", "--config"])
             .arg(&config)

@@ -1,15 +1,10 @@
 //! `junction run` as scripts use it: the message on stdin, JSON output, a turn limit,
 //! rules for one run, and exit codes that say what happened.
 
-#[path = "../../host/tests/hostile/mod.rs"]
-mod hostile;
-
-mod common;
-
-use hostile::{tool, Hostile};
+use junction_test_support::cli;
+use junction_test_support::hostile::{tool, Hostile};
+use junction_test_support::process::Run;
 use serde_json::{json, Value};
-
-use common::Run;
 
 fn calls_then_answer(calls: usize) -> Value {
     let mut script: Vec<Value> = (0..calls)
@@ -31,7 +26,7 @@ fn run(server: &Hostile, script: Value, args: &[&str], stdin: &str) -> Run {
     let model = server.path("model.json");
     std::fs::write(&model, script.to_string()).unwrap();
     Run::of(
-        common::host_command(&server.path("config"))
+        cli::host_command(&server.path("config"))
             .args(["run", "--config", config.to_str().unwrap()])
             .arg("--model")
             .arg(format!("scripted:{}", model.display()))

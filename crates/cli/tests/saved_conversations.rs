@@ -3,12 +3,11 @@
 //! `chat --continue` sends the model everything said before. The model is a local fake of
 //! the Anthropic API that records what it was sent.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::fake_model::{anthropic_text, FakeModel};
-use common::Run;
+use junction_test_support::cli;
+use junction_test_support::fake_model::{anthropic_text, FakeModel};
+use junction_test_support::process::Run;
 use serde_json::Value;
 
 /// A data directory and a working directory for one test, removed when it ends.
@@ -49,7 +48,7 @@ impl Drop for Dirs {
 /// as the Anthropic endpoint and `stdin` piped in.
 fn junction(dirs: &Dirs, api: &FakeModel, args: &[&str], stdin: &str) -> Run {
     Run::of(
-        common::host_command(&dirs.root.join("config"))
+        cli::host_command(&dirs.root.join("config"))
             .args(args)
             .current_dir(dirs.work())
             .env("XDG_DATA_HOME", dirs.data())

@@ -5,14 +5,19 @@
 //! who got the last copy of a book.
 
 mod cluster;
-mod common;
 
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
-use cluster::postgres::Postgres;
-use cluster::{free_port, read_reply, Cluster, Instance, Mcp, Redis, SseReader};
-use common::sdk_clients::{self, Via, NO_FLAGS};
+use cluster::{read_reply, Cluster, Instance, Mcp, Redis, SseReader};
+use junction_test_support::auth::{AuthServer, Behaviour};
+use junction_test_support::cli;
+use junction_test_support::conformance;
+use junction_test_support::peers;
+use junction_test_support::ports::free_port;
+use junction_test_support::postgres::Postgres;
+use junction_test_support::process;
+use junction_test_support::sdk_clients::{self, Via, NO_FLAGS};
 use serde_json::{json, Value};
 
 /// A generous safety net for what should take well under a second.
@@ -419,7 +424,7 @@ async fn the_redis_event_ttl_from_the_command_line_bounds_how_long_events_stay()
 #[test]
 fn postgres_unreachable_at_start_is_a_clear_error() {
     let port = free_port();
-    let out = std::process::Command::new(common::JUNCTION)
+    let out = std::process::Command::new(cli::junction_exe())
         .args(["serve", "library", "--http", "127.0.0.1:0", "--db"])
         .arg(format!("postgres://me:secret@127.0.0.1:{port}/library"))
         .output()
@@ -581,10 +586,7 @@ async fn changes_made_by_an_instance_that_served_no_session_reach_sessions_and_l
     let mut notifications = listener
         .take_notifications()
         .expect("the notification stream");
-    let filter = SubscriptionFilter {
-        resource_subscriptions: Some(vec![open.to_owned(), task.to_owned()]),
-        ..Default::default()
-    };
+    let filter = SubscriptionFilter::default().resource_subscriptions([open, task]);
     let listening = listener
         .listen(filter)
         .await
@@ -664,10 +666,7 @@ async fn a_list_change_made_on_every_instance_is_announced_once_to_each_session_
     let mut notifications = listener
         .take_notifications()
         .expect("the notification stream");
-    let filter = SubscriptionFilter {
-        tools_list_changed: Some(true),
-        ..Default::default()
-    };
+    let filter = SubscriptionFilter::default().tools_list_changed(true);
     let listening = listener
         .listen(filter)
         .await
@@ -749,7 +748,7 @@ async fn a_deleted_session_is_gone_on_every_instance() {
 #[test]
 fn redis_unreachable_at_start_is_a_clear_error() {
     let url = format!("redis://127.0.0.1:{}", free_port());
-    let run = common::junction(&["serve", "library", "--http", "127.0.0.1:0", "--redis", &url]);
+    let run = cli::junction(&["serve", "library", "--http", "127.0.0.1:0", "--redis", &url]);
     assert_ne!(run.code, 0, "junction serve refuses to start");
     assert!(
         run.stderr.contains(&format!("cannot use Redis at {url}")),
@@ -806,9 +805,9 @@ fn the_conformance_suite_passes_through_nginx_over_three_instances() {
     // The suite's DNS-rebinding check needs a loopback name it can compare.
     let url = format!("http://localhost:{}/mcp", cluster.nginx.port);
     let out = cluster::scratch("conformance-scale");
-    let run = common::server_suite(&url, &out);
+    let run = conformance::server_suite(&url, &out);
     let mut checks = std::collections::BTreeMap::new();
-    common::checks_by_scenario(&out, "", &mut checks);
+    conformance::checks_by_scenario(&out, "", &mut checks);
     let _ = std::fs::remove_dir_all(&out);
     let with = |status: &str| -> Vec<String> {
         checks
@@ -899,8 +898,8 @@ fn the_sdk_clients_get_every_conformance_fixture_through_nginx_over_three_instan
         ("py-client", "JUNCTION_PYTHON", "JUNCTION_PY_CLIENT"),
     ];
     for (name, program, script) in clients {
-        let (program, script) = (common::peer(program), common::peer(script));
-        let run = common::run(
+        let (program, script) = (peers::peer(program), peers::peer(script));
+        let run = process::run(
             &program,
             &[&script, "--all-conformance", "--answers", "suite", &url],
         );
@@ -1177,15 +1176,12 @@ async fn a_legacy_sse_session_takes_its_messages_on_every_instance_in_order() {
     }
 }
 
-#[path = "../../junction/tests/auth_support/mod.rs"]
-mod auth_support;
-
 /// Issue 11's rule across instances: a session id presented with another subject's token is
 /// refused by every instance, whether it holds the session (opened there, or restored) or
 /// only finds it in Redis, for requests, notifications, resumptions and DELETE.
 #[tokio::test(flavor = "multi_thread", worker_threads = 3)]
 async fn a_session_stays_bound_to_its_subject_on_every_instance() {
-    let auth = auth_support::AuthServer::start(auth_support::Behaviour::default()).await;
+    let auth = AuthServer::start(Behaviour::default()).await;
     let audience = "http://127.0.0.1/mcp";
     let flags = ["--auth-issuer", &auth.url, "--auth-audience", audience];
     let cluster = Cluster::start("library", 2, &flags.map(str::to_owned));

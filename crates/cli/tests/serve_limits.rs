@@ -3,13 +3,12 @@
 //! it, `--body-timeout` refuses a body that stops arriving); over stdio,
 //! `--template-match-steps` bounds the work of matching a URI against a template.
 
-mod common;
-
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::Command;
 
-use common::HttpServe;
+use junction_test_support::cli::{self, HttpServe};
+use junction_test_support::process;
 
 /// Sends `head` (and `body`) on a new connection; returns the status line of the answer.
 fn status_after(server: &HttpServe, head: &str, body: &[u8]) -> String {
@@ -61,7 +60,7 @@ fn body_timeout_refuses_a_body_that_stops_arriving() {
 
 #[test]
 fn the_event_store_flags_need_the_in_memory_store() {
-    let run = common::junction(&[
+    let run = cli::junction(&[
         "serve",
         "conformance",
         "--http",
@@ -89,8 +88,8 @@ fn read_book(flags: &[&str]) -> serde_json::Value {
     ]
     .map(|line| format!("{line}\n"))
     .concat();
-    let run = common::Run::of(
-        Command::new(common::JUNCTION)
+    let run = process::Run::of(
+        Command::new(cli::junction_exe())
             .args(["serve", "library"])
             .args(flags),
         Some(&input),

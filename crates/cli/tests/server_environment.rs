@@ -1,13 +1,9 @@
 //! What a stdio server inherits from `junction`: only the safe list (HOME, PATH, LANG, …)
 //! and its entry's own `env`, never the host's secrets.
 
-#[path = "../../host/tests/hostile/mod.rs"]
-mod hostile;
-
-mod common;
-
-use hostile::Hostile;
 use junction_host::servers::environment::is_safe;
+use junction_test_support::cli;
+use junction_test_support::hostile::Hostile;
 use serde_json::json;
 
 /// Variables a shell sets for itself when it starts.
@@ -22,7 +18,7 @@ fn no_host_variable_outside_the_safe_list_reaches_a_stdio_server() {
     std::fs::write(&config, json!({"mcpServers": {"probe": entry}}).to_string()).unwrap();
     let model = server.path("model.json");
     std::fs::write(&model, json!([{"text": "hello"}]).to_string()).unwrap();
-    let output = common::host_command(&server.path("config"))
+    let output = cli::host_command(&server.path("config"))
         .args(["run", "--config", config.to_str().unwrap()])
         .arg("--model")
         .arg(format!("scripted:{}", model.display()))

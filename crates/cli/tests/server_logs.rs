@@ -2,15 +2,10 @@
 //! the server log file under the state directory, and read back with `/logs`. The server is
 //! the hostile shell script of the host's tests, logging before it answers a call.
 
-#[path = "../../host/tests/hostile/mod.rs"]
-mod hostile;
-
-mod common;
-
-use hostile::{tool, Hostile};
+use junction_test_support::cli;
+use junction_test_support::hostile::{tool, Hostile};
+use junction_test_support::process::Run;
 use serde_json::json;
-
-use common::Run;
 
 #[test]
 fn log_messages_are_shown_safely_kept_in_the_state_dir_and_listed_by_logs() {
@@ -35,7 +30,7 @@ fn log_messages_are_shown_safely_kept_in_the_state_dir_and_listed_by_logs() {
     )
     .unwrap();
     let run = Run::of(
-        common::host_command(&server.dir)
+        cli::host_command(&server.dir)
             .args([
                 "chat",
                 "--yes",
@@ -114,7 +109,7 @@ fn the_server_log_is_set_aside_past_the_configured_size() {
     )
     .unwrap();
     let run = Run::of(
-        common::host_command(&server.dir)
+        cli::host_command(&server.dir)
             .args(["run", "--yes", "--no-save", "--config"])
             .arg(&config)
             .arg("--model")

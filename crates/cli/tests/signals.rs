@@ -2,14 +2,10 @@
 //! every server before it exits, so no server process outlives the host, and `run` stops
 //! even in the middle of a tool call (which is cancelled on its server).
 
-#[path = "../../host/tests/hostile/mod.rs"]
-mod hostile;
-
-mod common;
-
 use std::process::{Child, Command, Stdio};
 
-use hostile::{alive, tool, Hostile};
+use junction_test_support::cli;
+use junction_test_support::hostile::{alive, tool, Hostile};
 use serde_json::json;
 
 /// `junction COMMAND` against `servers`, with a model that calls `slow__work` and a stdin
@@ -43,7 +39,7 @@ fn start(command: &str, servers: &[&Hostile], extra: &[&str]) -> Child {
     )
     .unwrap();
     let model = format!("scripted:{}", model.display());
-    common::host_command(&first.path("config"))
+    cli::host_command(&first.path("config"))
         .args([
             command,
             "--config",

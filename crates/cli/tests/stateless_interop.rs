@@ -4,9 +4,9 @@
 //! (answered through multi round-trip requests), with exact payloads. The peers come from
 //! `scripts/test`; without them these tests fail and say so.
 
-mod common;
-
-use common::{peer, run, HttpServe, JUNCTION};
+use junction_test_support::cli::{junction_exe, HttpServe};
+use junction_test_support::peers::peer;
+use junction_test_support::process::run;
 use serde_json::{json, Value};
 
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
@@ -19,7 +19,7 @@ fn py_client(flags: &[&str], target: Option<&str>) -> Value {
     args.extend_from_slice(flags);
     match target {
         Some(url) => args.push(url),
-        None => args.extend_from_slice(&["--", JUNCTION, "serve", "conformance"]),
+        None => args.extend_from_slice(&["--", junction_exe(), "serve", "conformance"]),
     }
     let done = run(&python, &args);
     assert_eq!(

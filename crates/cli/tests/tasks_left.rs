@@ -3,14 +3,13 @@
 //! --http` (2026-07-28, whose tasks a new session may collect), the model a script, the chat
 //! ended by SIGTERM in the middle of the library's `inventory_report`.
 
-mod common;
-
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{HttpServe, Run};
+use junction_test_support::cli::{self, HttpServe};
+use junction_test_support::process::Run;
 use serde_json::{json, Value};
 
 /// A fresh directory for the test's config and state, removed at the end.
@@ -30,7 +29,7 @@ fn write(dir: &Path, name: &str, value: &Value) -> String {
 
 /// `junction chat` in `dir` (its config and state there too), with `model` playing.
 fn chat(dir: &Path, config: &str, model: &str) -> Command {
-    let mut command = common::host_command(dir);
+    let mut command = cli::host_command(dir);
     command
         .args(["chat", "--yes", "--config", config, "--model"])
         .arg(format!("scripted:{model}"))

@@ -8,9 +8,9 @@
 //! Needs `JUNCTION_NODE`, `JUNCTION_NODE_MODULES` and `JUNCTION_PYTHON_TASKS`, which
 //! `scripts/test` exports.
 
-mod common;
-
-use common::{peer, run, HttpServe};
+use junction_test_support::cli::HttpServe;
+use junction_test_support::peers::peer;
+use junction_test_support::process::run;
 use serde_json::Value;
 
 /// The TypeScript tasks client, next to the other interop peers of this repository.

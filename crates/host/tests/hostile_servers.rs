@@ -1,14 +1,11 @@
 //! The host against hostile servers run as real child processes (a shell script, see
-//! `hostile/mod.rs`): look-alike names of a denied tool, a tool that changes its
-//! definition after it was allowed, requests sent before the handshake finished, and the
+//! `junction_test_support::hostile`): look-alike names of a denied tool, a tool that changes
+//! its definition after it was allowed, requests sent before the handshake finished, and the
 //! shutdown that leaves no process behind.
-
-mod hostile;
 
 use std::path::Path;
 use std::sync::Arc;
 
-use hostile::{alive, tool, Hostile};
 use junction_host::config::Config;
 use junction_host::consent::{ConsentAnswer, ScriptedConsent};
 use junction_host::conversation::Message;
@@ -19,6 +16,7 @@ use junction_host::model::ScriptedModel;
 use junction_host::policy::{Action, Policy, Rule};
 use junction_host::servers::{Servers, StartOptions};
 use junction_host::Host;
+use junction_test_support::hostile::{alive, tool, Hostile};
 use serde_json::{json, Value};
 
 /// Seven ways to write `delete_book` that look like it.

@@ -10,14 +10,10 @@
 
 #![cfg(unix)]
 
-#[path = "../../junction/tests/auth_support/mod.rs"]
-mod auth_support;
-
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use auth_support::{AuthServer, Behaviour};
 use axum::extract::Request;
 use axum::middleware::{self, Next};
 use junction::auth::resource::JwtVerifier;
@@ -32,6 +28,7 @@ use junction_host::interaction::ScriptedInteraction;
 use junction_host::model::ScriptedModel;
 use junction_host::servers::StartOptions;
 use junction_host::Host;
+use junction_test_support::auth::{AuthServer, Behaviour};
 use serde_json::json;
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]

@@ -1,12 +1,9 @@
 //! The host against real in-process servers (the junction server framework over in-memory
 //! connections), with a scripted model and scripted consent.
 
-mod common;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use common::{tapped, Frames};
 use junction::server::{tool, Server};
 use junction::session::Peer;
 use junction::transport::memory;
@@ -19,6 +16,7 @@ use junction_host::policy::{Action, Policy, Remembered, Rule};
 use junction_host::servers::{ServerSettings, Servers, StartOptions};
 use junction_host::{Host, Stop};
 use junction_protocol::tools::ToolAnnotations;
+use junction_test_support::tap::{tapped, Frames};
 use serde_json::{json, Value};
 use tokio::sync::mpsc::UnboundedReceiver;
 

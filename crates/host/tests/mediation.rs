@@ -2,12 +2,9 @@
 //! in-memory connections) whose tools sample, elicit and list roots, against a host with a
 //! scripted model and a scripted user.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use common::{tapped, Frames};
 use junction::client::Negotiation;
 use junction::server::{tool, Context, Server};
 use junction::session::Peer;
@@ -26,6 +23,7 @@ use junction_protocol::elicitation::{
 use junction_protocol::roots::Root;
 use junction_protocol::sampling::{CreateMessageParams, SamplingMessage};
 use junction_protocol::ProtocolVersion;
+use junction_test_support::tap::{tapped, Frames};
 use tokio::sync::mpsc::{self, UnboundedReceiver};
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]

@@ -3,15 +3,12 @@
 //! with the documented response shapes (hosts.md section 7), in order. The agent loop is the
 //! real [`Host`] over an in-process junction server.
 
-mod common;
-
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
-use common::{tapped, Frames};
 use junction::server::{tool, Context, Server};
 use junction::session::Peer;
 use junction_host::agent::DEFAULT_SYSTEM_PROMPT;
@@ -34,6 +31,7 @@ use junction_protocol::sampling::{
     ToolChoiceMode,
 };
 use junction_protocol::tools::{CallToolResult, Tool};
+use junction_test_support::tap::{tapped, Frames};
 use serde_json::{json, Value};
 
 const KEY: &str = "sk-test-not-a-real-key";

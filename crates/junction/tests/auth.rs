@@ -1,15 +1,12 @@
 //! MCP authorization across real sockets: Junction's HTTP server behind `BearerAuth`
 //! (JWTs checked against the issuer's JWKS), Junction's client with an `OAuthClient`, and a
-//! scriptable authorization server (tests/auth_support) that can lie. Every attack the issue
+//! scriptable authorization server (junction_test_support::auth) that can lie. Every attack the issue
 //! names is performed here and must fail with a clear error that leaks no token.
 #![cfg(all(feature = "http-server", feature = "http-client"))]
-
-mod auth_support;
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use auth_support::{now, sign, AuthServer, Behaviour, ATTACKER_KEY};
 use junction::auth::dpop::{self, DpopKey};
 use junction::auth::resource::JwtVerifier;
 use junction::auth::{
@@ -22,6 +19,9 @@ use junction::protocol::tools::CallToolParams;
 use junction::server::{tool, Context, Server};
 use junction::transport::http::client::HttpClient;
 use junction::transport::http::server::{BearerAuth, HttpServer, RunningServer};
+use junction_test_support::auth::{
+    attacker_jwk, attacker_public_key, now, sign, AuthServer, Behaviour, ATTACKER_KEY,
+};
 use serde_json::{json, Value};
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -286,6 +286,62 @@ async fn scopes_query_tokens_and_other_subjects_sessions_are_refused() {
     assert!(body.contains("another user"), "{body}");
 }
 
+#[tokio::test]
+async fn a_legacy_sse_session_belongs_to_the_subject_that_opened_it() {
+    let auth = AuthServer::start(Behaviour::default()).await;
+    let (_server, url) = protected(&auth, &["mcp:read"]).await;
+    let base = url.trim_end_matches("/mcp");
+    let alice = auth.sign(&auth.claims("alice", &url, "mcp:read"));
+    let mallory = auth.sign(&auth.claims("mallory", &url, "mcp:read"));
+    let mut stream = reqwest::Client::new()
+        .get(format!("{base}/sse"))
+        .bearer_auth(&alice)
+        .header("accept", "text/event-stream")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status(), 200);
+    let mut seen = String::new();
+    let mut read_until = async |needle: &str| {
+        while !seen.contains(needle) {
+            let chunk = stream
+                .chunk()
+                .await
+                .unwrap()
+                .expect("the stream stays open");
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+        }
+        seen.clone()
+    };
+    let opened = read_until("\n\n").await;
+    let endpoint = opened
+        .lines()
+        .find_map(|l| l.strip_prefix("data: "))
+        .expect("the endpoint event")
+        .trim()
+        .to_owned();
+    let message_url = format!("{base}{endpoint}");
+    let post = |token: &str| {
+        reqwest::Client::new()
+            .post(&message_url)
+            .bearer_auth(token)
+            .header("content-type", "application/json")
+            .body(initialize().to_string())
+            .send()
+    };
+    let refused = post(&mallory).await.unwrap();
+    assert_eq!(refused.status(), 403);
+    assert!(refused.text().await.unwrap().contains("another user"));
+    let accepted = post(&alice).await.unwrap();
+    assert_eq!(accepted.status(), 202);
+    let answered = read_until("protocolVersion").await;
+    assert_eq!(
+        answered.matches("\"id\":1").count(),
+        1,
+        "only alice's initialize reached the session: {answered}"
+    );
+}
+
 /// POSTs `initialize` with `authorization` as the `Authorization` header and each of
 /// `proofs` as a `DPoP` header; returns status, WWW-Authenticate, DPoP-Nonce and body.
 async fn post_dpop(
@@ -310,7 +366,7 @@ async fn post_dpop(
 fn attacker_proof(claims: &Value) -> String {
     let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::ES256);
     header.typ = Some("dpop+jwt".to_owned());
-    header.jwk = Some(serde_json::from_value(auth_support::attacker_jwk()).unwrap());
+    header.jwk = Some(serde_json::from_value(attacker_jwk()).unwrap());
     jsonwebtoken::encode(
         &header,
         claims,
@@ -323,7 +379,7 @@ fn attacker_proof(claims: &Value) -> String {
 fn unsigned_proof(claims: &Value) -> String {
     use base64::Engine;
     let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
-    let header = json!({"typ": "dpop+jwt", "alg": "none", "jwk": auth_support::attacker_jwk()});
+    let header = json!({"typ": "dpop+jwt", "alg": "none", "jwk": attacker_jwk()});
     format!(
         "{}.{}.",
         b64.encode(header.to_string()),
@@ -363,7 +419,7 @@ fn bound_token(auth: &AuthServer, url: &str, jkt: &str) -> String {
 async fn a_dpop_bound_token_needs_one_fresh_proof_for_this_request_by_its_key() {
     let auth = AuthServer::start(Behaviour::default()).await;
     let (_server, url) = protected(&auth, &[]).await;
-    let jkt = dpop::thumbprint(&auth_support::attacker_jwk()).unwrap();
+    let jkt = dpop::thumbprint(&attacker_jwk()).unwrap();
     let token = bound_token(&auth, &url, &jkt);
     let claims = |change: &dyn Fn(&mut Value)| {
         let mut c = json!({
@@ -559,7 +615,7 @@ async fn a_server_requiring_dpop_with_nonces_says_so_and_the_client_follows_its_
     );
 
     // A good proof without the server's nonce is answered with the nonce to use.
-    let jkt = dpop::thumbprint(&auth_support::attacker_jwk()).unwrap();
+    let jkt = dpop::thumbprint(&attacker_jwk()).unwrap();
     let token = bound_token(&auth, &url, &jkt);
     let proof = |nonce: Option<&str>| {
         let mut claims = json!({
@@ -874,7 +930,7 @@ async fn a_machine_client_gets_its_token_with_client_credentials_and_no_user() {
     validation.set_issuer(&["deploy-bot"]);
     let claims = jsonwebtoken::decode::<Value>(
         &form["client_assertion"],
-        &auth_support::attacker_public_key(),
+        &attacker_public_key(),
         &validation,
     )
     .unwrap()

@@ -64,10 +64,7 @@ async fn a_fresh_list_is_reused_until_the_server_says_it_changed() {
 
     let mut notifications = client.take_notifications().unwrap();
     let _listening = client
-        .listen(SubscriptionFilter {
-            tools_list_changed: Some(true),
-            ..Default::default()
-        })
+        .listen(SubscriptionFilter::default().tools_list_changed(true))
         .await
         .unwrap();
     handle.add_tool(named("third")).unwrap();

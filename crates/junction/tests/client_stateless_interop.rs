@@ -5,7 +5,6 @@
 #![cfg(feature = "http-client")]
 
 use std::collections::BTreeMap;
-use std::process::Stdio;
 
 use junction::client::{Client, ClientOptions, Elicitation, ServerNotification};
 use junction::protocol::elicitation::{ElicitParams, ElicitResult, ElicitValue};
@@ -16,18 +15,7 @@ use junction::protocol::ProtocolVersion;
 use junction::transport::child::{spawn, CommandSpec};
 use junction::transport::http::client::HttpClient;
 use junction::transport::Limits;
-use tokio::process::Command;
-
-fn python() -> String {
-    std::env::var("JUNCTION_PYTHON").unwrap_or_else(|_| {
-        panic!("JUNCTION_PYTHON is not set: run the tests with scripts/test, which installs the interop peers and exports their paths")
-    })
-}
-
-const SCRIPT: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../tests-interop/py-server.py"
-);
+use junction_test_support::peers::{peer, PY_SERVER};
 
 fn options(auto: bool) -> ClientOptions {
     let options = ClientOptions::new("junction-test", "1.0.0").elicitation(Elicitation::form(
@@ -95,7 +83,7 @@ async fn exercise(client: &Client) {
 #[tokio::test]
 async fn python_sdk_server_over_stdio() {
     for auto in [false, true] {
-        let spec = CommandSpec::new(python()).args([SCRIPT]);
+        let spec = CommandSpec::new(peer("JUNCTION_PYTHON")).args([PY_SERVER]);
         let (connection, _child) = spawn(&spec, Limits::default()).unwrap();
         let client = Client::connect(connection, options(auto)).await.unwrap();
         exercise(&client).await;
@@ -106,26 +94,8 @@ async fn python_sdk_server_over_stdio() {
 
 #[tokio::test]
 async fn python_sdk_server_over_http() {
-    let port = {
-        let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        probe.local_addr().unwrap().port()
-    };
-    let _server = Command::new(python())
-        .args([SCRIPT, "http", &port.to_string()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("python starts");
-    // Wait until uvicorn accepts connections (no fixed delay: the machine may be slow).
-    while tokio::net::TcpStream::connect(("127.0.0.1", port))
-        .await
-        .is_err()
-    {
-        tokio::task::yield_now().await;
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    let url = format!("http://127.0.0.1:{port}/mcp");
+    let server = junction_test_support::peers::python_http_server();
+    let url = server.url();
     for auto in [false, true] {
         let connection = HttpClient::new(&url).unwrap().connect();
         let client = Client::connect(connection, options(auto)).await.unwrap();
@@ -140,10 +110,7 @@ async fn python_sdk_server_over_http() {
 async fn notifications(client: &Client) {
     let mut stream = client.take_notifications().unwrap();
     let listening = client
-        .listen(SubscriptionFilter {
-            tools_list_changed: Some(true),
-            ..Default::default()
-        })
+        .listen(SubscriptionFilter::default().tools_list_changed(true))
         .await
         .unwrap();
     assert_eq!(listening.acknowledged().tools_list_changed, Some(true));

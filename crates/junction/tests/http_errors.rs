@@ -1,12 +1,10 @@
 //! Every refusal of the Streamable HTTP endpoint: status code and JSON-RPC error body.
 #![cfg(all(feature = "http-server", feature = "http-client"))]
 
-mod http_support;
-
 use std::sync::Arc;
 use std::time::Duration;
 
-use http_support::*;
+use junction_test_support::http::*;
 use serde_json::{json, Value};
 use tokio::sync::Semaphore;
 
@@ -317,10 +315,7 @@ async fn a_failed_initialize_ends_its_session() {
     let bad = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":7}}"#;
     let response = raw.post(&[], bad).await;
     assert_eq!(response.status(), 200);
-    let id = response.headers()["mcp-session-id"]
-        .to_str()
-        .unwrap()
-        .to_owned();
+    let id = session_id(&response);
     assert_eq!(body_json(response).await["error"]["code"], -32602);
     let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
     assert_refused(

@@ -3,8 +3,6 @@
 //! server (run through scripts/test, which installs them and exports their paths).
 #![cfg(all(feature = "http-server", feature = "http-client"))]
 
-mod http_support;
-
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -14,6 +12,7 @@ use junction::protocol::tools::CallToolParams;
 use junction::session::RequestOptions;
 use junction::transport::http::client::HttpClient;
 use junction::transport::http::server::ResponseMode;
+use junction_test_support::http;
 use tokio::process::Command;
 
 fn env(name: &str) -> String {
@@ -126,7 +125,7 @@ async fn client_against_server_everything_over_streamable_http() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn typescript_sdk_client_against_our_server() {
     let gate = Arc::new(tokio::sync::Semaphore::new(1));
-    let running = http_support::start(|h| h, http_support::test_server(gate)).await;
+    let running = http::start(|h| h, http::test_server(gate)).await;
     let output = Command::new(env("JUNCTION_NODE"))
         .arg(env("JUNCTION_TS_CLIENT"))
         .args(["--tool", "steps", "--args", r#"{"count":3}"#])
@@ -159,8 +158,7 @@ async fn typescript_sdk_client_against_our_server() {
 async fn conformance_suite_transport_scenarios_pass() {
     for mode in [ResponseMode::JsonWhenPossible, ResponseMode::AlwaysSse] {
         let gate = Arc::new(tokio::sync::Semaphore::new(0));
-        let running =
-            http_support::start(|h| h.response_mode(mode), http_support::test_server(gate)).await;
+        let running = http::start(|h| h.response_mode(mode), http::test_server(gate)).await;
         let url = format!("http://localhost:{}/mcp", running.local_addr().port());
         for scenario in [
             "server-initialize",
@@ -194,7 +192,7 @@ async fn conformance_suite_transport_scenarios_pass() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn python_sdk_client_against_our_server() {
     let gate = Arc::new(tokio::sync::Semaphore::new(1));
-    let running = http_support::start(|h| h, http_support::test_server(gate)).await;
+    let running = http::start(|h| h, http::test_server(gate)).await;
     let output = Command::new(env("JUNCTION_PYTHON"))
         .arg(env("JUNCTION_PY_CLIENT"))
         .args(["--tool", "steps", "--args", r#"{"count":3}"#])
@@ -223,7 +221,7 @@ async fn python_sdk_client_against_our_server() {
 /// resumes it with `GET` + `Last-Event-ID` and must find the result there.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn conformance_sse_polling_scenario_passes_without_warnings() {
-    let running = http_support::start_polling(|h| h).await;
+    let running = http::start_polling(|h| h).await;
     let url = format!("http://localhost:{}/mcp", running.local_addr().port());
     let output = Command::new(env("JUNCTION_NODE"))
         .arg(env("JUNCTION_CONFORMANCE"))

@@ -3,14 +3,12 @@
 //! exhaustion run against a server process limited to 1,024 descriptors.
 #![cfg(all(feature = "http-server", feature = "http-client"))]
 
-mod http_support;
-
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
-use http_support::{start, test_server, Raw, INIT};
+use junction_test_support::http::{start, test_server, Raw, INIT};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::Semaphore;

@@ -5,19 +5,17 @@
 //! request's broken stream likewise starts a new session and sends the request again.
 #![cfg(all(feature = "http-server", feature = "http-client"))]
 
-mod http_support;
-
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use http_support::{test_server, Nothing, Text};
 use junction::client::{Client, ClientOptions};
 use junction::protocol::tools::CallToolParams;
 use junction::server::{prompt, tool, Context, Server};
 use junction::transport::http::client::HttpClient;
 use junction::transport::http::server::{HttpServer, RunningServer};
 use junction::transport::http::SESSION_ID_HEADER;
+use junction_test_support::http::{test_server, Nothing, Text};
 use tokio::sync::Semaphore;
 
 /// Serves the test server and records each session's id as it starts.

@@ -1,17 +1,15 @@
 //! Junction's client against Junction's server over real HTTP on 127.0.0.1.
 #![cfg(all(feature = "http-server", feature = "http-client"))]
 
-mod http_support;
-
 use std::sync::{Arc, Mutex};
 
-use http_support::*;
 use junction::client::{Client, ClientOptions, ServerNotification};
 use junction::protocol::tools::CallToolParams;
 use junction::session::Peer;
 use junction::transport::http::client::HttpClient;
 use junction::transport::http::server::{HttpServer, ResponseMode};
 use junction::transport::http::sse::Parser;
+use junction_test_support::http::*;
 use serde_json::json;
 use tokio::sync::Semaphore;
 
@@ -27,6 +25,23 @@ fn log_data(n: ServerNotification) -> serde_json::Value {
     match n {
         ServerNotification::LoggingMessage(message) => message.data,
         other => panic!("expected a log message, got {other:?}"),
+    }
+}
+
+/// Calls `steps` with a count of 3: its three log messages have all arrived when its result
+/// does.
+async fn steps_log_before_their_result(
+    client: &Client,
+    notifications: &mut tokio::sync::mpsc::UnboundedReceiver<ServerNotification>,
+) {
+    let params = CallToolParams::new("steps").argument("count", 3);
+    let result = client.call_tool(params, Default::default()).await.unwrap();
+    assert_eq!(result.content[0].as_text(), Some("3 steps"));
+    for i in 1..=3 {
+        let n = notifications
+            .try_recv()
+            .expect("each log message arrives before the result");
+        assert_eq!(log_data(n), json!(i));
     }
 }
 
@@ -62,15 +77,7 @@ async fn session_round_trip_with_related_messages_standalone_stream_and_delete()
     assert_eq!(echo(&client, "hello").await, "hello");
 
     // The log messages of a call travel on its stream, before its result.
-    let params = CallToolParams::new("steps").argument("count", 3);
-    let result = client.call_tool(params, Default::default()).await.unwrap();
-    assert_eq!(result.content[0].as_text(), Some("3 steps"));
-    for i in 1..=3 {
-        let n = notifications
-            .try_recv()
-            .expect("each log message arrives before the result");
-        assert_eq!(log_data(n), json!(i));
-    }
+    steps_log_before_their_result(&client, &mut notifications).await;
 
     // A message related to no request reaches the client on the standalone GET stream.
     let params = CallToolParams::new("announce");
@@ -132,6 +139,52 @@ async fn stateless_round_trip() {
     let body = body_json(response).await;
     assert_eq!(body["id"], 7);
     assert_eq!(body["result"]["content"][0]["text"], "raw");
+}
+
+#[tokio::test]
+async fn a_sessionless_call_s_log_messages_travel_on_its_stream_before_its_result() {
+    let running = start(
+        |h| h.sessionless(),
+        test_server(Arc::new(Semaphore::new(1))),
+    )
+    .await;
+    let connection = HttpClient::new(running.url("/mcp")).unwrap().connect();
+    let options = ClientOptions::new("http-test-client", "1.0.0")
+        .version(junction::protocol::ProtocolVersion::V2025_11_25);
+    let client = Client::connect(connection, options).await.unwrap();
+    let mut notifications = client.take_notifications().unwrap();
+    steps_log_before_their_result(&client, &mut notifications).await;
+}
+
+#[tokio::test]
+async fn a_sessionless_call_without_a_handshake_streams_its_log_messages_before_its_result() {
+    // The tool logs once, waits for the gate, then logs on: opened later, so the handler's
+    // second half runs after it waited, as a real tool's does.
+    let gate = Arc::new(Semaphore::new(0));
+    let running = start(|h| h.sessionless(), test_server(gate.clone())).await;
+    tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        gate.add_permits(1);
+    });
+    let raw = Raw::new(running.url("/mcp"));
+    let call = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"steps","arguments":{"count":3}}}"#;
+    let mut response = raw
+        .post(&[("mcp-protocol-version", "2025-11-25")], call)
+        .await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    let events = read_events(&mut response, &mut Parser::default(), |_| false).await;
+    let sent = messages(&events);
+    let logged: Vec<_> = sent
+        .iter()
+        .filter(|m| m["method"] == "notifications/message")
+        .map(|m| m["params"]["data"].clone())
+        .collect();
+    assert_eq!(logged, [json!(1), json!(2), json!(3)], "{sent:?}");
+    assert_eq!(
+        sent.last().unwrap()["result"]["content"][0]["text"],
+        "3 steps"
+    );
 }
 
 #[tokio::test]

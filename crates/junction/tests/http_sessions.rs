@@ -4,12 +4,10 @@
 //! in CI.
 #![cfg(all(feature = "http-server", feature = "http-client"))]
 
-mod http_support;
-
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use http_support::{start, test_server, Raw, INIT, INITIALIZED};
+use junction_test_support::http::{self, session_id, start, test_server, Raw, INIT, INITIALIZED};
 use serde_json::json;
 use tokio::sync::Semaphore;
 
@@ -44,10 +42,7 @@ fn gate() -> Arc<Semaphore> {
 async fn open(raw: &Raw, init: &str) -> String {
     let response = raw.post(&[], init).await;
     assert_eq!(response.status(), 200);
-    let id = response.headers()["mcp-session-id"]
-        .to_str()
-        .unwrap()
-        .to_owned();
+    let id = session_id(&response);
     let _ = response.bytes().await;
     let accepted = raw.post(&[("mcp-session-id", &id)], INITIALIZED).await;
     assert_eq!(accepted.status(), 202);
@@ -231,7 +226,7 @@ async fn soak_calls(sessions: usize, calls: usize) {
                 let response = raw
                     .post(&[("mcp-session-id", &id)], &call.to_string())
                     .await;
-                let answer = http_support::answer(response).await;
+                let answer = http::answer(response).await;
                 assert_eq!(answer["id"], n + 1);
                 assert_eq!(answer["result"]["content"][0]["text"], text);
             }

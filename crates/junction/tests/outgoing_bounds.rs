@@ -5,15 +5,13 @@
 //! resumed from the event store, anything else is disconnected.
 #![cfg(all(feature = "http-server", feature = "http-client"))]
 
-mod http_support;
-
 use std::time::Duration;
 
-use http_support::{messages, read_events, Raw};
 use junction::server::{tool, Context, Server};
 use junction::transport::http::server::HttpServer;
 use junction::transport::http::sse::Parser;
 use junction::transport::{stdio, Limits};
+use junction_test_support::http::{messages, read_events, session_id, Raw};
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -131,10 +129,7 @@ async fn initialize(raw: &Raw, version: &str) -> String {
         "protocolVersion": version, "capabilities":{}, "clientInfo":{"name":"t","version":"1"}}});
     let response = raw.post(&[], &init.to_string()).await;
     assert_eq!(response.status(), 200);
-    let id = response.headers()["mcp-session-id"]
-        .to_str()
-        .unwrap()
-        .to_owned();
+    let id = session_id(&response);
     let headers = [
         ("mcp-session-id", id.as_str()),
         ("mcp-protocol-version", version),

@@ -3,14 +3,12 @@
 //! cancels its request, and `subscriptions/listen` on its own stream.
 #![cfg(all(feature = "http-server", feature = "http-client"))]
 
-mod http_support;
-
 use std::sync::{Arc, Mutex};
 
-use http_support::*;
 use junction::server::{tool, Context, Server};
 use junction::transport::http::server::RunningServer;
 use junction::transport::http::sse::Parser;
+use junction_test_support::http::*;
 use serde_json::{json, Value};
 use tokio::sync::oneshot;
 

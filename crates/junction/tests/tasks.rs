@@ -325,10 +325,7 @@ async fn task_support_is_enforced_and_unknown_tasks_are_invalid_params() {
         let bad_cursor = client
             .peer()
             .request::<junction::protocol::tasks::ListTasks>(
-                &junction::protocol::meta::PaginatedParams {
-                    cursor: Some("garbage".into()),
-                    meta: None,
-                },
+                &junction::protocol::meta::PaginatedParams::after("garbage"),
                 Default::default(),
             )
             .await;

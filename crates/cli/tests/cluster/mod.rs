@@ -5,29 +5,16 @@
 
 #![allow(dead_code)] // each test uses part of this module
 
-use std::io::BufRead;
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use junction_test_support::cli::spawn_serve;
+use junction_test_support::ports::free_port;
 use serde_json::{json, Value};
-
-use crate::common::JUNCTION;
-
-#[path = "../../../../servers/tests/common/postgres.rs"]
-pub mod postgres;
 
 /// How long a daemon may take to start before the test gives up (a safety net only).
 const START_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// A free TCP port on 127.0.0.1 (bound, read, released).
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port on 127.0.0.1")
-}
 
 /// A fresh directory for one fixture's files.
 pub fn scratch(name: &str) -> PathBuf {
@@ -188,19 +175,7 @@ impl Instance {
     pub fn restart(&mut self) {
         self.kill();
         let addr = format!("127.0.0.1:{}", self.port);
-        let mut child = Command::new(JUNCTION)
-            .args(["serve", &self.name, "--http", &addr])
-            .args(&self.flags)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap_or_else(|e| panic!("could not start junction serve: {e}"));
-        let stdout = child.stdout.take().expect("stdout is piped");
-        let mut line = String::new();
-        std::io::BufReader::new(stdout)
-            .read_line(&mut line)
-            .expect("junction serve's stdout is readable");
+        let (child, line) = spawn_serve(&self.name, &addr, &self.flags);
         assert!(
             line.starts_with("listening on "),
             "junction serve did not start: {line:?}"

@@ -4,14 +4,18 @@
 
 use serde_json::{json, Value};
 
-use super::{fixtures, Run};
+use crate::fixtures;
+use crate::process::Run;
 
+/// The 1x1 PNG of the image fixtures, base64.
 pub const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+/// The WAV of the audio fixture, base64.
 pub const WAV: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=";
 
 /// How an SDK client reaches `junction serve conformance`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Via {
+    /// `junction serve conformance` as the client's child process.
     Stdio,
     /// Streamable HTTP with sessions; the flags given to `junction serve`.
     Http(&'static [&'static str]),
@@ -19,7 +23,9 @@ pub enum Via {
     Stateless,
 }
 
+/// `junction serve` with its defaults.
 pub const NO_FLAGS: &[&str] = &[];
+/// `junction serve` answering every request with an SSE stream.
 pub const SSE_ALWAYS: &[&str] = &["--sse-always"];
 
 /// The forms the elicitation tools send.
@@ -173,14 +179,7 @@ pub fn expected(via: Via) -> Value {
             "test_reconnection": {"name": "test_reconnection", "arguments": {},
                 "result": text("Reconnection test completed successfully. If you received this, the client properly reconnected after stream closure.")},
         },
-        "resources": [
-            {"uri": "test://static-text", "name": "static-text", "title": "Static Text Resource",
-             "description": "A static text resource for testing", "mimeType": "text/plain"},
-            {"uri": "test://static-binary", "name": "static-binary", "title": "Static Binary Resource",
-             "description": "A static binary resource (image) for testing", "mimeType": "image/png"},
-            {"uri": "test://watched-resource", "name": "watched-resource", "title": "Watched Resource",
-             "description": "A resource that auto-updates every 3 seconds", "mimeType": "text/plain"},
-        ],
+        "resources": fixtures::resources(),
         "resourceTemplates": [{"uriTemplate": "test://template/{id}/data", "name": "template",
             "title": "Resource Template", "description": "A resource template with parameter substitution",
             "mimeType": "application/json"}],

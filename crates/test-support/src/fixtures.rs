@@ -131,6 +131,18 @@ pub fn alpha12_prompt() -> Value {
         "description": "Asks the user for context (input request `context`), then renders it"})
 }
 
+/// Every resource `junction serve conformance` lists, exactly as listed.
+pub fn resources() -> Value {
+    json!([
+        {"uri": "test://static-text", "name": "static-text", "title": "Static Text Resource",
+         "description": "A static text resource for testing", "mimeType": "text/plain"},
+        {"uri": "test://static-binary", "name": "static-binary", "title": "Static Binary Resource",
+         "description": "A static binary resource (image) for testing", "mimeType": "image/png"},
+        {"uri": "test://watched-resource", "name": "watched-resource", "title": "Watched Resource",
+         "description": "A resource that auto-updates every 3 seconds", "mimeType": "text/plain"},
+    ])
+}
+
 /// Every prompt `junction serve conformance` lists, exactly as listed.
 pub fn prompts() -> Vec<Value> {
     vec![

@@ -14,8 +14,11 @@ use serde_json::Value;
 /// One answer: a status, a content type and a body.
 #[derive(Debug, Clone)]
 pub struct Answer {
+    /// The HTTP status.
     pub status: u16,
+    /// The `content-type` header.
     pub content_type: &'static str,
+    /// The body, sent whole.
     pub body: String,
     /// Sends the body and then nothing more, holding the answer open, as a model stream
     /// that stalls midway.

@@ -26,9 +26,6 @@
 //!
 //! It appends every line it receives to `received.jsonl`, writes its pid to `pid` and its
 //! environment to `env`.
-//! Shared by the host's and the CLI's tests (`#[path]`).
-
-#![allow(dead_code)] // each test file uses part of this module
 
 use std::path::{Path, PathBuf};
 

@@ -3,14 +3,13 @@
 //! stopped and removed when dropped. As root (CI), it runs as the `postgres` user that the
 //! Debian package creates, since PostgreSQL refuses to run as root. `.ci/run` installs
 //! the `postgresql` package; a missing one fails the test and says so.
-//!
-//! Shared by the servers' tests and the CLI's scale-out tests (which include this file).
 
-use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+use crate::ports::free_port;
 
 /// How long the server may take to start (a safety net only).
 const START_TIMEOUT: Duration = Duration::from_secs(60);
@@ -56,13 +55,6 @@ fn owner() -> Option<(u32, u32)> {
         "running as root, the PostgreSQL tests need the `postgres` user of Debian's postgresql package (.ci/run installs it)",
     );
     Some((uid, id("-g", "postgres").unwrap_or(uid)))
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port on 127.0.0.1")
 }
 
 impl Postgres {

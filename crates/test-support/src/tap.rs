@@ -1,4 +1,4 @@
-//! Shared by the end-to-end tests: an in-process server behind a recording tap.
+//! An in-process server behind a tap that records what the client sends it.
 
 use std::sync::{Arc, Mutex};
 

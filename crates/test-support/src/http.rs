@@ -1,6 +1,5 @@
 //! What the HTTP tests share: a small server built with junction::server, and a raw HTTP
 //! client that can send exactly the bytes and headers a test needs.
-#![allow(dead_code)]
 
 use std::sync::Arc;
 
@@ -10,18 +9,21 @@ use junction::transport::http::sse::{Event, Parser};
 use serde_json::{json, Value};
 use tokio::sync::Semaphore;
 
+/// The arguments of `echo`.
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 pub struct Text {
     /// What to echo.
     pub text: String,
 }
 
+/// The arguments of `steps`.
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 pub struct Steps {
     /// How many log messages to send before the result.
     pub count: u32,
 }
 
+/// No arguments.
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 pub struct Nothing {}
 
@@ -108,17 +110,26 @@ pub async fn start(http: impl FnOnce(HttpServer) -> HttpServer, server: Server) 
 
 /// A raw HTTP client for one endpoint.
 pub struct Raw {
+    /// The client it sends with.
     pub http: reqwest::Client,
+    /// The endpoint.
     pub url: String,
 }
 
+/// An `initialize` request of the 2025-11-25 handshake, with id 0.
 pub const INIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+/// The `notifications/initialized` that completes the handshake.
 pub const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
 
 impl Raw {
+    /// A client for the endpoint `url`.
     pub fn new(url: String) -> Raw {
         Raw {
-            http: reqwest::Client::new(),
+            // Idle connections dropped before the server's keep-alive timeout closes them.
+            http: reqwest::Client::builder()
+                .pool_idle_timeout(junction::transport::http::client::IDLE_CONNECTION)
+                .build()
+                .expect("a reqwest client"),
             url,
         }
     }
@@ -148,6 +159,7 @@ impl Raw {
             .unwrap()
     }
 
+    /// GETs the endpoint (the standalone SSE stream) with `extra` headers.
     pub async fn get(&self, extra: &[(&str, &str)]) -> reqwest::Response {
         let mut request = self
             .http
@@ -163,16 +175,21 @@ impl Raw {
     pub async fn session(&self) -> String {
         let response = self.post(&[], INIT).await;
         assert_eq!(response.status(), 200);
-        let id = response.headers()["mcp-session-id"]
-            .to_str()
-            .unwrap()
-            .to_owned();
+        let id = session_id(&response);
         let body = answer(response).await;
         assert_eq!(body["result"]["protocolVersion"], "2025-11-25");
         let accepted = self.post(&[("mcp-session-id", &id)], INITIALIZED).await;
         assert_eq!(accepted.status(), 202);
         id
     }
+}
+
+/// The `Mcp-Session-Id` a response carries.
+pub fn session_id(response: &reqwest::Response) -> String {
+    response.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned()
 }
 
 /// The body as JSON, whatever the status.

@@ -4,8 +4,6 @@
 //! requested resource. The attacks on the client need an authorization server that can lie;
 //! the real one (oidc-provider) is exercised by the CLI's end-to-end test.
 
-#![allow(dead_code)]
-
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -61,21 +59,30 @@ pub struct Behaviour {
     pub dpop: bool,
 }
 
+/// What the authorization server received.
 #[derive(Default)]
 pub struct Seen {
+    /// The query of each authorization request.
     pub authorize: Vec<HashMap<String, String>>,
+    /// The form of each token request.
     pub token: Vec<HashMap<String, String>>,
     /// The `Authorization` header of each token request.
     pub token_authorization: Vec<Option<String>>,
+    /// How many clients registered.
     pub registrations: usize,
 }
 
+/// The running authorization server; it serves until dropped with the test's runtime.
 pub struct AuthServer {
+    /// `http://127.0.0.1:PORT`, its issuer.
     pub url: String,
+    /// How it misbehaves, changeable while it runs.
     pub behaviour: Arc<Mutex<Behaviour>>,
+    /// What it received.
     pub seen: Arc<Mutex<Seen>>,
     /// The key ids published in the JWKS.
     pub kids: Arc<Mutex<Vec<&'static str>>>,
+    /// How many times its JWKS was fetched.
     pub jwks_fetches: Arc<AtomicUsize>,
     _task: tokio::task::JoinHandle<()>,
 }
@@ -90,6 +97,7 @@ struct Shared {
 }
 
 impl AuthServer {
+    /// Starts it on a free port of 127.0.0.1, behaving as `behaviour` says.
     pub async fn start(behaviour: Behaviour) -> AuthServer {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr: SocketAddr = listener.local_addr().unwrap();
@@ -135,6 +143,7 @@ impl AuthServer {
     }
 }
 
+/// A JWT with `claims`, signed ES256 by the key `pem` and naming `kid`.
 pub fn sign(pem: &str, kid: &str, claims: &Value) -> String {
     let mut header = Header::new(Algorithm::ES256);
     header.kid = Some(kid.to_owned());
@@ -181,6 +190,7 @@ pub fn attacker_public_key() -> jsonwebtoken::DecodingKey {
     jsonwebtoken::DecodingKey::from_ec_components(ATTACKER_X, ATTACKER_Y).unwrap()
 }
 
+/// Now, in seconds since the Unix epoch.
 pub fn now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

@@ -1,7 +1,5 @@
-//! Shared by the servers' end-to-end tests: a client connected over the in-memory transport,
+//! A client connected to an in-process server over the in-memory transport,
 //! tool calls from JSON, and the checks every tool result gets.
-
-#![allow(dead_code)] // each test file uses part of this module
 
 use std::path::PathBuf;
 
@@ -10,7 +8,6 @@ use junction::server::Server;
 use junction_protocol::completion::{CompleteParams, CompletionRef};
 use junction_protocol::prompts::GetPromptParams;
 use junction_protocol::tools::{CallToolParams, CallToolResult};
-use junction_servers::Options;
 use serde_json::Value;
 
 /// Connects a client with `options` to `server` over the in-memory transport.
@@ -31,6 +28,12 @@ pub async fn connect(server: &Server) -> Client {
 /// first so that the client checks structured output against the advertised schema.
 pub async fn call(client: &Client, name: &str, arguments: Value) -> CallToolResult {
     client.list_tools().await.expect("tools/list succeeds");
+    call_unlisted(client, name, arguments).await
+}
+
+/// Calls `name` with `arguments` (a JSON object) and returns the result, sending nothing
+/// else (no `tools/list` first).
+pub async fn call_unlisted(client: &Client, name: &str, arguments: Value) -> CallToolResult {
     let Value::Object(arguments) = arguments else {
         panic!("arguments must be a JSON object")
     };
@@ -141,10 +144,11 @@ pub fn temp_db(test: &str) -> PathBuf {
 }
 
 /// Options with the database at `path`.
-pub fn at(path: &std::path::Path) -> Options {
-    Options {
+#[cfg(feature = "servers")]
+pub fn at(path: &std::path::Path) -> junction_servers::Options {
+    junction_servers::Options {
         db: Some(path.to_owned().into()),
-        ..Options::default()
+        ..junction_servers::Options::default()
     }
 }
 
