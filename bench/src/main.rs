@@ -6,6 +6,7 @@
 //! ```text
 //! cargo run --release -p junction-bench -- run [--quick] [--only NAMES] [--out results.json]
 //! cargo run -p junction-bench -- smoke          # a few hundred calls per Junction workload
+//! cargo run -p junction-bench -- frames [--calls N] [--stateless]   # a stdio session's input
 //! ```
 
 mod http;
@@ -64,6 +65,18 @@ enum Cli {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Prints the frames of a stdio session, one per line, for a server to read from a file:
+    /// `initialize` and `notifications/initialized` (not for 2026-07-28), then the echo calls.
+    /// Under `valgrind --tool=callgrind` the server's instructions per call come out the same
+    /// on a loaded machine (see the README).
+    Frames {
+        /// How many calls.
+        #[arg(long, default_value_t = 2000)]
+        calls: u64,
+        /// 2026-07-28 calls, with no handshake.
+        #[arg(long)]
+        stateless: bool,
+    },
 }
 
 #[derive(clap::Args)]
@@ -107,6 +120,7 @@ fn main() -> ExitCode {
         match Cli::parse() {
             Cli::Run(args) => run(args).await,
             Cli::Smoke { out } => smoke(out).await,
+            Cli::Frames { calls, stateless } => frames(calls, stateless),
         }
     });
     match result {
@@ -116,6 +130,23 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn frames(calls: u64, stateless: bool) -> anyhow::Result<ExitCode> {
+    use std::io::Write as _;
+    let mut out = Vec::new();
+    let family = if stateless {
+        wire::Family::Stateless
+    } else {
+        writeln!(out, "{}\n{}", wire::initialize(), wire::initialized())?;
+        wire::Family::Handshake
+    };
+    for id in 1..=calls {
+        wire::call(&mut out, id, family);
+        out.push(b'\n');
+    }
+    std::io::stdout().lock().write_all(&out)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {

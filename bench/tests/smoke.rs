@@ -65,3 +65,46 @@ fn every_workload_answers_every_call_with_the_right_echo() {
         );
     }
 }
+
+/// `frames` is what a callgrind run of the echo server reads (see the README): the server,
+/// its stdin a file that ends, answers every call with the right echo, in both families.
+#[test]
+fn the_echo_server_answers_every_frame_of_a_file_that_ends() {
+    for family in [&[][..], &["--stateless"][..]] {
+        let frames = Command::new(env!("CARGO_BIN_EXE_junction-bench"))
+            .args(["frames", "--calls", "500"])
+            .args(family)
+            .output()
+            .expect("junction-bench frames runs");
+        assert!(frames.status.success());
+        let input = std::env::temp_dir().join(format!(
+            "junction-bench-frames-{}-{}.jsonl",
+            std::process::id(),
+            family.len()
+        ));
+        std::fs::write(&input, &frames.stdout).expect("the frames are written");
+        let served = Command::new(env!("CARGO_BIN_EXE_bench-junction-echo"))
+            .arg("stdio")
+            .stdin(std::fs::File::open(&input).expect("the frames"))
+            .output()
+            .expect("the echo server runs");
+        let _ = std::fs::remove_file(&input);
+        assert!(served.status.success(), "{family:?}");
+        let answers: Vec<serde_json::Value> = served
+            .stdout
+            .split(|&b| b == b'\n')
+            .filter(|line| !line.is_empty())
+            .map(|line| serde_json::from_slice(line).expect("each answer is JSON"))
+            .collect();
+        let calls: Vec<&serde_json::Value> = answers.iter().filter(|a| a["id"] != 0).collect();
+        assert_eq!(calls.len(), 500, "{family:?}: every call answered");
+        for answer in calls {
+            let id = answer["id"].as_u64().expect("a numeric id");
+            assert_eq!(
+                answer["result"]["content"][0]["text"],
+                format!("Echo: m{id}"),
+                "{family:?}"
+            );
+        }
+    }
+}
