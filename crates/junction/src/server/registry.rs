@@ -349,13 +349,15 @@ pub(super) struct Registry {
     pub(super) lists: Mutex<Lists>,
     pub(super) on_roots_changed: Option<super::RootsHook>,
     /// `info` as JSON, for the `_meta` of 2026-07-28 results.
-    pub(super) server_info: serde_json::Value,
+    pub(super) server_info: super::stateless::ServerInfo,
     /// `ttlMs` and `cacheScope` of cacheable 2026-07-28 results.
     pub(super) cache: (u64, junction_protocol::stateless::CacheScope),
     /// The states handlers may take (see [`super::state`]).
     pub(super) states: Arc<States>,
     /// Tags `requestState` (see [`super::stateless`]).
     pub(super) state_key: super::stateless::StateKey,
+    /// The client the last 2026-07-28 request described.
+    pub(super) last_client: super::stateless::LastClient,
     /// The tasks of every session ([`super::task`]).
     pub(super) tasks: Arc<super::task::Tasks>,
     /// How much of its `initialize` each session keeps.
@@ -387,7 +389,7 @@ impl Registry {
     /// `ServerBuilder::build` then sets what was asked for.
     pub(super) fn new(info: Implementation, lists: Lists, tasks: super::task::Tasks) -> Self {
         Registry {
-            server_info: serde_json::to_value(&info).unwrap_or_default(),
+            server_info: super::stateless::ServerInfo::new(&info),
             info,
             instructions: None,
             page_size: DEFAULT_PAGE_SIZE,
@@ -398,6 +400,7 @@ impl Registry {
             on_roots_changed: None,
             cache: (0, junction_protocol::stateless::CacheScope::Private),
             state_key: super::stateless::StateKey::new(),
+            last_client: Default::default(),
             tasks: Arc::new(tasks),
             kept: Kept::default(),
             template_steps: crate::uri_template::MAX_ATTEMPTS,

@@ -550,7 +550,12 @@ impl Router {
         let negotiated = self.session.lifecycle.version();
         if negotiated.is_none() {
             let registry = &self.server.registry;
-            if let Some(call) = stateless::read(params.as_deref(), &method, &registry.state_key)? {
+            if let Some(call) = stateless::read(
+                params.as_deref(),
+                &method,
+                &registry.state_key,
+                &registry.last_client,
+            )? {
                 self.session.stateless.store(true, Ordering::SeqCst);
                 let route = route
                     .filter(|r| {

@@ -124,6 +124,7 @@ pub(super) fn read(
     raw: Option<&RawValue>,
     method: &str,
     key: &StateKey,
+    last: &LastClient,
 ) -> Result<Option<Call>, ErrorObject> {
     let envelope = RequestEnvelope::read(raw)
         .map_err(|e| ErrorObject::invalid_params(format!("Invalid params for `{method}`: {e}")))?;
@@ -139,13 +140,7 @@ pub(super) fn read(
             "Invalid params for `{method}`: `_meta[\"io.modelcontextprotocol/clientCapabilities\"]` is required on 2026-07-28 (send {{}} for none)"
         )));
     };
-    // Each key decoded from the text it was sent as, once.
-    let capabilities: ClientCapabilities =
-        meta_key(capabilities, method, META_CLIENT_CAPABILITIES)?;
-    let info = meta
-        .client_info
-        .map(|raw| meta_key::<Implementation>(raw, method, META_CLIENT_INFO))
-        .transpose()?;
+    let client = last.client(capabilities, meta.client_info, method)?;
     let log_level = meta
         .log_level
         .map(|raw| meta_key::<LoggingLevel>(raw, method, META_LOG_LEVEL))
@@ -161,11 +156,7 @@ pub(super) fn read(
     };
     answers.extend(envelope.input_responses.unwrap_or_default());
     Ok(Some(Call {
-        client: Arc::new(Negotiated {
-            version: ProtocolVersion::V2026_07_28,
-            capabilities,
-            info: info.unwrap_or_else(|| Implementation::new("unknown", "")),
-        }),
+        client,
         log_level,
         rounds: Rounds {
             method: method.to_owned(),
@@ -180,6 +171,52 @@ pub(super) fn read(
         task: std::sync::OnceLock::new(),
         pending_status: Mutex::new(None),
     }))
+}
+
+/// The client the last 2026-07-28 request described, kept with the text its
+/// `clientCapabilities` and `clientInfo` were sent as. A client sends the same ones with
+/// every request; decoding them again each time cost a call about a tenth of its
+/// instructions. One entry, replaced by the next request that describes another client.
+#[derive(Default)]
+pub(super) struct LastClient(Mutex<Option<Described>>);
+
+struct Described {
+    capabilities: Box<str>,
+    info: Option<Box<str>>,
+    client: Arc<Negotiated>,
+}
+
+impl LastClient {
+    /// The client `capabilities` and `info` describe: the last one when they are the text it
+    /// was read from, else decoded (each key once) and kept.
+    fn client(
+        &self,
+        capabilities: &RawValue,
+        info: Option<&RawValue>,
+        method: &str,
+    ) -> Result<Arc<Negotiated>, ErrorObject> {
+        if let Some(last) = lock(&self.0).as_ref() {
+            if *last.capabilities == *capabilities.get()
+                && last.info.as_deref() == info.map(RawValue::get)
+            {
+                return Ok(last.client.clone());
+            }
+        }
+        let client = Arc::new(Negotiated {
+            version: ProtocolVersion::V2026_07_28,
+            capabilities: meta_key(capabilities, method, META_CLIENT_CAPABILITIES)?,
+            info: match info {
+                Some(raw) => meta_key::<Implementation>(raw, method, META_CLIENT_INFO)?,
+                None => Implementation::new("unknown", ""),
+            },
+        });
+        *lock(&self.0) = Some(Described {
+            capabilities: capabilities.get().into(),
+            info: info.map(|raw| raw.get().into()),
+            client: client.clone(),
+        });
+        Ok(client)
+    }
 }
 
 /// The `_meta` member `key` of a `method` request, decoded from `raw`.
@@ -378,8 +415,9 @@ fn hex_digit(c: u8) -> Option<u8> {
 /// method table marks cacheable, `ttlMs` and `cacheScope`: set on the typed result before it
 /// is encoded, once.
 pub(super) trait Answer: Serialize + Send + 'static {
-    /// Stamps the members above; `cache` is `Some` for a cacheable method.
-    fn stamp(&mut self, server_info: &Value, cache: Option<(u64, CacheScope)>);
+    /// Stamps the members above; `cache` is `Some` for a cacheable method. Returns where
+    /// the server's identity went (see [`with_server_info`]).
+    fn stamp(&mut self, server_info: &ServerInfo, cache: Option<(u64, CacheScope)>) -> Placed;
 
     /// Whether the result reports a failure (a tool's `isError`).
     fn failed(&self) -> bool {
@@ -391,10 +429,73 @@ fn complete(result_type: &mut Option<ResultType>) {
     result_type.get_or_insert(ResultType::Complete);
 }
 
-/// Puts `io.modelcontextprotocol/serverInfo` in a result's `_meta`.
-pub(super) fn with_server_info(meta: &mut Option<Meta>, server_info: &Value) {
+/// The server's identity as 2026-07-28 results carry it in `_meta`: as a value to merge into
+/// a `_meta` a handler set, and encoded once, for the results without one (nearly all).
+pub(super) struct ServerInfo {
+    value: Value,
+    encoded: Option<Box<RawValue>>,
+}
+
+impl ServerInfo {
+    pub(super) fn new(info: &Implementation) -> Self {
+        let value = serde_json::to_value(info).unwrap_or_default();
+        // Encoding a `Value` does not fail; without the encoded form every result gets the
+        // identity merged into its `_meta` instead.
+        let encoded = serde_json::value::to_raw_value(&value).ok();
+        ServerInfo { value, encoded }
+    }
+}
+
+/// Where [`with_server_info`] put the server's identity.
+#[must_use]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Placed {
+    /// In the result's `_meta`, or nowhere for a result that carries none.
+    Done,
+    /// Nowhere yet: the result has no `_meta`, and [`encode`] writes one holding only the
+    /// identity, from its encoded form, instead of building a map to encode and drop.
+    Pending,
+}
+
+/// Puts `io.modelcontextprotocol/serverInfo` in a result's `_meta`, or leaves it for
+/// [`encode`] when the result has no `_meta`.
+pub(super) fn with_server_info(meta: &mut Option<Meta>, server_info: &ServerInfo) -> Placed {
+    if meta.is_none() && server_info.encoded.is_some() {
+        return Placed::Pending;
+    }
     meta.get_or_insert_with(Meta::new)
-        .insert(META_SERVER_INFO.to_owned(), server_info.clone());
+        .insert(META_SERVER_INFO.to_owned(), server_info.value.clone());
+    Placed::Done
+}
+
+/// Encodes a stamped result, with the `_meta` [`with_server_info`] left [`Placed::Pending`].
+pub(super) fn encode<T: Serialize>(
+    result: &T,
+    placed: Placed,
+    server_info: &ServerInfo,
+) -> Result<Box<RawValue>, ErrorObject> {
+    #[derive(Serialize)]
+    struct WithInfo<'a, T> {
+        #[serde(flatten)]
+        result: &'a T,
+        #[serde(rename = "_meta")]
+        meta: InfoMeta<'a>,
+    }
+    #[derive(Serialize)]
+    struct InfoMeta<'a> {
+        // META_SERVER_INFO; a test checks the two agree.
+        #[serde(rename = "io.modelcontextprotocol/serverInfo")]
+        server_info: &'a RawValue,
+    }
+    match (placed, &server_info.encoded) {
+        (Placed::Pending, Some(encoded)) => reply(&WithInfo {
+            result,
+            meta: InfoMeta {
+                server_info: encoded,
+            },
+        }),
+        _ => reply(result),
+    }
 }
 
 /// Implements [`Answer`] for results with `_meta` and `resultType`, and with optional
@@ -402,19 +503,19 @@ pub(super) fn with_server_info(meta: &mut Option<Meta>, server_info: &Value) {
 macro_rules! answer {
     ($($t:ty),* ; cached: $($c:ty),*) => {
         $(impl Answer for $t {
-            fn stamp(&mut self, server_info: &Value, _: Option<(u64, CacheScope)>) {
+            fn stamp(&mut self, server_info: &ServerInfo, _: Option<(u64, CacheScope)>) -> Placed {
                 complete(&mut self.result_type);
-                with_server_info(&mut self.meta, server_info);
+                with_server_info(&mut self.meta, server_info)
             }
         })*
         $(impl Answer for $c {
-            fn stamp(&mut self, server_info: &Value, cache: Option<(u64, CacheScope)>) {
+            fn stamp(&mut self, server_info: &ServerInfo, cache: Option<(u64, CacheScope)>) -> Placed {
                 complete(&mut self.result_type);
-                with_server_info(&mut self.meta, server_info);
                 if let Some((ttl, scope)) = cache {
                     self.ttl_ms = Some(ttl);
                     self.cache_scope = Some(scope);
                 }
+                with_server_info(&mut self.meta, server_info)
             }
         })*
     };
@@ -424,9 +525,9 @@ answer!(EmptyResult, GetPromptResult, CompleteResult, InputRequiredResult;
     cached: ListToolsResult, ListResourcesResult, ListResourceTemplatesResult, ReadResourceResult, ListPromptsResult);
 
 impl Answer for CallToolResult {
-    fn stamp(&mut self, server_info: &Value, _: Option<(u64, CacheScope)>) {
+    fn stamp(&mut self, server_info: &ServerInfo, _: Option<(u64, CacheScope)>) -> Placed {
         complete(&mut self.result_type);
-        with_server_info(&mut self.meta, server_info);
+        with_server_info(&mut self.meta, server_info)
     }
 
     fn failed(&self) -> bool {
@@ -435,20 +536,20 @@ impl Answer for CallToolResult {
 }
 
 impl Answer for DiscoverResult {
-    fn stamp(&mut self, server_info: &Value, cache: Option<(u64, CacheScope)>) {
+    fn stamp(&mut self, server_info: &ServerInfo, cache: Option<(u64, CacheScope)>) -> Placed {
         complete(&mut self.result_type);
-        with_server_info(&mut self.meta, server_info);
         if let Some((ttl, scope)) = cache {
             self.ttl_ms = ttl;
             self.cache_scope = scope;
         }
+        with_server_info(&mut self.meta, server_info)
     }
 }
 
 /// `initialize` is not a 2026-07-28 method; its result carries only the server's identity.
 impl Answer for InitializeResult {
-    fn stamp(&mut self, server_info: &Value, _: Option<(u64, CacheScope)>) {
-        with_server_info(&mut self.meta, server_info);
+    fn stamp(&mut self, server_info: &ServerInfo, _: Option<(u64, CacheScope)>) -> Placed {
+        with_server_info(&mut self.meta, server_info)
     }
 }
 
@@ -458,14 +559,14 @@ impl Answer for InitializeResult {
 pub(super) async fn finish<T: Answer>(
     run: impl Future<Output = Result<T, ErrorObject>>,
     call: Option<Arc<Call>>,
-    server_info: &Value,
+    server_info: &ServerInfo,
     cache: Option<(u64, CacheScope)>,
     key: &StateKey,
 ) -> Result<Box<RawValue>, ErrorObject> {
     let Some(call) = call else {
         let mut result = run.await?;
-        result.stamp(server_info, cache);
-        return reply(&result);
+        let placed = result.stamp(server_info, cache);
+        return encode(&result, placed, server_info);
     };
     let outcome = tokio::select! {
         // Most handlers end without asking: the first poll of `run` decides, with no waiter
@@ -478,14 +579,14 @@ pub(super) async fn finish<T: Answer>(
     match outcome {
         None => {
             let mut result = call.rounds.input_required(key)?;
-            with_server_info(&mut result.meta, server_info);
-            reply(&result)
+            let placed = with_server_info(&mut result.meta, server_info);
+            encode(&result, placed, server_info)
         }
         Some(Ok(mut result)) => match missing {
             Some(required) if result.failed() => Err(missing_capability(&required)),
             _ => {
-                result.stamp(server_info, cache);
-                reply(&result)
+                let placed = result.stamp(server_info, cache);
+                encode(&result, placed, server_info)
             }
         },
         Some(Err(e)) => Err(match missing {
@@ -506,6 +607,50 @@ pub(super) fn error(mut e: ErrorObject) -> ErrorObject {
 #[cfg(test)]
 mod key_tests {
     use super::*;
+
+    #[test]
+    fn the_identity_is_written_once_whether_or_not_the_handler_set_meta() {
+        let info = ServerInfo::new(&Implementation::new("s", "1"));
+        let identity = json!({"name": "s", "version": "1"});
+        let mut bare = EmptyResult::default();
+        let placed = bare.stamp(&info, None);
+        assert_eq!(placed, Placed::Pending);
+        let text = encode(&bare, placed, &info).unwrap();
+        let bare: Value = serde_json::from_str(text.get()).unwrap();
+        assert_eq!(
+            bare,
+            json!({"resultType": "complete", "_meta": {META_SERVER_INFO: identity}})
+        );
+        let mut own = EmptyResult::default();
+        own.meta = Some([("k".to_owned(), json!(1))].into_iter().collect());
+        let placed = own.stamp(&info, None);
+        assert_eq!(placed, Placed::Done);
+        let text = encode(&own, placed, &info).unwrap();
+        let own: Value = serde_json::from_str(text.get()).unwrap();
+        assert_eq!(
+            own,
+            json!({"resultType": "complete", "_meta": {"k": 1, META_SERVER_INFO: identity}})
+        );
+    }
+
+    #[test]
+    fn a_client_described_again_in_the_same_words_is_not_decoded_again() {
+        let last = LastClient::default();
+        let raw = |text: &str| RawValue::from_string(text.to_owned()).unwrap();
+        let (caps, info) = (raw("{}"), raw(r#"{"name":"c","version":"1"}"#));
+        let first = last.client(&caps, Some(&info), "tools/call").unwrap();
+        let again = last.client(&caps, Some(&info), "tools/call").unwrap();
+        assert!(Arc::ptr_eq(&first, &again));
+        let other = last
+            .client(&raw(r#"{"roots":{}}"#), Some(&info), "tools/call")
+            .unwrap();
+        assert!(!Arc::ptr_eq(&first, &other));
+        assert!(other.capabilities.roots.is_some());
+        let anonymous = last.client(&caps, None, "tools/call").unwrap();
+        assert_eq!(anonymous.info.name, "unknown");
+        let bad = last.client(&raw(r#"{"roots":7}"#), None, "tools/call");
+        assert!(bad.unwrap_err().message.contains("clientCapabilities"));
+    }
 
     fn answers() -> InputResponses {
         [("input-0".to_owned(), json!({"action": "accept"}))].into()

@@ -22,7 +22,7 @@ use super::{TaskOutcome, TaskRecord, Tasks};
 use crate::server::registry::RegisteredTool;
 use crate::server::revision;
 use crate::server::route::Served;
-use crate::server::stateless::{missing_capability, with_server_info, Answer};
+use crate::server::stateless::{missing_capability, with_server_info, Answer, Placed, ServerInfo};
 use crate::server::CacheScope;
 use crate::session::{BoxFuture, Peer, RequestContext};
 
@@ -365,9 +365,9 @@ pub(in crate::server) enum TaskAnswer {
 }
 
 impl Answer for TaskAnswer {
-    fn stamp(&mut self, server_info: &Value, cache: Option<(u64, CacheScope)>) {
+    fn stamp(&mut self, server_info: &ServerInfo, cache: Option<(u64, CacheScope)>) -> Placed {
         match self {
-            TaskAnswer::Task(_) => {}
+            TaskAnswer::Task(_) => Placed::Done,
             TaskAnswer::Detailed(task) => task.stamp(server_info, cache),
             TaskAnswer::Ack(ack) => ack.stamp(server_info, cache),
         }
@@ -375,9 +375,9 @@ impl Answer for TaskAnswer {
 }
 
 impl Answer for DetailedTask {
-    fn stamp(&mut self, server_info: &Value, _: Option<(u64, CacheScope)>) {
+    fn stamp(&mut self, server_info: &ServerInfo, _: Option<(u64, CacheScope)>) -> Placed {
         self.result_type.get_or_insert(ResultType::Complete);
-        with_server_info(&mut self.meta, server_info);
+        with_server_info(&mut self.meta, server_info)
     }
 }
 
@@ -394,12 +394,10 @@ pub(in crate::server) enum ToolAnswer {
 }
 
 impl Answer for ToolAnswer {
-    fn stamp(&mut self, server_info: &Value, cache: Option<(u64, CacheScope)>) {
+    fn stamp(&mut self, server_info: &ServerInfo, cache: Option<(u64, CacheScope)>) -> Placed {
         match self {
             ToolAnswer::Done(r) => r.stamp(server_info, cache),
-            ToolAnswer::Task(r) => {
-                with_server_info(&mut r.meta, server_info);
-            }
+            ToolAnswer::Task(r) => with_server_info(&mut r.meta, server_info),
             ToolAnswer::Handle(task) => task.stamp(server_info, cache),
         }
     }
@@ -414,7 +412,9 @@ impl Answer for ToolAnswer {
 macro_rules! unstamped {
     ($($t:ty),*) => {$(
         impl Answer for $t {
-            fn stamp(&mut self, _: &Value, _: Option<(u64, CacheScope)>) {}
+            fn stamp(&mut self, _: &ServerInfo, _: Option<(u64, CacheScope)>) -> Placed {
+                Placed::Done
+            }
         }
     )*};
 }
