@@ -433,15 +433,14 @@ fn complete(result_type: &mut Option<ResultType>) {
 /// a `_meta` a handler set, and encoded once, for the results without one (nearly all).
 pub(super) struct ServerInfo {
     value: Value,
-    encoded: Option<Box<RawValue>>,
+    encoded: Box<RawValue>,
 }
 
 impl ServerInfo {
     pub(super) fn new(info: &Implementation) -> Self {
         let value = serde_json::to_value(info).unwrap_or_default();
-        // Encoding a `Value` does not fail; without the encoded form every result gets the
-        // identity merged into its `_meta` instead.
-        let encoded = serde_json::value::to_raw_value(&value).ok();
+        // Encoding a `Value` does not fail (its keys are strings); the fallback only types.
+        let encoded = reply(&value).unwrap_or_else(|_| junction_protocol::jsonrpc::empty_object());
         ServerInfo { value, encoded }
     }
 }
@@ -460,16 +459,27 @@ pub(super) enum Placed {
 /// Puts `io.modelcontextprotocol/serverInfo` in a result's `_meta`, or leaves it for
 /// [`encode`] when the result has no `_meta`.
 pub(super) fn with_server_info(meta: &mut Option<Meta>, server_info: &ServerInfo) -> Placed {
-    if meta.is_none() && server_info.encoded.is_some() {
-        return Placed::Pending;
+    match meta {
+        None => Placed::Pending,
+        Some(meta) => {
+            meta.insert(META_SERVER_INFO.to_owned(), server_info.value.clone());
+            Placed::Done
+        }
     }
-    meta.get_or_insert_with(Meta::new)
-        .insert(META_SERVER_INFO.to_owned(), server_info.value.clone());
-    Placed::Done
+}
+
+/// Stamps `result` ([`Answer::stamp`]) and encodes it.
+fn stamped<T: Answer>(
+    mut result: T,
+    server_info: &ServerInfo,
+    cache: Option<(u64, CacheScope)>,
+) -> Result<Box<RawValue>, ErrorObject> {
+    let placed = result.stamp(server_info, cache);
+    encode(&result, placed, server_info)
 }
 
 /// Encodes a stamped result, with the `_meta` [`with_server_info`] left [`Placed::Pending`].
-pub(super) fn encode<T: Serialize>(
+fn encode<T: Serialize>(
     result: &T,
     placed: Placed,
     server_info: &ServerInfo,
@@ -487,14 +497,14 @@ pub(super) fn encode<T: Serialize>(
         #[serde(rename = "io.modelcontextprotocol/serverInfo")]
         server_info: &'a RawValue,
     }
-    match (placed, &server_info.encoded) {
-        (Placed::Pending, Some(encoded)) => reply(&WithInfo {
+    match placed {
+        Placed::Pending => reply(&WithInfo {
             result,
             meta: InfoMeta {
-                server_info: encoded,
+                server_info: &server_info.encoded,
             },
         }),
-        _ => reply(result),
+        Placed::Done => reply(result),
     }
 }
 
@@ -564,9 +574,7 @@ pub(super) async fn finish<T: Answer>(
     key: &StateKey,
 ) -> Result<Box<RawValue>, ErrorObject> {
     let Some(call) = call else {
-        let mut result = run.await?;
-        let placed = result.stamp(server_info, cache);
-        return encode(&result, placed, server_info);
+        return stamped(run.await?, server_info, cache);
     };
     let outcome = tokio::select! {
         // Most handlers end without asking: the first poll of `run` decides, with no waiter
@@ -577,17 +585,11 @@ pub(super) async fn finish<T: Answer>(
     };
     let missing = call.rounds.missing();
     match outcome {
-        None => {
-            let mut result = call.rounds.input_required(key)?;
-            let placed = with_server_info(&mut result.meta, server_info);
-            encode(&result, placed, server_info)
-        }
-        Some(Ok(mut result)) => match missing {
+        // Its `resultType` stays `input_required`: stamping only sets an absent one.
+        None => stamped(call.rounds.input_required(key)?, server_info, None),
+        Some(Ok(result)) => match missing {
             Some(required) if result.failed() => Err(missing_capability(&required)),
-            _ => {
-                let placed = result.stamp(server_info, cache);
-                encode(&result, placed, server_info)
-            }
+            _ => stamped(result, server_info, cache),
         },
         Some(Err(e)) => Err(match missing {
             Some(required) => missing_capability(&required),
