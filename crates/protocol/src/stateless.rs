@@ -451,7 +451,7 @@ impl SubscriptionsAcknowledgedParams {
 #[non_exhaustive]
 pub struct RequestEnvelope<'a> {
     /// The 2026-07-28 keys of `_meta`.
-    #[serde(rename = "_meta", default, borrow)]
+    #[serde(rename = "_meta", default, borrow, deserialize_with = "object")]
     pub meta: Option<EnvelopeMeta<'a>>,
     /// `inputResponses`: answers to an earlier `input_required` result.
     #[serde(default)]
@@ -507,6 +507,42 @@ pub struct EnvelopeMeta<'a> {
         deserialize_with = "present"
     )]
     pub log_level: Option<&'a RawValue>,
+    /// `progressToken` (any family's key), so that a reader of the envelope alone can check
+    /// it as [`RequestMeta`] does.
+    #[serde(
+        rename = "progressToken",
+        default,
+        borrow,
+        deserialize_with = "present"
+    )]
+    pub progress_token: Option<&'a RawValue>,
+}
+
+/// An object as `T`, or `null` (a derived struct alone would also take an array, its
+/// fields by position).
+fn object<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+    deserializer: D,
+) -> Result<Option<T>, D::Error> {
+    struct Visitor<T>(std::marker::PhantomData<T>);
+    impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Visitor<T> {
+        type Value = Option<T>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_none<E>(self) -> Result<Option<T>, E> {
+            Ok(None)
+        }
+        fn visit_unit<E>(self) -> Result<Option<T>, E> {
+            Ok(None)
+        }
+        fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Option<T>, D::Error> {
+            deserializer.deserialize_map(self)
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Option<T>, A::Error> {
+            T::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(Some)
+        }
+    }
+    deserializer.deserialize_option(Visitor(std::marker::PhantomData))
 }
 
 /// A key that is there, whatever its value (`Option<&RawValue>` alone reads `null` as absent).
@@ -523,6 +559,38 @@ impl<'a> RequestEnvelope<'a> {
         }
     }
 
+    /// Reads the envelope and the method's params `P` in one walk of `params`, for a server
+    /// that needs both: `P` is given every member but `_meta`, `inputResponses` and
+    /// `requestState`, which only the envelope keeps (`name`, `uri` and `taskId` go to both).
+    /// Absent params read as `{}`.
+    ///
+    /// A `P` that reads `_meta` itself sees none: read it with [`RequestEnvelope::read`] and
+    /// then decode `P` from the whole params instead.
+    ///
+    /// ```
+    /// use junction_protocol::stateless::RequestEnvelope;
+    ///
+    /// #[derive(serde::Deserialize)]
+    /// struct Call { name: String, arguments: serde_json::Value }
+    ///
+    /// let params = serde_json::value::RawValue::from_string(
+    ///     r#"{"name":"add","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"arguments":{"a":1}}"#.into(),
+    /// ).unwrap();
+    /// let (envelope, call) = RequestEnvelope::read_with::<Call>(Some(&params)).unwrap();
+    /// assert_eq!(envelope.name.as_deref(), Some("add"));
+    /// assert!(envelope.protocol_version().is_some());
+    /// assert_eq!((call.name.as_str(), call.arguments["a"].as_i64()), ("add", Some(1)));
+    /// ```
+    pub fn read_with<P: Deserialize<'a>>(
+        params: Option<&'a RawValue>,
+    ) -> Result<(Self, P), serde_json::Error> {
+        let text = params.map_or("{}", RawValue::get);
+        let mut deserializer = serde_json::Deserializer::from_str(text);
+        let read = deserializer.deserialize_map(split::Visitor(std::marker::PhantomData))?;
+        deserializer.end()?;
+        Ok(read)
+    }
+
     /// `_meta["io.modelcontextprotocol/protocolVersion"]` when it is there: the version, or
     /// (`Err`) the JSON sent where a string belongs.
     pub fn protocol_version(&self) -> Option<Result<Cow<'a, str>, &'a RawValue>> {
@@ -537,6 +605,159 @@ impl<'a> RequestEnvelope<'a> {
             crate::method::NameParam::Name => self.name.as_deref(),
             crate::method::NameParam::Uri => self.uri.as_deref(),
             crate::method::NameParam::TaskId => self.task_id.as_deref(),
+        }
+    }
+}
+
+/// [`RequestEnvelope::read_with`]: one map, its members dealt to the envelope and to `P`.
+mod split {
+    use std::borrow::Cow;
+    use std::marker::PhantomData;
+
+    use serde::de::value::{CowStrDeserializer, MapAccessDeserializer};
+    use serde::de::{DeserializeSeed, Error as _, IgnoredAny, MapAccess};
+    use serde::{Deserialize, Deserializer};
+    use serde_json::value::RawValue;
+
+    use super::{text, EnvelopeMeta, RequestEnvelope};
+
+    pub(super) struct Visitor<P>(pub(super) PhantomData<P>);
+
+    impl<'de, P: Deserialize<'de>> serde::de::Visitor<'de> for Visitor<P> {
+        type Value = (RequestEnvelope<'de>, P);
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("params (an object)")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut members = Members {
+                map: &mut map,
+                envelope: RequestEnvelope::default(),
+                shared: None,
+                seen: [false; 3],
+            };
+            let params = P::deserialize(MapAccessDeserializer::new(&mut members))?;
+            // A `P` that stops early leaves members the envelope may still need.
+            let mut rest = &mut members;
+            while rest.next_key::<IgnoredAny>()?.is_some() {
+                rest.next_value::<IgnoredAny>()?;
+            }
+            Ok((members.envelope, params))
+        }
+    }
+
+    /// The members `P` reads, the envelope's taken out on the way.
+    struct Members<'m, 'de, A> {
+        map: &'m mut A,
+        envelope: RequestEnvelope<'de>,
+        /// The value of a member both read (`name`, `uri`, `taskId`), for `P` to read next.
+        shared: Option<&'de RawValue>,
+        /// `_meta`, `inputResponses`, `requestState` seen (a second one is an error, as the
+        /// derived envelope has it).
+        seen: [bool; 3],
+    }
+
+    /// Reads `_meta` as the derived envelope does.
+    struct Object;
+
+    impl<'de> DeserializeSeed<'de> for Object {
+        type Value = Option<EnvelopeMeta<'de>>;
+        fn deserialize<D: Deserializer<'de>>(
+            self,
+            deserializer: D,
+        ) -> Result<Self::Value, D::Error> {
+            super::object(deserializer)
+        }
+    }
+
+    /// A member name, borrowed unless it has escapes.
+    struct Key<'de>(Cow<'de, str>);
+
+    impl<'de> Deserialize<'de> for Key<'de> {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            struct KeyVisitor;
+            impl<'de> serde::de::Visitor<'de> for KeyVisitor {
+                type Value = Key<'de>;
+                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.write_str("a member name")
+                }
+                fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
+                    Ok(Key(Cow::Borrowed(v)))
+                }
+                fn visit_str<E>(self, v: &str) -> Result<Key<'de>, E> {
+                    Ok(Key(Cow::Owned(v.to_owned())))
+                }
+            }
+            deserializer.deserialize_str(KeyVisitor)
+        }
+    }
+
+    impl<'de, A: MapAccess<'de>> MapAccess<'de> for &mut Members<'_, 'de, A> {
+        type Error = A::Error;
+
+        fn next_key_seed<K: DeserializeSeed<'de>>(
+            &mut self,
+            seed: K,
+        ) -> Result<Option<K::Value>, A::Error> {
+            loop {
+                let Some(Key(key)) = self.map.next_key::<Key<'de>>()? else {
+                    return Ok(None);
+                };
+                let only = |seen: &mut bool| {
+                    if std::mem::replace(seen, true) {
+                        Err(A::Error::custom(format_args!("duplicate field `{key}`")))
+                    } else {
+                        Ok(())
+                    }
+                };
+                match &*key {
+                    "_meta" => {
+                        only(&mut self.seen[0])?;
+                        self.envelope.meta = self.map.next_value_seed(Object)?;
+                    }
+                    "inputResponses" => {
+                        only(&mut self.seen[1])?;
+                        self.envelope.input_responses = self.map.next_value()?;
+                    }
+                    "requestState" => {
+                        only(&mut self.seen[2])?;
+                        self.envelope.request_state = self
+                            .map
+                            .next_value::<Option<Key<'de>>>()?
+                            .map(|Key(state)| state);
+                    }
+                    "name" | "uri" | "taskId" => {
+                        let raw: &'de RawValue = self.map.next_value()?;
+                        let value = match raw.get() {
+                            "null" => None,
+                            _ => Some(text(raw).ok_or_else(|| {
+                                A::Error::custom(format_args!("`{key}` is not a string"))
+                            })?),
+                        };
+                        match &*key {
+                            "name" => self.envelope.name = value,
+                            "uri" => self.envelope.uri = value,
+                            _ => self.envelope.task_id = value,
+                        }
+                        self.shared = Some(raw);
+                        return seed.deserialize(CowStrDeserializer::new(key)).map(Some);
+                    }
+                    _ => return seed.deserialize(CowStrDeserializer::new(key)).map(Some),
+                }
+            }
+        }
+
+        fn next_value_seed<V: DeserializeSeed<'de>>(
+            &mut self,
+            seed: V,
+        ) -> Result<V::Value, A::Error> {
+            match self.shared.take() {
+                Some(raw) => seed
+                    .deserialize(&mut serde_json::Deserializer::from_str(raw.get()))
+                    .map_err(A::Error::custom),
+                None => self.map.next_value_seed(seed),
+            }
         }
     }
 }
@@ -741,5 +962,77 @@ mod tests {
         let closed = json!({"resultType": "complete", "_meta": {"io.modelcontextprotocol/subscriptionId": 7}});
         let r: EmptyResult = serde_json::from_value(closed.clone()).unwrap();
         assert_eq!(serde_json::to_value(&r).unwrap(), closed);
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Call {
+        name: String,
+        #[serde(default)]
+        arguments: Option<Map<String, Value>>,
+    }
+
+    fn raw(text: &str) -> Box<RawValue> {
+        RawValue::from_string(text.to_owned()).unwrap()
+    }
+
+    #[test]
+    fn one_walk_deals_the_envelope_its_members_and_the_params_theirs() {
+        let params = raw(
+            r#"{"name":"survey","requestState":"s1","arguments":{"a":1},"inputResponses":{"k":{"action":"accept"}},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"progressToken":3,"other":[1,{"x":2}]}}"#,
+        );
+        // `Call` refuses unknown members: it saw neither `_meta` nor the MRTR members.
+        let (envelope, call) = RequestEnvelope::read_with::<Call>(Some(&params)).unwrap();
+        assert_eq!(call.name, "survey");
+        assert_eq!(call.arguments.unwrap()["a"], json!(1));
+        assert_eq!(envelope.name.as_deref(), Some("survey"));
+        assert_eq!(envelope.request_state.as_deref(), Some("s1"));
+        assert_eq!(
+            envelope.input_responses.unwrap()["k"],
+            json!({"action": "accept"})
+        );
+        let meta = envelope.meta.unwrap();
+        assert_eq!(meta.client_capabilities.map(RawValue::get), Some("{}"));
+        assert_eq!(meta.progress_token.map(RawValue::get), Some("3"));
+        let by_two_walks = RequestEnvelope::read(Some(&params)).unwrap();
+        assert_eq!(
+            by_two_walks.protocol_version().unwrap().unwrap(),
+            "2026-07-28"
+        );
+    }
+
+    #[test]
+    fn one_walk_reads_escaped_names_and_absent_params() {
+        let params = raw(
+            r#"{"\u005fmeta":{"io.modelcontextprotocol\/protocolVersion":"2026-07-28"},"n\u0061me":"a\"b"}"#,
+        );
+        let (envelope, call) = RequestEnvelope::read_with::<Call>(Some(&params)).unwrap();
+        assert_eq!(call.name, "a\"b");
+        assert_eq!(envelope.name.as_deref(), Some("a\"b"));
+        assert_eq!(envelope.protocol_version().unwrap().unwrap(), "2026-07-28");
+        let (envelope, none) = RequestEnvelope::read_with::<Map<String, Value>>(None).unwrap();
+        assert!(envelope.meta.is_none());
+        assert!(none.is_empty());
+    }
+
+    #[test]
+    fn one_walk_refuses_what_the_derived_envelope_refuses() {
+        for bad in [
+            r#"{"name":"a","_meta":{},"_meta":{}}"#,
+            r#"{"name":"a","requestState":"x","requestState":"y"}"#,
+            r#"{"name":7}"#,
+            r#"{"name":"a","requestState":5}"#,
+            r#"{"name":"a","_meta":[]}"#,
+            r#"{"name":"a","_meta":["2026-07-28",{}]}"#,
+            r#"{"name":"a","extra":1}"#,
+            r#"[1]"#,
+        ] {
+            assert!(
+                RequestEnvelope::read_with::<Call>(Some(&raw(bad))).is_err(),
+                "{bad} was read"
+            );
+        }
+        let positional = raw(r#"{"_meta":["2026-07-28",{}]}"#);
+        assert!(RequestEnvelope::read(Some(&positional)).is_err());
     }
 }

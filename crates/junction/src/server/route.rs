@@ -8,7 +8,9 @@
 //! ```
 //!
 //! A route decodes the params (a bad one is -32602 naming the method), runs the handler and
-//! encodes its result. On 2026-07-28 it also runs the handler against its input rounds (see
+//! encodes its result. On a connection without a handshake it reads the params and their
+//! envelope in one walk, and the router decides the family from the envelope
+//! ([`Admission::Undecided`]). On 2026-07-28 it also runs the handler against its input rounds (see
 //! [`super::stateless`]) and stamps the typed result ([`Answer`]) before encoding it, so a
 //! result is encoded once and never read back. Each call costs one boxed future.
 
@@ -18,6 +20,7 @@ use std::sync::Arc;
 
 use junction_protocol::jsonrpc;
 use junction_protocol::method::{decode_params, MethodInfo, Request};
+use junction_protocol::stateless::RequestEnvelope;
 use junction_protocol::version::Family;
 use junction_protocol::{ErrorObject, ProtocolVersion};
 use serde::de::DeserializeOwned;
@@ -57,7 +60,20 @@ impl Served {
     }
 }
 
-type Serve = dyn Fn(Served, Option<Box<RawValue>>) -> BoxFuture<'static, Outcome> + Send + Sync;
+/// A request on its way to its route.
+pub(super) enum Admission {
+    /// Admitted in its family.
+    Served(Served),
+    /// On a connection that has not completed the handshake: the family is decided from the
+    /// params' envelope, which the route reads with the params in one walk
+    /// ([`RequestEnvelope::read_with`]).
+    Undecided {
+        router: Router,
+        request: RequestContext,
+    },
+}
+
+type Serve = dyn Fn(Admission, Option<Box<RawValue>>) -> BoxFuture<'static, Outcome> + Send + Sync;
 
 /// What serves a method: an async function of the request and its decoded params.
 pub(super) trait Handler<P, T>: Send + Sync + 'static {
@@ -94,10 +110,10 @@ impl Route {
     /// Serves one request.
     pub(super) fn serve(
         &self,
-        served: Served,
+        admission: Admission,
         params: Option<Box<RawValue>>,
     ) -> BoxFuture<'static, Outcome> {
-        (self.serve)(served, params)
+        (self.serve)(admission, params)
     }
 }
 
@@ -132,11 +148,11 @@ impl Routes {
         mut self,
         handler: impl Handler<P, T>,
     ) -> Self {
-        let serve = move |served: Served,
+        let serve = move |admission: Admission,
                           raw: Option<Box<RawValue>>|
               -> BoxFuture<'static, Outcome> {
-            let params = match params::<P>(raw.as_deref(), R::METHOD) {
-                Ok(params) => params,
+            let (served, params) = match admitted::<R, P>(admission, raw.as_deref()) {
+                Ok(admitted) => admitted,
                 Err(e) => return Box::pin(std::future::ready(Err(e))),
             };
             let stamp = (served.family == Family::Stateless).then(|| served.router.server.clone());
@@ -173,6 +189,33 @@ impl Routes {
     /// The route of `method`.
     pub(super) fn get(&self, method: &str) -> Option<&Route> {
         self.by_name.get(method)
+    }
+}
+
+/// The family and the decoded params of an `R` request.
+fn admitted<R: Request, P: DeserializeOwned>(
+    admission: Admission,
+    raw: Option<&RawValue>,
+) -> Result<(Served, P), ErrorObject> {
+    let (router, request) = match admission {
+        Admission::Served(served) => return Ok((served, params(raw, R::METHOD)?)),
+        Admission::Undecided { router, request } => (router, request),
+    };
+    match RequestEnvelope::read_with::<P>(raw) {
+        Ok((envelope, decoded)) => {
+            let served = router.decide(R::METHOD, Some(&R::INFO), envelope, request)?;
+            match served.family {
+                Family::Stateless => Ok((served, decoded)),
+                // `P` was read without `_meta`, which the handshake family's params keep.
+                Family::Handshake => Ok((served, params(raw, R::METHOD)?)),
+            }
+        }
+        // Read again in two walks, so that the refusal is the one each walk gives.
+        Err(_) => {
+            let envelope = stateless::envelope(raw, R::METHOD)?;
+            let served = router.decide(R::METHOD, Some(&R::INFO), envelope, request)?;
+            Ok((served, params(raw, R::METHOD)?))
+        }
     }
 }
 

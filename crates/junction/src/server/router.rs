@@ -23,9 +23,10 @@ use junction_protocol::resources::{
 };
 use junction_protocol::roots::RootsListChanged;
 use junction_protocol::stateless::{
-    Discover, DiscoverParams, DiscoverResult, SubscriptionFilter, SubscriptionsAcknowledged,
-    SubscriptionsAcknowledgedParams, SubscriptionsListen, SubscriptionsListenParams,
-    META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, META_SUBSCRIPTION_ID,
+    Discover, DiscoverParams, DiscoverResult, RequestEnvelope, SubscriptionFilter,
+    SubscriptionsAcknowledged, SubscriptionsAcknowledgedParams, SubscriptionsListen,
+    SubscriptionsListenParams, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION,
+    META_SUBSCRIPTION_ID,
 };
 use junction_protocol::task_extension::{UpdateTask, TASKS_EXTENSION};
 use junction_protocol::tasks::{CancelTask, GetTask, GetTaskPayload, ListTasks};
@@ -38,10 +39,10 @@ use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
 use super::registry::{Listen, SessionState};
-use super::route::{Routes, Served};
+use super::route::{Admission, Route, Routes, Served};
 use super::task::{self, ToolAnswer};
 use super::{completion, resource, revision, stateless, ServerHandle};
-use crate::session::{BoxFuture, IncomingRequest, Peer, Service};
+use crate::session::{BoxFuture, IncomingRequest, Peer, RequestContext, Service};
 use crate::sync::lock;
 #[cfg(feature = "http-server")]
 use crate::transport::http::param;
@@ -221,8 +222,8 @@ async fn list_tools(s: Served, p: PaginatedParams) -> Result<ListToolsResult, Er
 /// The members of `tools/call` the server acts on. The rest of
 /// [`CallToolParams`](junction_protocol::tools::CallToolParams) is the
 /// envelope: its progress token was read by the session, and on 2026-07-28 its `_meta`,
-/// `inputResponses` and `requestState` by [`stateless::read`]; decoding them again into values
-/// nobody reads cost a 2026-07-28 call about a tenth of its instructions.
+/// `inputResponses` and `requestState` go to the envelope read in the same walk
+/// ([`RequestEnvelope::read_with`]), which checks the token as `_meta` below does here.
 #[derive(Deserialize)]
 struct ToolCall {
     name: String,
@@ -528,49 +529,78 @@ impl Router {
         }
     }
 
-    /// Decides the family of one request, once, and admits it: the route that serves it
-    /// and how.
+    /// Finds the route of one request and admits it in its family: at once on a connection
+    /// that completed the handshake, else by the envelope its route reads with the params.
     fn admit(
         &self,
         request: IncomingRequest,
-    ) -> Result<(&'static super::route::Route, Served, Option<Box<RawValue>>), ErrorObject> {
+    ) -> Result<(&'static Route, Admission, Option<Box<RawValue>>), ErrorObject> {
         let IncomingRequest {
             method,
             params,
             context,
         } = request;
         let route = routes().get(&method);
-        let served = |family, version, call| Served {
-            router: self.clone(),
-            request: context,
-            version,
-            family,
-            call,
-        };
         let negotiated = self.session.lifecycle.version();
         if negotiated.is_none() {
-            let registry = &self.server.registry;
-            if let Some(call) = stateless::read(
-                params.as_deref(),
-                &method,
-                &registry.state_key,
-                &registry.last_client,
-            )? {
-                self.session.stateless.store(true, Ordering::SeqCst);
-                let route = route
-                    .filter(|r| {
-                        r.info.families.serves(Family::Stateless)
-                            && offered(&r.info, |c| registry.offers(c))
-                    })
-                    .ok_or_else(|| ErrorObject::method_not_found(&method))?;
-                let served = served(
-                    Family::Stateless,
-                    ProtocolVersion::V2026_07_28,
-                    Some(Arc::new(call)),
-                );
-                return Ok((route, served, params));
-            }
+            let Some(route) = route else {
+                // No route reads it: the envelope alone tells which refusal is due.
+                let envelope = stateless::envelope(params.as_deref(), &method)?;
+                return Err(match self.decide(&method, None, envelope, context) {
+                    Err(e) => e,
+                    Ok(_) => ErrorObject::method_not_found(&method),
+                });
+            };
+            let undecided = Admission::Undecided {
+                router: self.clone(),
+                request: context,
+            };
+            return Ok((route, undecided, params));
         }
+        let served = self.handshake(&method, route.map(|r| &r.info), context, negotiated)?;
+        let route = route.ok_or_else(|| ErrorObject::method_not_found(&method))?;
+        Ok((route, Admission::Served(served), params))
+    }
+
+    /// Decides the family of a request of `method` (described by `info` when the server
+    /// routes it) from its envelope, once, and admits it.
+    pub(super) fn decide(
+        &self,
+        method: &str,
+        info: Option<&MethodInfo>,
+        envelope: RequestEnvelope<'_>,
+        request: RequestContext,
+    ) -> Result<Served, ErrorObject> {
+        let registry = &self.server.registry;
+        let Some(call) =
+            stateless::call(envelope, method, &registry.state_key, &registry.last_client)?
+        else {
+            return self.handshake(method, info, request, None);
+        };
+        self.session.stateless.store(true, Ordering::SeqCst);
+        let served = info.is_some_and(|info| {
+            info.families.serves(Family::Stateless) && offered(info, |c| registry.offers(c))
+        });
+        if !served {
+            return Err(ErrorObject::method_not_found(method));
+        }
+        Ok(self.served(
+            request,
+            Family::Stateless,
+            ProtocolVersion::V2026_07_28,
+            Some(Arc::new(call)),
+        ))
+    }
+
+    /// Admits a handshake-family request within this session's state (`negotiated`: the
+    /// version its handshake agreed on, if it has).
+    fn handshake(
+        &self,
+        method: &str,
+        info: Option<&MethodInfo>,
+        request: RequestContext,
+        negotiated: Option<ProtocolVersion>,
+    ) -> Result<Served, ErrorObject> {
         if method == Discover::METHOD {
             return Err(ErrorObject::invalid_params(format!(
                 "Invalid params for `{method}`: `_meta[\"{META_PROTOCOL_VERSION}\"]` and `_meta[\"{META_CLIENT_CAPABILITIES}\"]` are required (server/discover is a 2026-07-28 request)"
@@ -581,13 +611,29 @@ impl Router {
                 "Invalid request: this connection serves 2026-07-28 requests, which have no `initialize`; open a new connection for the handshake",
             ));
         }
-        self.session.lifecycle.admit(&method)?;
-        self.declared(&method, route.map(|r| &r.info))?;
-        let route = route
-            .filter(|r| r.info.families.serves(Family::Handshake))
-            .ok_or_else(|| ErrorObject::method_not_found(&method))?;
+        self.session.lifecycle.admit(method)?;
+        self.declared(method, info)?;
+        if !info.is_some_and(|info| info.families.serves(Family::Handshake)) {
+            return Err(ErrorObject::method_not_found(method));
+        }
         let version = negotiated.unwrap_or(ProtocolVersion::LATEST_HANDSHAKE);
-        Ok((route, served(Family::Handshake, version, None), params))
+        Ok(self.served(request, Family::Handshake, version, None))
+    }
+
+    fn served(
+        &self,
+        request: RequestContext,
+        family: Family,
+        version: ProtocolVersion,
+        call: Option<Arc<stateless::Call>>,
+    ) -> Served {
+        Served {
+            router: self.clone(),
+            request,
+            version,
+            family,
+            call,
+        }
     }
 }
 
@@ -597,7 +643,7 @@ impl Service for Router {
         request: IncomingRequest,
     ) -> BoxFuture<'a, Result<Box<RawValue>, ErrorObject>> {
         match self.admit(request) {
-            Ok((route, served, params)) => route.serve(served, params),
+            Ok((route, admission, params)) => route.serve(admission, params),
             Err(e) => Box::pin(std::future::ready(Err(e))),
         }
     }

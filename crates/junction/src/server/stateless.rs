@@ -118,19 +118,34 @@ pub(super) fn unsupported_version(requested: &str) -> ErrorObject {
     )
 }
 
-/// Reads the stateless members of a request's params: `None` when the request carries no
-/// protocol version in `_meta` (a handshake-family request).
-pub(super) fn read(
-    raw: Option<&RawValue>,
+/// Reads the envelope of a `method` request's params (see [`call`]).
+pub(super) fn envelope<'a>(
+    raw: Option<&'a RawValue>,
+    method: &str,
+) -> Result<RequestEnvelope<'a>, ErrorObject> {
+    RequestEnvelope::read(raw).map_err(|e| invalid(method, e))
+}
+
+fn invalid(method: &str, e: impl std::fmt::Display) -> ErrorObject {
+    ErrorObject::invalid_params(format!("Invalid params for `{method}`: {e}"))
+}
+
+/// The stateless request an envelope describes: `None` when it carries no protocol version
+/// in `_meta` (a handshake-family request).
+pub(super) fn call(
+    envelope: RequestEnvelope<'_>,
     method: &str,
     key: &StateKey,
     last: &LastClient,
 ) -> Result<Option<Call>, ErrorObject> {
-    let envelope = RequestEnvelope::read(raw)
-        .map_err(|e| ErrorObject::invalid_params(format!("Invalid params for `{method}`: {e}")))?;
     let (Some(meta), Some(version)) = (&envelope.meta, envelope.protocol_version()) else {
         return Ok(None);
     };
+    // What `RequestMeta` checks of a token, for a route whose params skip `_meta`.
+    if let Some(token) = meta.progress_token {
+        serde_json::from_str::<Option<junction_protocol::ProgressToken>>(token.get())
+            .map_err(|e| invalid(method, format_args!("`_meta.progressToken`: {e}")))?;
+    }
     let version = version.map_err(|raw| unsupported_version(raw.get()))?;
     if version.parse::<ProtocolVersion>() != Ok(ProtocolVersion::V2026_07_28) {
         return Err(unsupported_version(&version));
