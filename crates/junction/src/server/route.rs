@@ -225,8 +225,12 @@ pub(super) fn params<T: DeserializeOwned>(
     raw: Option<&RawValue>,
     method: &str,
 ) -> Result<T, ErrorObject> {
-    decode_params(raw)
-        .map_err(|e| ErrorObject::invalid_params(format!("Invalid params for `{method}`: {e}")))
+    decode_params(raw).map_err(|e| invalid_params(method, e))
+}
+
+/// -32602 for the params of a `method` request, saying what is wrong with them.
+pub(super) fn invalid_params(method: &str, problem: impl std::fmt::Display) -> ErrorObject {
+    ErrorObject::invalid_params(format!("Invalid params for `{method}`: {problem}"))
 }
 
 /// Encodes a result.

@@ -62,7 +62,7 @@ use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use super::lifecycle::Negotiated;
-use super::route::reply;
+use super::route::{invalid_params, reply};
 use crate::sync::lock;
 
 /// One stateless request: who the client is for this request, and its rounds.
@@ -123,11 +123,7 @@ pub(super) fn envelope<'a>(
     raw: Option<&'a RawValue>,
     method: &str,
 ) -> Result<RequestEnvelope<'a>, ErrorObject> {
-    RequestEnvelope::read(raw).map_err(|e| invalid(method, e))
-}
-
-fn invalid(method: &str, e: impl std::fmt::Display) -> ErrorObject {
-    ErrorObject::invalid_params(format!("Invalid params for `{method}`: {e}"))
+    RequestEnvelope::read(raw).map_err(|e| invalid_params(method, e))
 }
 
 /// The stateless request an envelope describes: `None` when it carries no protocol version
@@ -143,8 +139,7 @@ pub(super) fn call(
     };
     // What `RequestMeta` checks of a token, for a route whose params skip `_meta`.
     if let Some(token) = meta.progress_token {
-        serde_json::from_str::<Option<junction_protocol::ProgressToken>>(token.get())
-            .map_err(|e| invalid(method, format_args!("`_meta.progressToken`: {e}")))?;
+        meta_key::<Option<junction_protocol::ProgressToken>>(token, method, "progressToken")?;
     }
     let version = version.map_err(|raw| unsupported_version(raw.get()))?;
     if version.parse::<ProtocolVersion>() != Ok(ProtocolVersion::V2026_07_28) {
@@ -240,11 +235,8 @@ fn meta_key<T: serde::de::DeserializeOwned>(
     method: &str,
     key: &str,
 ) -> Result<T, ErrorObject> {
-    serde_json::from_str(raw.get()).map_err(|e| {
-        ErrorObject::invalid_params(format!(
-            "Invalid params for `{method}`: `_meta[\"{key}\"]` is malformed: {e}"
-        ))
-    })
+    serde_json::from_str(raw.get())
+        .map_err(|e| invalid_params(method, format_args!("`_meta[\"{key}\"]` is malformed: {e}")))
 }
 
 /// The input requests of one run of a handler.

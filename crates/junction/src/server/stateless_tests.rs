@@ -258,6 +258,44 @@ async fn bad_versions_and_missing_meta_get_the_errors_of_the_schema() {
     );
 }
 
+/// `tools/call` reads its params without `_meta` on 2026-07-28 (one walk with the
+/// envelope): the envelope refuses what `_meta` may not hold.
+#[tokio::test]
+async fn a_bad_progress_token_or_a_meta_that_is_no_object_is_refused() {
+    let mut raw = start();
+    let mut params = json!({"name": "greet", "arguments": {}, "_meta": meta(json!({}))});
+    params["_meta"]["progressToken"] = json!({"not": "a token"});
+    let call = |id, params: &Value| {
+        serde_json::to_vec(
+            &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}),
+        )
+        .unwrap()
+    };
+    raw.send(call(1, &params)).await;
+    let e = raw.recv().await.unwrap();
+    assert_eq!(e["error"]["code"], -32602);
+    let message = e["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("tools/call") && message.contains("progressToken"),
+        "{message}"
+    );
+    params["_meta"]["progressToken"] = json!(7);
+    raw.send(call(2, &params)).await;
+    assert!(raw.recv().await.unwrap()["result"]["content"].is_array());
+    // Read by position, this array would name 2026-07-28 and no capabilities.
+    let positional = json!({"name": "greet", "_meta": ["2026-07-28", {}]});
+    raw.send(call(3, &positional)).await;
+    let e = raw.recv().await.unwrap();
+    assert_eq!(e["error"]["code"], -32602, "{e}");
+    assert!(
+        e["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("an object"),
+        "{e}"
+    );
+}
+
 #[tokio::test]
 async fn handshake_sessions_keep_their_results_unchanged() {
     let mut raw = start();
