@@ -444,18 +444,32 @@ impl HttpSession {
         if let Message::Notification(n) = message {
             match n.method.as_str() {
                 "notifications/cancelled" => self.cancelled(n.params.as_deref()),
-                INITIALIZED => {
-                    let mut state = lock(&self.state);
-                    if state.initialized {
-                        return true;
-                    }
-                    // Before the initialize result it is the served session's to refuse.
-                    state.initialized = state.version.is_some();
-                }
+                INITIALIZED => return self.hand_over_initialized(frame).await,
                 _ => {}
             }
         }
         self.forward(frame).await
+    }
+
+    /// Hands `notifications/initialized` over unless it already was. The mark and the
+    /// queueing happen under one lock (a reserved slot makes the send synchronous): a
+    /// request that finds the session initialized ([`HttpSession::awaits_initialized`]) is
+    /// then queued behind the notification, never before it.
+    async fn hand_over_initialized(&self, frame: Bytes) -> bool {
+        let Some(tx) = self.sender() else {
+            return false;
+        };
+        let Ok(slot) = tx.reserve().await else {
+            return false;
+        };
+        let mut state = lock(&self.state);
+        if state.initialized {
+            return true;
+        }
+        // Before the initialize result it is the served session's to refuse.
+        state.initialized = state.version.is_some();
+        slot.send(Inbound::Frame(frame.to_vec()));
+        true
     }
 
     /// Whether `initialize` has been answered here and `notifications/initialized` has not
@@ -530,13 +544,20 @@ impl HttpSession {
     }
 
     async fn forward(&self, frame: Bytes) -> bool {
-        let Some(tx) = lock(&self.inbound).clone() else {
+        let Some(tx) = self.sender() else {
             return false;
         };
+        tx.send(Inbound::Frame(frame.to_vec())).await.is_ok()
+    }
+
+    /// The served session's inbound queue, if it still runs; records who is calling, for
+    /// what the message sets off.
+    fn sender(&self) -> Option<mpsc::Sender<Inbound>> {
+        let tx = lock(&self.inbound).clone()?;
         if let Some(caller) = crate::auth::resource::Identity::current() {
             *lock(&self.caller) = Some(caller);
         }
-        tx.send(Inbound::Frame(frame.to_vec())).await.is_ok()
+        Some(tx)
     }
 
     /// The client gave up on a request: end its stream, since no response will come.
