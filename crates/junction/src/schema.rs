@@ -81,6 +81,11 @@ impl CompiledSchema {
             Ok(validator) => validator,
             Err(e) => return Err(vec![format!("the schema cannot be compiled: {e}")]),
         };
+        // Valid arguments are the common case; `is_valid` stops at the first failure and
+        // builds no error values, so only invalid input pays for the messages.
+        if validator.is_valid(instance) {
+            return Ok(());
+        }
         let problems: Vec<String> = validator
             .iter_errors(instance)
             .map(|e| describe(&e))
@@ -93,8 +98,7 @@ impl CompiledSchema {
     }
 }
 
-/// What one validation error is about: the dotted path of the member, a missing member's
-/// name, or unexpected members.
+/// A tool schema's root must be an object schema: arguments are always an object.
 fn object_root(schema: &Map<String, Value>) -> Result<(), SchemaError> {
     if schema.get("type").and_then(Value::as_str) == Some("object") {
         Ok(())
@@ -109,6 +113,8 @@ fn compile(schema: &Map<String, Value>) -> Result<Validator, String> {
     jsonschema::validator_for(&Value::Object(schema.clone())).map_err(|e| e.to_string())
 }
 
+/// What one validation error is about: the dotted path of the member, a missing member's
+/// name, or unexpected members.
 enum Problem {
     Missing(String),
     Unexpected(String),
