@@ -335,13 +335,15 @@ async fn call_tool(s: Served, params: ToolCall) -> Result<ToolAnswer, ErrorObjec
             problems.join("; ")
         ))));
     }
+    // The task paths are boxed: their futures are large, and unboxed they would make every
+    // call's future large (1,320 bytes, beyond the allocator's fast sizes, instead of 384).
     if let Some(task) = task {
-        return task::start(s, entry, args, task.ttl)
+        return Box::pin(task::start(s, entry, args, task.ttl))
             .await
             .map(ToolAnswer::Task);
     }
     if extension && support != TaskSupport::Forbidden {
-        return task::decide(s, entry, args).await;
+        return Box::pin(task::decide(s, entry, args)).await;
     }
     let version = s.version;
     let result = super::layer::run(entry, args, s.context()).await;
