@@ -237,7 +237,7 @@ async fn next_line<R: AsyncBufRead + Unpin>(reader: &mut R, max: usize) -> Optio
             _ if line.is_empty() && !cut => return None,
             _ => break,
         };
-        let newline = buf.iter().position(|&b| b == b'\n');
+        let newline = memchr::memchr(b'\n', buf);
         let chunk = &buf[..newline.unwrap_or(buf.len())];
         let room = max.saturating_sub(line.len());
         line.extend_from_slice(&chunk[..chunk.len().min(room)]);

@@ -91,7 +91,7 @@ pub(crate) async fn read_frames<R: AsyncBufRead + Unpin>(
             }
             return;
         }
-        let (chunk, found_newline) = match buf.iter().position(|&b| b == b'\n') {
+        let (chunk, found_newline) = match memchr::memchr(b'\n', buf) {
             Some(i) => (&buf[..i], Some(i + 1)),
             None => (buf, None),
         };
