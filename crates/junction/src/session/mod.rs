@@ -200,6 +200,7 @@ async fn run(
         let Some(item) = item else { break };
         match item {
             Inbound::Frame(bytes) => dispatch(Message::decode(&bytes), &service, &peer).await,
+            Inbound::Message(message) => dispatch(Ok(*message), &service, &peer).await,
             Inbound::Strict(bytes) => match Message::decode(&bytes) {
                 Err(e) if e.error.code == ErrorCode::PARSE_ERROR => {
                     let error = TransportError::not_json(&bytes);

@@ -69,6 +69,9 @@ pub enum Inbound {
     /// [`Inbound::Broken`] does, instead of being answered with -32700 while the requests
     /// waiting on that peer run into their timeouts.
     Strict(Vec<u8>),
+    /// A message the transport has decoded already (the HTTP server reads every POSTed one
+    /// to route it): the session takes it as it is, instead of decoding its frame again.
+    Message(Box<Message>),
     /// A frame the transport refused before decoding it. (Boxed, as the rare variants are:
     /// every connection's inbound queue reserves room for a block of these.)
     Refused(Box<FrameError>),

@@ -1,5 +1,6 @@
 //! A wire log: a [`Connection`] wrapper that copies every frame it receives to a writer, one
-//! JSON message per line, before passing the frame on unchanged.
+//! JSON message per line (a message the transport decoded already is encoded for it), before
+//! passing the frame on unchanged.
 //!
 //! It works with any transport, since it wraps the connection a transport gives. A frame is
 //! written and flushed before the session sees it, so once a response has come back the log
@@ -44,10 +45,15 @@ where
     tokio::spawn(async move {
         let mut log = Some(log);
         while let Some(item) = incoming.recv().await {
-            if let (Some(writer), Inbound::Frame(frame) | Inbound::Strict(frame)) =
-                (log.as_mut(), &item)
-            {
-                if let Err(e) = write_line(writer, frame).await {
+            if let Some(writer) = log.as_mut() {
+                let written = match &item {
+                    Inbound::Frame(frame) | Inbound::Strict(frame) => {
+                        Some(write_line(writer, frame).await)
+                    }
+                    Inbound::Message(message) => Some(write_line(writer, &message.encode()).await),
+                    _ => None,
+                };
+                if let Some(Err(e)) = written {
                     tracing::warn!("the wire log stopped: {e}");
                     log = None;
                 }

@@ -9,7 +9,7 @@ use axum::http::StatusCode;
 use bytes::Bytes;
 use junction_protocol::lifecycle::InitializeParams;
 use junction_protocol::logging::LoggingLevel;
-use junction_protocol::{ErrorCode, Message, ProtocolVersion, Request};
+use junction_protocol::{ErrorCode, Message, Notification, ProtocolVersion, Request};
 use tokio::sync::mpsc;
 
 use super::endpoint::settings;
@@ -174,7 +174,7 @@ async fn receive(shared: Weak<Shared>, mut rx: mpsc::Receiver<Routed>) {
                     _ => true,
                 };
                 if mine {
-                    session.deliver(&message, frame).await;
+                    session.deliver(message).await;
                 }
             }
             RoutedKind::Standalone(frame) => session.push_standalone(Bytes::from(frame)),
@@ -392,11 +392,11 @@ pub(super) async fn catch_up_initialized(shared: &Shared, session: &HttpSession)
     };
     match cluster.store.load(&session.id).await {
         Ok(Some(record)) if record.initialized => {
-            let frame = format!(r#"{{"jsonrpc":"2.0","method":"{INITIALIZED}"}}"#);
-            let frame = Bytes::from(frame);
-            if let Ok(message) = Message::decode(&frame) {
-                session.deliver(&message, frame).await;
-            }
+            let initialized = Message::Notification(Notification {
+                method: INITIALIZED.to_owned(),
+                params: None,
+            });
+            session.deliver(initialized).await;
         }
         Ok(_) => {}
         Err(e) => {

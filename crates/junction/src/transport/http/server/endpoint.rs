@@ -7,7 +7,6 @@ use axum::extract::State;
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use bytes::Bytes;
 use junction_protocol::lifecycle::Initialize;
 use junction_protocol::method::Request as _;
 use junction_protocol::stateless::RequestEnvelope;
@@ -137,7 +136,9 @@ async fn post_inner(
         if let Message::Request(request) = &message {
             let envelope = RequestEnvelope::read(request.params.as_deref());
             if revision_2026 || super::stateless::is_2026(request, envelope.as_ref().ok()) {
-                return super::stateless::serve(shared, headers, request, envelope, frame).await;
+                super::stateless::admit(headers, request, envelope)?;
+                let id = request.id.clone();
+                return super::stateless::serve(shared, headers, id, message).await;
             }
         } else if revision_2026 {
             // 2026-07-28 has no session to deliver to; a client cancels by closing its stream.
@@ -145,7 +146,7 @@ async fn post_inner(
         }
     }
     if shared.config.sessionless {
-        return sessionless(shared, headers, message, frame).await;
+        return sessionless(shared, headers, message).await;
     }
     let request = match &message {
         Message::Request(r) => Some((r.id.clone(), r.method == "initialize")),
@@ -183,7 +184,7 @@ async fn post_inner(
                 return Ok(empty(StatusCode::ACCEPTED));
             }
         }
-        if !session.deliver(&message, frame).await {
+        if !session.deliver(message).await {
             return Err(unknown_session());
         }
         return Ok(empty(StatusCode::ACCEPTED));
@@ -239,7 +240,7 @@ async fn post_inner(
     if let Some(params) = &initialize_params {
         session.share_when_initialized(params.clone());
     }
-    let mut response = answer(&session, id, is_initialize, frame, shared.config.mode).await?;
+    let mut response = answer(&session, id, is_initialize, message, shared.config.mode).await?;
     if let Some(params) = initialize_params {
         // Answered as JSON: saved here, before the answer. An event stream's result was
         // saved by the session before it left.
@@ -267,12 +268,12 @@ async fn answer(
     session: &HttpSession,
     id: RequestId,
     is_initialize: bool,
-    frame: Bytes,
+    message: Message,
     mode: ResponseMode,
 ) -> Result<Response, Refusal> {
     let always_sse = mode == ResponseMode::AlwaysSse;
     let reply = session
-        .request(id.clone(), is_initialize, frame, always_sse)
+        .request(id.clone(), is_initialize, message, always_sse)
         .await;
     match reply_or_refusal(reply, &id)? {
         Reply::Json(body, _) => Ok(guard::json_response(StatusCode::OK, body)),
@@ -284,11 +285,11 @@ async fn answer(
 pub(super) async fn answer_reply(
     session: &HttpSession,
     id: RequestId,
-    frame: Bytes,
+    message: Message,
     mode: ResponseMode,
 ) -> Result<Reply, Refusal> {
     let always_sse = mode == ResponseMode::AlwaysSse;
-    let reply = session.request(id.clone(), false, frame, always_sse).await;
+    let reply = session.request(id.clone(), false, message, always_sse).await;
     reply_or_refusal(reply, &id)
 }
 
@@ -319,9 +320,8 @@ async fn sessionless(
     shared: &Arc<Shared>,
     headers: &HeaderMap,
     message: Message,
-    frame: Bytes,
 ) -> Result<Response, Refusal> {
-    let Message::Request(request) = message else {
+    let Message::Request(request) = &message else {
         tracing::debug!("sessionless mode: a notification or response has no session to go to; accepted and dropped");
         return Ok(empty(StatusCode::ACCEPTED));
     };
@@ -347,14 +347,8 @@ async fn sessionless(
             ));
         }
     }
-    let answered = answer(
-        &session,
-        request.id,
-        is_initialize,
-        frame,
-        shared.config.mode,
-    )
-    .await;
+    let id = request.id.clone();
+    let answered = answer(&session, id, is_initialize, message, shared.config.mode).await;
     session.close_when_answered();
     answered
 }

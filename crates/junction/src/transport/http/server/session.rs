@@ -440,22 +440,22 @@ impl HttpSession {
     /// `notifications/initialized` is handed over once: with a shared store it may come
     /// both from the session's record ([`HttpSession::awaits_initialized`]) and routed
     /// from the instance the client POSTed it to.
-    pub(super) async fn deliver(&self, message: &Message, frame: Bytes) -> bool {
-        if let Message::Notification(n) = message {
+    pub(super) async fn deliver(&self, message: Message) -> bool {
+        if let Message::Notification(n) = &message {
             match n.method.as_str() {
                 "notifications/cancelled" => self.cancelled(n.params.as_deref()),
-                INITIALIZED => return self.hand_over_initialized(frame).await,
+                INITIALIZED => return self.hand_over_initialized(message).await,
                 _ => {}
             }
         }
-        self.forward(frame).await
+        self.forward(message).await
     }
 
     /// Hands `notifications/initialized` over unless it already was. The mark and the
     /// queueing happen under one lock (a reserved slot makes the send synchronous): a
     /// request that finds the session initialized ([`HttpSession::awaits_initialized`]) is
     /// then queued behind the notification, never before it.
-    async fn hand_over_initialized(&self, frame: Bytes) -> bool {
+    async fn hand_over_initialized(&self, message: Message) -> bool {
         let Some(tx) = self.sender() else {
             return false;
         };
@@ -468,7 +468,7 @@ impl HttpSession {
         }
         // Before the initialize result it is the served session's to refuse.
         state.initialized = state.version.is_some();
-        slot.send(Inbound::Frame(frame.to_vec()));
+        slot.send(Inbound::Message(Box::new(message)));
         true
     }
 
@@ -543,11 +543,12 @@ impl HttpSession {
             )
     }
 
-    async fn forward(&self, frame: Bytes) -> bool {
+    /// Hands a message to the served session, decoded as the endpoint read it.
+    async fn forward(&self, message: Message) -> bool {
         let Some(tx) = self.sender() else {
             return false;
         };
-        tx.send(Inbound::Frame(frame.to_vec())).await.is_ok()
+        tx.send(Inbound::Message(Box::new(message))).await.is_ok()
     }
 
     /// The served session's inbound queue, if it still runs; records who is calling, for
@@ -584,7 +585,7 @@ impl HttpSession {
         &self,
         id: RequestId,
         is_initialize: bool,
-        frame: Bytes,
+        message: Message,
         always_sse: bool,
     ) -> Result<Reply, NoReply> {
         let (tx, rx) = oneshot::channel();
@@ -609,7 +610,7 @@ impl HttpSession {
                 self.open_sse(&mut state, stream);
             }
         }
-        if !self.forward(frame).await {
+        if !self.forward(message).await {
             return Err(NoReply::Closed);
         }
         rx.await.map_err(|_| {

@@ -28,7 +28,7 @@ use bytes::Bytes;
 use junction_protocol::method::{self, NameParam, Request as _};
 use junction_protocol::stateless::{Discover, RequestEnvelope};
 use junction_protocol::version::Family;
-use junction_protocol::{ErrorCode, ErrorObject, Message, Request, RequestId};
+use junction_protocol::{ErrorCode, ErrorObject, Message, Notification, Request, RequestId};
 
 use super::endpoint::{answer_reply, settings};
 use super::guard::{self, Refusal};
@@ -148,19 +148,18 @@ fn param_headers(headers: &HeaderMap) -> Vec<(String, String)> {
         .collect()
 }
 
-/// Serves one 2026-07-28 request in a session of its own.
-pub(super) async fn serve(
-    shared: &Arc<Shared>,
+/// Checks a 2026-07-28 request before it is served ([`serve`]): its envelope, its headers,
+/// its method and the `_meta` every such request carries.
+pub(super) fn admit(
     headers: &HeaderMap,
     request: &Request,
     envelope: Result<RequestEnvelope<'_>, serde_json::Error>,
-    frame: Bytes,
-) -> Result<Response, Refusal> {
-    let id = request.id.clone();
+) -> Result<(), Refusal> {
+    let id = &request.id;
     let envelope = envelope.map_err(|e| {
         refusal(
             StatusCode::BAD_REQUEST,
-            &id,
+            id,
             ErrorObject::invalid_params(format!("Invalid params for `{}`: {e}", request.method)),
         )
     })?;
@@ -170,7 +169,7 @@ pub(super) async fn serve(
     if !served {
         return Err(refusal(
             StatusCode::NOT_FOUND,
-            &id,
+            id,
             ErrorObject::method_not_found(&request.method),
         ));
     }
@@ -182,13 +181,23 @@ pub(super) async fn serve(
         };
         return Err(refusal(
             StatusCode::BAD_REQUEST,
-            &id,
+            id,
             ErrorObject::invalid_params(format!(
                 "Invalid params for `{}`: {what} is required on 2026-07-28 (the protocol version and the client capabilities, {{}} for none, travel in every request)",
                 request.method
             )),
         ));
     }
+    Ok(())
+}
+
+/// Serves one 2026-07-28 request, admitted ([`admit`]), in a session of its own.
+pub(super) async fn serve(
+    shared: &Arc<Shared>,
+    headers: &HeaderMap,
+    id: RequestId,
+    message: Message,
+) -> Result<Response, Refusal> {
     let session = HttpSession::start(
         super::endpoint::one_shot_id(),
         settings(shared, false),
@@ -197,7 +206,7 @@ pub(super) async fn serve(
         &*shared.serve,
     );
     session.set_param_headers(param_headers(headers));
-    let reply = answer_reply(&session, id.clone(), frame, shared.config.mode).await;
+    let reply = answer_reply(&session, id.clone(), message, shared.config.mode).await;
     session.close_when_answered();
     match reply? {
         Reply::Json(body, error) => Ok(guard::json_response(status(error), body)),
@@ -245,13 +254,15 @@ fn cancel_on_close(
         if session.is_closed() {
             return;
         }
-        let cancel = serde_json::json!({
-            "jsonrpc": "2.0", "method": "notifications/cancelled",
-            "params": {"requestId": id, "reason": "the client closed the response stream"}
+        let params = serde_json::json!({
+            "requestId": id, "reason": "the client closed the response stream"
         });
-        let frame = Bytes::from(cancel.to_string());
-        if let Ok(message) = Message::decode(&frame) {
-            session.deliver(&message, frame).await;
+        if let Ok(params) = junction_protocol::jsonrpc::to_raw(&params) {
+            let cancel = Notification {
+                method: "notifications/cancelled".to_owned(),
+                params: Some(params),
+            };
+            session.deliver(Message::Notification(cancel)).await;
         }
         session.close();
     });
