@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use axum::body::Body;
-use axum::extract::State;
+use axum::extract::{Request, State};
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -99,13 +99,11 @@ pub(super) fn settings(shared: &Shared, resumable: bool) -> SessionSettings {
     }
 }
 
-/// `POST`: one message from the client.
-pub(super) async fn post(
-    State(shared): State<Arc<Shared>>,
-    headers: HeaderMap,
-    body: Body,
-) -> Response {
-    post_inner(&shared, &headers, body)
+/// `POST`: one message from the client. It takes the whole request, whose headers are
+/// then borrowed: the `HeaderMap` extractor would copy them for every message.
+pub(super) async fn post(State(shared): State<Arc<Shared>>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    post_inner(&shared, &parts.headers, body)
         .await
         .unwrap_or_else(IntoResponse::into_response)
 }

@@ -157,18 +157,25 @@ fn header(headers: &HeaderMap, name: impl axum::http::header::AsHeaderName) -> &
         .unwrap_or("")
 }
 
-fn accepts(headers: &HeaderMap, media: &str) -> bool {
-    headers.get_all(ACCEPT).iter().any(|v| {
-        v.to_str().unwrap_or("").split(',').any(|item| {
-            let m = item.split(';').next().unwrap_or("").trim();
-            m.eq_ignore_ascii_case(media)
-        })
-    })
+/// Which of `media` the `Accept` headers list, read in one pass (media ranges compared
+/// without their parameters, ignoring case).
+fn accepted<const N: usize>(headers: &HeaderMap, media: [&str; N]) -> [bool; N] {
+    let mut found = [false; N];
+    for value in headers.get_all(ACCEPT) {
+        for item in value.as_bytes().split(|&b| b == b',') {
+            let range = item.split(|&b| b == b';').next().unwrap_or_default();
+            let range = range.trim_ascii();
+            for (found, media) in found.iter_mut().zip(media) {
+                *found |= range.eq_ignore_ascii_case(media.as_bytes());
+            }
+        }
+    }
+    found
 }
 
 /// A POST must accept both JSON and an event stream.
 pub(super) fn check_post_accept(headers: &HeaderMap) -> Result<(), Refusal> {
-    if accepts(headers, "application/json") && accepts(headers, "text/event-stream") {
+    if accepted(headers, ["application/json", "text/event-stream"]) == [true, true] {
         return Ok(());
     }
     Err(refuse(
@@ -180,7 +187,7 @@ pub(super) fn check_post_accept(headers: &HeaderMap) -> Result<(), Refusal> {
 
 /// A GET must accept an event stream.
 pub(super) fn check_get_accept(headers: &HeaderMap) -> Result<(), Refusal> {
-    if accepts(headers, "text/event-stream") {
+    if accepted(headers, ["text/event-stream"]) == [true] {
         return Ok(());
     }
     Err(refuse(
