@@ -287,7 +287,9 @@ pub(super) async fn answer_reply(
     mode: ResponseMode,
 ) -> Result<Reply, Refusal> {
     let always_sse = mode == ResponseMode::AlwaysSse;
-    let reply = session.request(id.clone(), false, message, always_sse).await;
+    let reply = session
+        .request(id.clone(), false, message, always_sse)
+        .await;
     reply_or_refusal(reply, &id)
 }
 
