@@ -118,6 +118,31 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn logs_a_message_the_transport_decoded_as_its_encoding() {
+        let (outgoing, _sent) = crate::transport::outbound_queue(1024);
+        let (inbound, incoming) = mpsc::channel(4);
+        let (log, mut reader) = tokio::io::duplex(4096);
+        let mut tapped = tap(Connection::new(outgoing, incoming), log);
+        let frame = br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+        let ping = junction_protocol::Message::decode(frame).unwrap();
+        inbound
+            .send(Inbound::Message(Box::new(ping)))
+            .await
+            .unwrap();
+        drop(inbound);
+        assert!(matches!(
+            tapped.incoming.recv().await,
+            Some(Inbound::Message(m)) if m.method() == Some("ping")
+        ));
+        assert!(tapped.incoming.recv().await.is_none());
+        let mut text = String::new();
+        tokio::io::AsyncReadExt::read_to_string(&mut reader, &mut text)
+            .await
+            .unwrap();
+        assert_eq!(text.as_bytes(), [&frame[..], b"\n"].concat());
+    }
+
+    #[tokio::test]
     async fn a_failing_log_does_not_stop_the_session() {
         let (connection, peer) = memory::raw();
         let (log, reader) = tokio::io::duplex(64);
