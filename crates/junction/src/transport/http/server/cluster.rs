@@ -165,8 +165,7 @@ async fn receive(shared: Weak<Shared>, mut rx: mpsc::Receiver<Routed>) {
         };
         match routed.kind {
             RoutedKind::Deliver(frame) => {
-                let frame = Bytes::from(frame);
-                let Ok(message) = Message::decode(&frame) else {
+                let Ok(message) = Message::decode(frame.as_bytes()) else {
                     continue;
                 };
                 let mine = match &message {

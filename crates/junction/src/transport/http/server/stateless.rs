@@ -25,7 +25,8 @@ use std::sync::Arc;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use bytes::Bytes;
-use junction_protocol::method::{self, NameParam, Request as _};
+use junction_protocol::lifecycle::{Cancelled, CancelledParams};
+use junction_protocol::method::{self, NameParam, Notification as _, Request as _};
 use junction_protocol::stateless::{Discover, RequestEnvelope};
 use junction_protocol::version::Family;
 use junction_protocol::{ErrorCode, ErrorObject, Message, Notification, Request, RequestId};
@@ -254,12 +255,10 @@ fn cancel_on_close(
         if session.is_closed() {
             return;
         }
-        let params = serde_json::json!({
-            "requestId": id, "reason": "the client closed the response stream"
-        });
+        let params = CancelledParams::new(id).reason("the client closed the response stream");
         if let Ok(params) = junction_protocol::jsonrpc::to_raw(&params) {
             let cancel = Notification {
-                method: "notifications/cancelled".to_owned(),
+                method: Cancelled::METHOD.to_owned(),
                 params: Some(params),
             };
             session.deliver(Message::Notification(cancel)).await;
