@@ -120,6 +120,48 @@ async fn always_sse_mode_answers_every_request_on_an_event_stream() {
     assert_eq!(echo(&client, "sse").await, "sse");
 }
 
+/// A request that runs on without sending anything still gets its stream, and the priming
+/// event to resume it with, before its response: the stream opens by itself.
+#[tokio::test]
+async fn always_sse_mode_opens_a_quiet_slow_request_stream_before_the_response() {
+    let gate = Arc::new(Semaphore::new(0));
+    let waiting = gate.clone();
+    let server = junction::server::Server::builder("slow", "1.0.0")
+        .tool(
+            junction::server::tool("wait", move |_: Nothing| {
+                let gate = waiting.clone();
+                async move {
+                    let _permit = gate.acquire().await;
+                    "done"
+                }
+            })
+            .description("Answers once the test lets it"),
+        )
+        .build()
+        .unwrap();
+    let running = start(|h| h.response_mode(ResponseMode::AlwaysSse), server).await;
+    let raw = Raw::new(running.url("/mcp"));
+    let id = raw.session().await;
+    let mut response = raw
+        .post(
+            &[("mcp-session-id", &id)],
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait","arguments":{}}}"#,
+        )
+        .await;
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    let mut parser = Parser::default();
+    let priming = read_events(&mut response, &mut parser, |e| !e.is_empty()).await;
+    assert_eq!(priming.len(), 1);
+    assert!(priming[0].data.is_empty() && priming[0].id.is_some());
+
+    gate.add_permits(1);
+    let rest = read_events(&mut response, &mut parser, |_| false).await;
+    assert_eq!(
+        messages(&rest),
+        [json!({"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"done"}]}})]
+    );
+}
+
 #[tokio::test]
 async fn stateless_round_trip() {
     let running = start(

@@ -132,7 +132,9 @@ pub enum ResponseMode {
     /// JSON when the response is the only message for the request, SSE otherwise.
     #[default]
     JsonWhenPossible,
-    /// Always an event stream (with a priming event for resumption).
+    /// Always an event stream (with a priming event for resumption). The stream's headers
+    /// go out with its first message, or with the priming event alone once a request has
+    /// run for 10 ms without sending one: a quick response costs one write, as in JSON.
     AlwaysSse,
 }
 

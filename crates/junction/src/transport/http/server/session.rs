@@ -15,7 +15,11 @@
 //!
 //! A request stream starts undecided: if the response is the first thing sent for the request
 //! it goes back as one `application/json` body; the first other message turns it into an
-//! event stream. Every event on an event stream has an id and is kept in the
+//! event stream. In [`ResponseMode::AlwaysSse`](super::ResponseMode::AlwaysSse) the stream
+//! is an event stream either way, but it too opens with its first message, or after
+//! [`SSE_OPEN_GRACE`] if none comes sooner: a quick response leaves with its headers and its
+//! priming event in one write, and a slow request still gets its priming event promptly.
+//! Every event on an event stream has an id and is kept in the
 //! [`EventStore`], and routing, storing and (re)attaching a connection all happen under one
 //! lock, so a resumed stream neither loses nor repeats a message.
 
@@ -42,6 +46,11 @@ use crate::transport::queue::{self, SendError};
 use crate::transport::{
     outbound_queue, Connection, Inbound, Outbound, OutboundReceiver, TransportEvent, INBOUND_QUEUE,
 };
+
+/// How long an always-SSE request stream waits for its first message before it opens with
+/// only its priming event. Long enough for a handler that answers at once, short enough
+/// that a client of a slow one can resume soon after its connection drops.
+pub(super) const SSE_OPEN_GRACE: Duration = Duration::from_millis(10);
 
 /// The notification that ends the handshake.
 pub(super) const INITIALIZED: &str = "notifications/initialized";
@@ -268,6 +277,8 @@ struct Stream {
     sink: Sink,
     /// The request it answers (none for the standalone stream).
     request: Option<RequestId>,
+    /// Undecided, it still becomes an event stream, never a JSON body.
+    always_sse: bool,
 }
 
 impl Stream {
@@ -276,8 +287,15 @@ impl Stream {
             next_seq: 0,
             sink,
             request,
+            always_sse: false,
         }
     }
+}
+
+/// An event stream just made live, whose receiver the request's POST has not been given yet.
+struct Opened {
+    reply: oneshot::Sender<Reply>,
+    rx: EventReceiver,
 }
 
 struct State {
@@ -589,7 +607,7 @@ impl HttpSession {
         always_sse: bool,
     ) -> Result<Reply, NoReply> {
         let (tx, rx) = oneshot::channel();
-        {
+        let stream = {
             let mut state = lock(&self.state);
             if state.closed {
                 return Err(NoReply::Closed);
@@ -603,23 +621,42 @@ impl HttpSession {
             if is_initialize {
                 state.initialize = Some(id.clone());
             }
-            state
-                .streams
-                .insert(stream, Stream::new(Sink::Undecided(tx), Some(id.clone())));
-            if always_sse {
-                self.open_sse(&mut state, stream);
-            }
-        }
+            let mut entry = Stream::new(Sink::Undecided(tx), Some(id.clone()));
+            entry.always_sse = always_sse;
+            state.streams.insert(stream, entry);
+            stream
+        };
         if !self.forward(message).await {
             return Err(NoReply::Closed);
         }
-        rx.await.map_err(|_| {
+        let reply = if always_sse {
+            self.first_reply(stream, rx).await
+        } else {
+            rx.await
+        };
+        reply.map_err(|_| {
             if self.is_closed() {
                 NoReply::Closed
             } else {
                 NoReply::Cancelled
             }
         })
+    }
+
+    /// The reply of an always-SSE request: the stream as its first message opens it, or
+    /// opened by the grace period's end (see the module docs).
+    async fn first_reply(
+        &self,
+        stream: u64,
+        mut rx: oneshot::Receiver<Reply>,
+    ) -> Result<Reply, oneshot::error::RecvError> {
+        tokio::select! {
+            biased;
+            reply = &mut rx => return reply,
+            () = tokio::time::sleep(SSE_OPEN_GRACE) => {}
+        }
+        self.open_sse(&mut lock(&self.state), stream);
+        rx.await
     }
 
     /// A new queue for one of this session's event streams.
@@ -762,11 +799,20 @@ impl HttpSession {
                 .is_some_and(|v| v >= ProtocolVersion::V2025_11_25)
     }
 
-    fn open_sse(&self, state: &mut State, stream: u64) -> Option<()> {
+    /// Makes an undecided stream an event stream and hands it to its POST.
+    fn open_sse(&self, state: &mut State, stream: u64) {
+        if let Some(opened) = self.start_sse(state, stream) {
+            hand_over(state, stream, opened);
+        }
+    }
+
+    /// Makes an undecided stream an event stream (with its priming event, if resumable);
+    /// what its POST is to be given, or `None` if the stream was not undecided.
+    fn start_sse(&self, state: &mut State, stream: u64) -> Option<Opened> {
         let resumable = self.resumable(state);
         let entry = state.streams.get_mut(&stream)?;
         let Sink::Undecided(_) = &entry.sink else {
-            return Some(());
+            return None;
         };
         if resumable {
             if let Some(request) = &entry.request {
@@ -777,13 +823,10 @@ impl HttpSession {
         if resumable {
             let _ = tx.send(priming(stream, entry, self.settings.retry));
         }
-        let old = std::mem::replace(&mut entry.sink, Sink::Live(tx));
-        if let Sink::Undecided(reply) = old {
-            if reply.send(Reply::Sse(rx)).is_err() {
-                entry.sink = Sink::Detached;
-            }
+        match std::mem::replace(&mut entry.sink, Sink::Live(tx)) {
+            Sink::Undecided(reply) => Some(Opened { reply, rx }),
+            _ => None,
         }
-        Some(())
     }
 
     /// Puts one outgoing message on its stream.
@@ -815,15 +858,17 @@ impl HttpSession {
             }
             None => self.standalone,
         };
-        let undecided = matches!(
+        // Whether a response goes back as one JSON body.
+        let json_possible = matches!(
             state.streams.get(&stream),
             Some(Stream {
                 sink: Sink::Undecided(_),
+                always_sse: false,
                 ..
             })
         );
         let share = answers_initialize.then(|| state.share.take()).flatten();
-        if let (false, Some(_), Some(initialize)) = (undecided, state.version, share) {
+        if let (false, Some(_), Some(initialize)) = (json_possible, state.version, share) {
             // The initialize result on an event stream: its record is saved before it
             // leaves (the body waits for the store's writes), so the client's next request
             // finds the session on any instance.
@@ -840,7 +885,7 @@ impl HttpSession {
                     .create_queued(&self.id, record, cluster.record_ttl);
             }
         }
-        if is_response && undecided {
+        if is_response && json_possible {
             if let Some(Stream {
                 sink: Sink::Undecided(reply),
                 ..
@@ -853,12 +898,16 @@ impl HttpSession {
                 let _ = reply.send(Reply::Json(data, code));
             }
         } else {
-            self.open_sse(&mut state, stream);
+            let opened = self.start_sse(&mut state, stream);
             if self.push(&mut state, stream, data) == Pushed::Overflowed {
                 drop(state);
                 tracing::warn!(session = %self.id, "ending the session: its client stopped reading a stream that cannot be resumed, and the events waiting for it passed the limit");
                 self.close();
                 return;
+            }
+            // Handed over only now, so the POST's first write holds this message too.
+            if let Some(opened) = opened {
+                hand_over(&mut state, stream, opened);
             }
         }
         if is_response {
@@ -952,6 +1001,15 @@ enum Pushed {
 }
 
 /// The first event of a stream: an id to resume from, the retry delay, no message.
+/// Gives a stream's POST its event stream; a POST that is gone leaves the stream detached.
+fn hand_over(state: &mut State, stream: u64, opened: Opened) {
+    if opened.reply.send(Reply::Sse(opened.rx)).is_err() {
+        if let Some(entry) = state.streams.get_mut(&stream) {
+            entry.sink = Sink::Detached;
+        }
+    }
+}
+
 fn priming(id: u64, stream: &mut Stream, retry: Duration) -> Bytes {
     let seq = stream.next_seq;
     stream.next_seq += 1;
