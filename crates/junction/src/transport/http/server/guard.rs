@@ -9,11 +9,16 @@
 //! Every refusal carries a JSON-RPC error body: with `"id": null` when it comes before the
 //! body is read (as the specification allows), else with the id of the request it answers.
 
-use axum::body::Body;
-use std::future::Future;
+use std::convert::Infallible;
+use std::future::{ready, Future, Ready};
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::Request;
+use futures_util::future::Either;
 
 use axum::http::header::{ACCEPT, ALLOW, CONTENT_LENGTH, CONTENT_TYPE, HOST, ORIGIN, RETRY_AFTER};
 use axum::http::{HeaderMap, StatusCode};
@@ -267,6 +272,75 @@ pub(super) fn check_declared_length(headers: &HeaderMap, limit: usize) -> Result
     match declared {
         Some(length) if length > limit as u64 => Err(too_large(limit)),
         _ => Ok(()),
+    }
+}
+
+/// The checks every request passes before routing, as a layer over the router: `Host` and
+/// `Origin` first, then a declared length over the limit; the body then gets its deadline.
+/// A plain [`tower_service::Service`] rather than two `from_fn` middlewares, which cloned
+/// the inner service and boxed a future each, on every request.
+#[derive(Clone)]
+pub(super) struct Checks(Arc<Limits>);
+
+struct Limits {
+    allow: AllowList,
+    max_body: usize,
+    body_timeout: Duration,
+}
+
+impl Checks {
+    /// The checks of a server with these settings.
+    pub(super) fn new(allow: AllowList, max_body: usize, body_timeout: Duration) -> Self {
+        Checks(Arc::new(Limits {
+            allow,
+            max_body,
+            body_timeout,
+        }))
+    }
+}
+
+impl<S> tower_layer::Layer<S> for Checks {
+    type Service = Checked<S>;
+
+    fn layer(&self, inner: S) -> Checked<S> {
+        Checked {
+            inner,
+            checks: self.0.clone(),
+        }
+    }
+}
+
+/// A service behind [`Checks`].
+#[derive(Clone)]
+pub(super) struct Checked<S> {
+    inner: S,
+    checks: Arc<Limits>,
+}
+
+impl<S> tower_service::Service<Request<Body>> for Checked<S>
+where
+    S: tower_service::Service<Request<Body>, Response = Response, Error = Infallible>,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Either<Ready<Result<Response, Infallible>>, S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request<Body>) -> Self::Future {
+        let limits = &*self.checks;
+        let checked = limits
+            .allow
+            .check(request.headers())
+            .and_then(|()| check_declared_length(request.headers(), limits.max_body));
+        if let Err(refusal) = checked {
+            return Either::Left(ready(Ok(refusal.into_response())));
+        }
+        let (parts, body) = request.into_parts();
+        let body = Body::new(DeadlineBody::new(body, limits.body_timeout));
+        Either::Right(self.inner.call(Request::from_parts(parts, body)))
     }
 }
 

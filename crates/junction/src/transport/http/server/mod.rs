@@ -100,9 +100,6 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use axum::extract::{Request, State};
-use axum::middleware::{self, Next};
-use axum::response::Response;
 use axum::routing::{head, post};
 use tokio::net::{TcpListener, ToSocketAddrs};
 use tokio::task::JoinHandle;
@@ -516,8 +513,11 @@ impl HttpServer {
                 .protect_sessions(router, self.sessions.is_some());
         }
         router
-            .layer(middleware::from_fn_with_state(shared.clone(), limit_body))
-            .layer(middleware::from_fn_with_state(shared.clone(), check_origin))
+            .layer(guard::Checks::new(
+                config.allow.clone(),
+                config.max_body,
+                config.body_timeout,
+            ))
             .with_state(shared)
     }
 
@@ -713,23 +713,6 @@ async fn reap(shared: Weak<Shared>) {
             }
             session.close();
         }
-    }
-}
-
-/// Refuses an oversized declared body at once, and puts a deadline on reading the body.
-async fn limit_body(State(shared): State<Arc<Shared>>, request: Request, next: Next) -> Response {
-    if let Err(refusal) = guard::check_declared_length(request.headers(), shared.config.max_body) {
-        return axum::response::IntoResponse::into_response(refusal);
-    }
-    let (parts, body) = request.into_parts();
-    let body = axum::body::Body::new(guard::DeadlineBody::new(body, shared.config.body_timeout));
-    next.run(Request::from_parts(parts, body)).await
-}
-
-async fn check_origin(State(shared): State<Arc<Shared>>, request: Request, next: Next) -> Response {
-    match shared.config.allow.check(request.headers()) {
-        Ok(()) => next.run(request).await,
-        Err(refusal) => axum::response::IntoResponse::into_response(refusal),
     }
 }
 
