@@ -475,7 +475,7 @@ impl Driver {
             Message::Request(r) => {
                 let response =
                     Message::Response(junction_protocol::Response::err(Some(r.id.clone()), error));
-                let _ = self.incoming.send(Inbound::Frame(response.encode())).await;
+                let _ = self.incoming.send(Inbound::Message(Box::new(response))).await;
             }
             _ => tracing::warn!(%error, "the server refused a message"),
         }
