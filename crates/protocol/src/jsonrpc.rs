@@ -295,14 +295,7 @@ impl<'de> Deserialize<'de> for Envelope<'de> {
                     match key {
                         Key::Jsonrpc => env.jsonrpc = Some(map.next_value::<IsVersion>()?.0),
                         Key::Id => env.id = Some(map.next_value()?),
-                        Key::Method => match map.next_value::<Value>()? {
-                            Value::String(s) => env.method = Some(s),
-                            other => {
-                                return Err(de::Error::custom(format!(
-                                    "`method` must be a string, found {other}"
-                                )))
-                            }
-                        },
+                        Key::Method => env.method = Some(map.next_value::<MethodName>()?.0),
                         Key::Params => env.params = Some(map.next_value()?),
                         Key::Result => env.result = Some(map.next_value()?),
                         Key::Error => env.error = Some(map.next_value()?),
@@ -350,6 +343,28 @@ impl<'de> Deserialize<'de> for Key {
             }
         }
         deserializer.deserialize_identifier(KeyVisitor)
+    }
+}
+
+/// The `method` member: a string, read straight into its `String`.
+struct MethodName(String);
+
+impl<'de> Deserialize<'de> for MethodName {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct MethodVisitor;
+        impl Visitor<'_> for MethodVisitor {
+            type Value = MethodName;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("`method` to be a string")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<MethodName, E> {
+                Ok(MethodName(v.to_owned()))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<MethodName, E> {
+                Ok(MethodName(v))
+            }
+        }
+        deserializer.deserialize_string(MethodVisitor)
     }
 }
 

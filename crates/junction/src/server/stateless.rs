@@ -437,18 +437,20 @@ fn complete(result_type: &mut Option<ResultType>) {
 }
 
 /// The server's identity as 2026-07-28 results carry it in `_meta`: as a value to merge into
-/// a `_meta` a handler set, and encoded once, for the results without one (nearly all).
+/// a `_meta` a handler set, and, for the results without one (nearly all), as that whole
+/// `_meta` encoded once.
 pub(super) struct ServerInfo {
     value: Value,
-    encoded: Box<RawValue>,
+    meta: Box<RawValue>,
 }
 
 impl ServerInfo {
     pub(super) fn new(info: &Implementation) -> Self {
         let value = serde_json::to_value(info).unwrap_or_default();
         // Encoding a `Value` does not fail (its keys are strings); the fallback only types.
-        let encoded = reply(&value).unwrap_or_else(|_| junction_protocol::jsonrpc::empty_object());
-        ServerInfo { value, encoded }
+        let meta = reply(&json!({ META_SERVER_INFO: &value }))
+            .unwrap_or_else(|_| junction_protocol::jsonrpc::empty_object());
+        ServerInfo { value, meta }
     }
 }
 
@@ -496,20 +498,12 @@ fn encode<T: Serialize>(
         #[serde(flatten)]
         result: &'a T,
         #[serde(rename = "_meta")]
-        meta: InfoMeta<'a>,
-    }
-    #[derive(Serialize)]
-    struct InfoMeta<'a> {
-        // META_SERVER_INFO; a test checks the two agree.
-        #[serde(rename = "io.modelcontextprotocol/serverInfo")]
-        server_info: &'a RawValue,
+        meta: &'a RawValue,
     }
     match placed {
         Placed::Pending => reply(&WithInfo {
             result,
-            meta: InfoMeta {
-                server_info: &server_info.encoded,
-            },
+            meta: &server_info.meta,
         }),
         Placed::Done => reply(result),
     }
