@@ -6,7 +6,7 @@
 use std::sync::{Arc, Mutex};
 
 use junction::server::{tool, Context, Server};
-use junction::transport::http::server::RunningServer;
+use junction::transport::http::server::{ResponseMode, RunningServer};
 use junction::transport::http::sse::Parser;
 use junction_test_support::http::*;
 use serde_json::{json, Value};
@@ -147,6 +147,37 @@ async fn requests_are_served_without_a_session_and_headers_must_match_the_body()
     );
     // The handshake family is untouched on the same endpoint.
     raw.session().await;
+}
+
+/// In always-SSE mode a request answered at once gets an event stream that holds just its
+/// response and then ends.
+#[tokio::test]
+async fn an_always_sse_server_answers_a_quick_request_on_a_stream_that_then_ends() {
+    let running = start(
+        |h| h.response_mode(ResponseMode::AlwaysSse),
+        server(Cancelled::default()),
+    )
+    .await;
+    let raw = Raw::new(running.url("/mcp"));
+    let call = body(
+        1,
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "hi"}}),
+    );
+    let mut response = raw
+        .post(&[("mcp-method", "tools/call"), ("mcp-name", "echo")], &call)
+        .await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    let events = read_events(&mut response, &mut Parser::default(), |_| false).await;
+    assert_eq!(
+        messages(&events),
+        [json!({"jsonrpc": "2.0", "id": 1, "result": {
+            "content": [{"type": "text", "text": "hi"}], "resultType": "complete",
+            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "s", "version": "1.0.0"}}
+        }})]
+    );
+    assert_eq!(events.len(), 1, "no keep-alive or other event: {events:?}");
 }
 
 #[tokio::test]

@@ -305,6 +305,11 @@ impl<T: Weigh> Receiver<T> {
         std::future::poll_fn(|cx| self.poll_recv(cx)).await
     }
 
+    /// Whether every sender is gone: what the queue holds now is all it will ever hold.
+    pub fn is_complete(&self) -> bool {
+        lock(&self.shared.state).senders == 0
+    }
+
     /// The next item if one is waiting.
     pub fn try_recv(&mut self) -> Result<T, Empty> {
         let mut state = lock(&self.shared.state);
@@ -366,5 +371,22 @@ impl<T> Drop for Receiver<T> {
             state.bytes = 0;
         }
         self.shared.closed.notify_waiters();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_queue_is_complete_once_every_sender_is_gone() {
+        let (tx, mut rx) = queue::<Bytes>(64);
+        let second = tx.clone();
+        tx.send(Bytes::from_static(b"last")).unwrap();
+        drop(tx);
+        assert!(!rx.is_complete());
+        drop(second);
+        assert!(rx.is_complete());
+        assert_eq!(rx.try_recv().ok(), Some(Bytes::from_static(b"last")));
     }
 }

@@ -475,7 +475,10 @@ impl Driver {
             Message::Request(r) => {
                 let response =
                     Message::Response(junction_protocol::Response::err(Some(r.id.clone()), error));
-                let _ = self.incoming.send(Inbound::Message(Box::new(response))).await;
+                let _ = self
+                    .incoming
+                    .send(Inbound::Message(Box::new(response)))
+                    .await;
             }
             _ => tracing::warn!(%error, "the server refused a message"),
         }

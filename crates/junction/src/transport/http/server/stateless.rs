@@ -229,6 +229,11 @@ fn cancel_on_close(
     mut rx: EventReceiver,
     keep_alive: std::time::Duration,
 ) -> EventReceiver {
+    if rx.is_complete() {
+        // The response is in already (a stream opens with its first message): there is
+        // nothing left to cancel and no quiet time to fill.
+        return rx;
+    }
     let (tx, relay) = session.event_queue();
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(keep_alive);
