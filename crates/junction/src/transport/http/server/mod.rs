@@ -123,6 +123,12 @@ pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
 /// How many sessions live at once by default.
 pub const DEFAULT_MAX_SESSIONS: usize = 1024;
 
+/// How long a request stream in [`ResponseMode::AlwaysSse`] waits for its first message
+/// before it opens with only its priming event: long enough for a handler that answers at
+/// once, short enough that the client of a slow one can resume soon after its connection
+/// drops.
+pub const SSE_OPEN_GRACE: Duration = Duration::from_millis(10);
+
 /// When a request's answer is an event stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ResponseMode {
@@ -131,7 +137,8 @@ pub enum ResponseMode {
     JsonWhenPossible,
     /// Always an event stream (with a priming event for resumption). The stream's headers
     /// go out with its first message, or with the priming event alone once a request has
-    /// run for 10 ms without sending one: a quick response costs one write, as in JSON.
+    /// run for [`SSE_OPEN_GRACE`] without sending one: a quick response costs one write, as
+    /// in JSON.
     AlwaysSse,
 }
 

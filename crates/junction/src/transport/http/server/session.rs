@@ -17,8 +17,9 @@
 //! it goes back as one `application/json` body; the first other message turns it into an
 //! event stream. In [`ResponseMode::AlwaysSse`](super::ResponseMode::AlwaysSse) the stream
 //! is an event stream either way, but it too opens with its first message, or after
-//! [`SSE_OPEN_GRACE`] if none comes sooner: a quick response leaves with its headers and its
-//! priming event in one write, and a slow request still gets its priming event promptly.
+//! [`SSE_OPEN_GRACE`](super::SSE_OPEN_GRACE) if none comes sooner: a quick response
+//! leaves with its headers and its priming event in one write, and a slow request still
+//! gets its priming event promptly.
 //! Every event on an event stream has an id and is kept in the
 //! [`EventStore`], and routing, storing and (re)attaching a connection all happen under one
 //! lock, so a resumed stream neither loses nor repeats a message.
@@ -46,11 +47,6 @@ use crate::transport::queue::{self, SendError};
 use crate::transport::{
     outbound_queue, Connection, Inbound, Outbound, OutboundReceiver, TransportEvent, INBOUND_QUEUE,
 };
-
-/// How long an always-SSE request stream waits for its first message before it opens with
-/// only its priming event. Long enough for a handler that answers at once, short enough
-/// that a client of a slow one can resume soon after its connection drops.
-pub(super) const SSE_OPEN_GRACE: Duration = Duration::from_millis(10);
 
 /// The notification that ends the handshake.
 pub(super) const INITIALIZED: &str = "notifications/initialized";
@@ -653,7 +649,7 @@ impl HttpSession {
         tokio::select! {
             biased;
             reply = &mut rx => return reply,
-            () = tokio::time::sleep(SSE_OPEN_GRACE) => {}
+            () = tokio::time::sleep(super::SSE_OPEN_GRACE) => {}
         }
         self.open_sse(&mut lock(&self.state), stream);
         rx.await
