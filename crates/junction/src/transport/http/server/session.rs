@@ -798,7 +798,7 @@ impl HttpSession {
     /// Makes an undecided stream an event stream and hands it to its POST.
     fn open_sse(&self, state: &mut State, stream: u64) {
         if let Some(opened) = self.start_sse(state, stream) {
-            hand_over(state, stream, opened);
+            give_stream(state, stream, opened);
         }
     }
 
@@ -903,7 +903,7 @@ impl HttpSession {
             }
             // Handed over only now, so the POST's first write holds this message too.
             if let Some(opened) = opened {
-                hand_over(&mut state, stream, opened);
+                give_stream(&mut state, stream, opened);
             }
         }
         if is_response {
@@ -996,9 +996,8 @@ enum Pushed {
     Overflowed,
 }
 
-/// The first event of a stream: an id to resume from, the retry delay, no message.
 /// Gives a stream's POST its event stream; a POST that is gone leaves the stream detached.
-fn hand_over(state: &mut State, stream: u64, opened: Opened) {
+fn give_stream(state: &mut State, stream: u64, opened: Opened) {
     if opened.reply.send(Reply::Sse(opened.rx)).is_err() {
         if let Some(entry) = state.streams.get_mut(&stream) {
             entry.sink = Sink::Detached;
@@ -1006,6 +1005,7 @@ fn hand_over(state: &mut State, stream: u64, opened: Opened) {
     }
 }
 
+/// The first event of a stream: an id to resume from, the retry delay, no message.
 fn priming(id: u64, stream: &mut Stream, retry: Duration) -> Bytes {
     let seq = stream.next_seq;
     stream.next_seq += 1;
