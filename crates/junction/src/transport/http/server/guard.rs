@@ -17,12 +17,10 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::body::Body;
-use axum::http::Request;
-use futures_util::future::Either;
-
 use axum::http::header::{ACCEPT, ALLOW, CONTENT_LENGTH, CONTENT_TYPE, HOST, ORIGIN, RETRY_AFTER};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::{HeaderMap, Request, StatusCode};
 use axum::response::{IntoResponse, Response};
+use futures_util::future::Either;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use junction_protocol::{ErrorCode, ErrorObject, ProtocolVersion, RequestId};
 
@@ -277,27 +275,11 @@ pub(super) fn check_declared_length(headers: &HeaderMap, limit: usize) -> Result
 
 /// The checks every request passes before routing, as a layer over the router: `Host` and
 /// `Origin` first, then a declared length over the limit; the body then gets its deadline.
-/// A plain [`tower_service::Service`] rather than two `from_fn` middlewares, which cloned
-/// the inner service and boxed a future each, on every request.
+/// All three read the server's own [`super::Config`]. A plain [`tower_service::Service`]
+/// rather than two `from_fn` middlewares, which cloned the inner service and boxed a future
+/// each, on every request.
 #[derive(Clone)]
-pub(super) struct Checks(Arc<Limits>);
-
-struct Limits {
-    allow: AllowList,
-    max_body: usize,
-    body_timeout: Duration,
-}
-
-impl Checks {
-    /// The checks of a server with these settings.
-    pub(super) fn new(allow: AllowList, max_body: usize, body_timeout: Duration) -> Self {
-        Checks(Arc::new(Limits {
-            allow,
-            max_body,
-            body_timeout,
-        }))
-    }
-}
+pub(super) struct Checks(pub(super) Arc<super::Shared>);
 
 impl<S> tower_layer::Layer<S> for Checks {
     type Service = Checked<S>;
@@ -305,7 +287,7 @@ impl<S> tower_layer::Layer<S> for Checks {
     fn layer(&self, inner: S) -> Checked<S> {
         Checked {
             inner,
-            checks: self.0.clone(),
+            shared: self.0.clone(),
         }
     }
 }
@@ -314,7 +296,7 @@ impl<S> tower_layer::Layer<S> for Checks {
 #[derive(Clone)]
 pub(super) struct Checked<S> {
     inner: S,
-    checks: Arc<Limits>,
+    shared: Arc<super::Shared>,
 }
 
 impl<S> tower_service::Service<Request<Body>> for Checked<S>
@@ -330,16 +312,16 @@ where
     }
 
     fn call(&mut self, request: Request<Body>) -> Self::Future {
-        let limits = &*self.checks;
-        let checked = limits
+        let config = &self.shared.config;
+        let checked = config
             .allow
             .check(request.headers())
-            .and_then(|()| check_declared_length(request.headers(), limits.max_body));
+            .and_then(|()| check_declared_length(request.headers(), config.max_body));
         if let Err(refusal) = checked {
             return Either::Left(ready(Ok(refusal.into_response())));
         }
         let (parts, body) = request.into_parts();
-        let body = Body::new(DeadlineBody::new(body, limits.body_timeout));
+        let body = Body::new(DeadlineBody::new(body, config.body_timeout));
         Either::Right(self.inner.call(Request::from_parts(parts, body)))
     }
 }

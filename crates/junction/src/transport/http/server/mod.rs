@@ -520,11 +520,7 @@ impl HttpServer {
                 .protect_sessions(router, self.sessions.is_some());
         }
         router
-            .layer(guard::Checks::new(
-                config.allow.clone(),
-                config.max_body,
-                config.body_timeout,
-            ))
+            .layer(guard::Checks(shared.clone()))
             .with_state(shared)
     }
 
