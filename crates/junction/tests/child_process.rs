@@ -50,6 +50,36 @@ async fn messages_cross_a_real_pipe_and_closing_stdin_ends_the_child() {
 }
 
 #[tokio::test]
+async fn a_shutdown_right_after_a_message_still_delivers_it() {
+    // `cat > file` keeps what reaches it; on this single-threaded runtime the writer task
+    // has not run yet when the shutdown asks it to close stdin, so a goodbye that cut the
+    // queue short would lose the messages (as `notifications/cancelled` was lost when
+    // `junction run` stopped on SIGINT).
+    let log = std::env::temp_dir().join(format!("junction-goodbye-{}.jsonl", std::process::id()));
+    let spec = CommandSpec::new("sh").args(["-c", &format!("cat > '{}'", log.display())]);
+    for round in 0..20 {
+        let (conn, mut child) = spawn(&spec, Default::default()).unwrap();
+        for id in 0..3 {
+            let line = format!(
+                r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{id}}}}}"#
+            );
+            let message = junction_protocol::Message::decode(line.as_bytes()).unwrap();
+            conn.outgoing
+                .send(junction::transport::Outbound {
+                    message,
+                    related: None,
+                })
+                .unwrap();
+        }
+        let status = child.shutdown(short()).await.unwrap();
+        assert!(status.success(), "round {round}: {status:?}");
+        let got = std::fs::read_to_string(&log).unwrap();
+        assert_eq!(got.lines().count(), 3, "round {round}: {got:?}");
+    }
+    let _ = std::fs::remove_file(&log);
+}
+
+#[tokio::test]
 async fn a_child_that_ignores_stdin_gets_sigterm() {
     let (_conn, mut child) =
         spawn(&CommandSpec::new("sleep").args(["30"]), Default::default()).unwrap();

@@ -181,15 +181,14 @@ pub fn spawn(spec: &CommandSpec, limits: Limits) -> Result<(Connection, ChildPro
         Stray::Break,
     ));
     tokio::spawn(async move {
-        // The writer owns stdin; closing it is how a client says goodbye on stdio.
-        tokio::select! {
-            end = write_frames(stdin, out_rx) => {
-                if end == WriteEnd::Overflowed {
-                    // A server that does not read is disconnected both ways.
-                    reading.abort();
-                }
-            }
-            _ = close_rx => {}
+        // The writer owns stdin; closing it is how a client says goodbye on stdio. A dropped
+        // closer (the process handle went without a shutdown) closes it too.
+        let close = async {
+            let _ = close_rx.await;
+        };
+        if write_frames(stdin, out_rx, close).await == WriteEnd::Overflowed {
+            // A server that does not read is disconnected both ways.
+            reading.abort();
         }
     });
     let tail = Arc::new(Mutex::new(VecDeque::new()));

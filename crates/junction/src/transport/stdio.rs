@@ -45,7 +45,7 @@ where
         Stray::Decode,
     ));
     tokio::spawn(async move {
-        if write_frames(writer, out_rx).await == WriteEnd::Overflowed {
+        if write_frames(writer, out_rx, std::future::pending()).await == WriteEnd::Overflowed {
             // A peer that does not read is disconnected both ways.
             reading.abort();
         }
@@ -163,14 +163,35 @@ pub(crate) enum WriteEnd {
 }
 
 /// Writes each outbound message as one line; flushes when the queue is momentarily empty.
+///
+/// When `close` resolves, what is already queued is still written (a goodbye must not drop
+/// the `notifications/cancelled` sent just before it), then the writer is shut down.
 pub(crate) async fn write_frames<W: AsyncWrite + Unpin>(
     mut writer: W,
     mut rx: OutboundReceiver,
+    close: impl std::future::Future<Output = ()>,
 ) -> WriteEnd {
     let mut buf = Vec::with_capacity(8 * 1024);
+    tokio::pin!(close);
+    let mut closing = false;
     loop {
-        let Some(first) = rx.recv().await else {
-            break;
+        let first = if closing {
+            match rx.try_recv() {
+                Ok(first) => first,
+                Err(_) => break,
+            }
+        } else {
+            tokio::select! {
+                biased;
+                first = rx.recv() => match first {
+                    Some(first) => first,
+                    None => break,
+                },
+                () = &mut close => {
+                    closing = true;
+                    continue;
+                }
+            }
         };
         buf.clear();
         push_line(&mut buf, &first);
@@ -232,6 +253,38 @@ mod tests {
             out.push(item);
         }
         out
+    }
+
+    #[tokio::test]
+    async fn a_close_writes_what_is_queued_before_it_ends_the_output() {
+        let (tx, rx) = outbound_queue(1 << 20);
+        for id in 1..=3 {
+            let line = format!(
+                r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{id}}}}}"#
+            );
+            let message = junction_protocol::Message::decode(line.as_bytes()).unwrap();
+            tx.send(Outbound {
+                message,
+                related: None,
+            })
+            .unwrap();
+        }
+        let mut out = Vec::new();
+        // The close is already there, and the sender still lives: the writer must not wait
+        // for more, nor drop what came before the close.
+        let end = write_frames(&mut out, rx, std::future::ready(())).await;
+        assert_eq!(end, WriteEnd::Closed);
+        let out = String::from_utf8(out).unwrap();
+        let ids: Vec<u64> = out
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<serde_json::Value>(l).unwrap()["params"]["requestId"]
+                    .as_u64()
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(ids, [1, 2, 3], "{out}");
+        drop(tx);
     }
 
     #[tokio::test]
