@@ -10,7 +10,7 @@
 //!   (comments and trailing commas are accepted).
 //!
 //! `${VAR}`, `${VAR:-default}` and `${env:VAR}` are expanded in `command`, `args`, `env`,
-//! `cwd`, `url`, `headers` and `oauth` (see [`expand`]; `oauth` is
+//! `cwd`, `url`, `headers` and `oauth` (see [`expand()`]; `oauth` is
 //! [`OAuthSettings`](crate::auth::OAuthSettings)). Each entry may also carry Junction's own members:
 //! `"trusted": true` (believe its tool annotations), `"disabled": true`, `"startupTimeoutMs"`,
 //! `"policy": {"tool-glob": "allow" | "ask" | "deny"}`, `"sampling": "allow" | "ask" |

@@ -113,8 +113,8 @@ end
 return 1
 ";
 
-/// An instance's sessions' business: the first ARGV[3] sessions are busy there, leased until
-/// the lease (ARGV[2] ms) from now (never shortening a longer lease); the rest settled there
+/// An instance's sessions' business: the first `ARGV[3]` sessions are busy there, leased until
+/// the lease (`ARGV[2]` ms) from now (never shortening a longer lease); the rest settled there
 /// (idle now, after being active since the last report), scored now, which ends their lease.
 ///
 /// ARGV: the `P:live` key, the lease in ms, the number of busy sessions, the busy sessions'

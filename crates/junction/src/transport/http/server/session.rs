@@ -204,13 +204,13 @@ impl SessionControl {
     }
 
     /// How this server shares its change notifications with the other instances, when the
-    /// HTTP server has a [`SessionStore`](super::SessionStore) (for every session, 2026-07-28
+    /// HTTP server has a [`SessionStore`] (for every session, 2026-07-28
     /// requests' included).
     pub(crate) fn shared_changes(&self) -> Option<SharedChanges> {
         self.session.upgrade()?.settings.changes.clone()
     }
 
-    /// Whether instances share this session through a [`SessionStore`](super::SessionStore):
+    /// Whether instances share this session through a [`SessionStore`]:
     /// then it hears of changes from the instance holding its standalone stream.
     pub(crate) fn is_shared(&self) -> bool {
         self.session.upgrade().is_some_and(|s| s.cluster.is_some())

@@ -2,7 +2,7 @@
 //!
 //! Without a [`SessionStore`] (the default) a session lives in the memory of the process that
 //! created it, exactly as a single server needs. With one ([`super::HttpServer::session_store`];
-//! the Redis implementation is [`RedisSessionStore`](super::RedisSessionStore), feature
+//! the Redis implementation is `RedisSessionStore`, feature
 //! `redis`), every instance can serve every request of a session:
 //!
 //! - **Records.** The instance that answers `initialize` saves a [`SessionRecord`] (the
