@@ -325,6 +325,9 @@ pub(super) struct HttpSession {
     standalone: u64,
     cluster: Option<ClusterLink>,
     inbound: Mutex<Option<mpsc::Sender<Inbound>>>,
+    /// What the served session sends, taken by [`Pump`] as it is sent; dropped when the
+    /// session ends, so that its sends fail from then on.
+    outbound: Mutex<Option<OutboundReceiver>>,
     state: Mutex<State>,
     store: Arc<dyn EventStore>,
     settings: SessionSettings,
@@ -345,9 +348,9 @@ impl HttpSession {
         serve: &(dyn Fn(Connection, SessionControl) + Send + Sync),
     ) -> Arc<HttpSession> {
         let standalone = cluster.as_ref().map_or(0, |c| u64::from(c.instance) << 32);
-        // Unbounded: the routing task drains it into the streams' bounded queues without
-        // waiting, so only this server's own handlers (never the client) decide how much
-        // it holds, and a burst from them must not end the session.
+        // Unbounded: [`Pump`] drains it into the streams' bounded queues as it is sent, so
+        // only this server's own handlers (never the client) decide how much it holds, and
+        // a burst from them must not end the session.
         let (out_tx, out_rx) = outbound_queue(usize::MAX);
         let (in_tx, in_rx) = mpsc::channel(INBOUND_QUEUE);
         let mut streams = HashMap::new();
@@ -358,6 +361,7 @@ impl HttpSession {
             standalone,
             cluster,
             inbound: Mutex::new(Some(in_tx)),
+            outbound: Mutex::new(Some(out_rx)),
             state: Mutex::new(State {
                 next_stream: standalone + 1,
                 requests: HashMap::new(),
@@ -394,7 +398,11 @@ impl HttpSession {
             .as_ref()
             .map(|c| format!("{:x}-", c.instance));
         serve(connection, control);
-        tokio::spawn(route(session.clone(), out_rx));
+        // The first drain also registers the pump with the queue, for every later send.
+        Arc::new(Pump {
+            session: session.clone(),
+        })
+        .drain();
         session
     }
 
@@ -781,6 +789,7 @@ impl HttpSession {
             state.backlog_bytes = 0;
         }
         lock(&self.inbound).take();
+        lock(&self.outbound).take();
         if forget {
             self.store.forget(&self.id);
         }
@@ -1034,14 +1043,48 @@ fn negotiated_version(response: &junction_protocol::Response) -> Option<Protocol
         .ok()
 }
 
-async fn route(session: Arc<HttpSession>, mut outgoing: OutboundReceiver) {
-    loop {
-        let out = tokio::select! {
-            out = outgoing.recv() => out,
-            _ = session.closed.cancelled() => None,
-        };
-        let Some(out) = out else { break };
-        session.dispatch(out);
+/// Routes what the served session sends onto its streams, in the sender's own task: the
+/// queue wakes the pump when an item arrives, and waking it dispatches every item waiting.
+/// A task of its own would cost each message a trip through the scheduler.
+///
+/// Only one drain runs at a time: the queue holds one waker, and gives it to the send that
+/// finds it, while a drain takes items until the queue is empty and then registers it
+/// again. The receiver's lock is not held while a message is dispatched, so a dispatch that
+/// ends the session (which drops the receiver) does not wait on itself.
+///
+/// The waker the queue holds keeps the session alive, as a routing task would: a
+/// sessionless POST's session is held by nothing else once its response has begun. That
+/// lasts until the served session drops its connection, which it does once the session
+/// ends and its input with it.
+struct Pump {
+    session: Arc<HttpSession>,
+}
+
+impl Pump {
+    fn drain(self: Arc<Self>) {
+        let session = self.session.clone();
+        let waker = std::task::Waker::from(self);
+        let mut cx = Context::from_waker(&waker);
+        loop {
+            let polled = match lock(&session.outbound).as_mut() {
+                Some(outbound) => outbound.poll_recv(&mut cx),
+                None => return,
+            };
+            match polled {
+                Poll::Ready(Some(out)) => session.dispatch(out),
+                // The served session dropped its connection: nothing more will be sent.
+                Poll::Ready(None) => {
+                    session.close();
+                    return;
+                }
+                Poll::Pending => return,
+            }
+        }
     }
-    session.close();
+}
+
+impl std::task::Wake for Pump {
+    fn wake(self: Arc<Self>) {
+        self.drain();
+    }
 }
