@@ -72,11 +72,40 @@ impl Event {
     }
 }
 
+/// The `message` event carrying `json` (one MCP message), with `id` when given, in wire
+/// form: the bytes `Event::message(id, json).encode()` gives, without first copying the
+/// message into an [`Event`]. Compact JSON has no line breaks, so it is one `data` line,
+/// copied whole; anything else takes the general path.
+pub fn encode_message(id: Option<&str>, json: &[u8]) -> Vec<u8> {
+    if std::str::from_utf8(json).is_err() || memchr::memchr2(b'\n', b'\r', json).is_some() {
+        let event = Event {
+            event: Some("message".to_owned()),
+            data: String::from_utf8_lossy(json).into_owned(),
+            id: id.map(str::to_owned),
+            retry: None,
+        };
+        return event.encode();
+    }
+    let mut out = Vec::with_capacity(json.len() + 64);
+    out.extend_from_slice(b"event: message\n");
+    if let Some(id) = id {
+        push_field(&mut out, "id", id);
+    }
+    out.extend_from_slice(b"data: ");
+    out.extend_from_slice(json);
+    out.extend_from_slice(b"\n\n");
+    out
+}
+
 fn push_field(out: &mut Vec<u8>, name: &str, value: &str) {
     out.extend_from_slice(name.as_bytes());
     out.extend_from_slice(b": ");
     // Field values cannot hold line breaks; MCP never needs them outside `data`.
-    out.extend(value.bytes().filter(|b| *b != b'\n' && *b != b'\r'));
+    if memchr::memchr2(b'\n', b'\r', value.as_bytes()).is_none() {
+        out.extend_from_slice(value.as_bytes());
+    } else {
+        out.extend(value.bytes().filter(|b| *b != b'\n' && *b != b'\r'));
+    }
     out.push(b'\n');
 }
 
@@ -236,6 +265,38 @@ mod tests {
         assert_eq!(got[0].id.as_deref(), Some("0-0"));
         assert_eq!(got[0].retry, Some(Duration::from_millis(500)));
         assert!(got[0].data.is_empty());
+    }
+
+    #[test]
+    fn encode_message_writes_what_an_encoded_message_event_is() {
+        let cases: [&[u8]; 5] = [
+            br#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+            b"",
+            b"{\"a\":\n1}\r\n",
+            b"line\rbreak",
+            b"not \xff utf-8",
+        ];
+        for json in cases {
+            for id in [None, Some("3-1"), Some("bad\nid")] {
+                let general = match id {
+                    Some(id) => Event::message(id, json),
+                    None => Event {
+                        id: None,
+                        ..Event::message("", json)
+                    },
+                };
+                assert_eq!(
+                    encode_message(id, json),
+                    general.encode(),
+                    "{:?} with id {id:?}",
+                    String::from_utf8_lossy(json)
+                );
+            }
+        }
+        assert_eq!(
+            encode_message(Some("0-1"), b"{}"),
+            b"event: message\nid: 0-1\ndata: {}\n\n"
+        );
     }
 
     #[test]

@@ -21,7 +21,7 @@ use super::session_store::{
 };
 use super::Shared;
 use crate::sync::lock;
-use crate::transport::http::sse::Event;
+use crate::transport::http::sse;
 use crate::transport::{RestoredSession, SharedChange, TransportEvent};
 
 /// The notification of a resource's change, the one change whose audience is its subscribers.
@@ -495,7 +495,7 @@ pub(super) fn follow(shared: &Arc<Shared>, session: &HttpSession, last: EventId)
             for (event, data) in events {
                 after = event;
                 let done = matches!(Message::decode(&data), Ok(Message::Response(_)));
-                let encoded = Event::message(event.to_string(), &data).encode();
+                let encoded = sse::encode_message(Some(&event.text()), &data);
                 if tx.send(Bytes::from(encoded)).is_err() || done {
                     return;
                 }
@@ -515,8 +515,8 @@ pub(super) fn follow(shared: &Arc<Shared>, session: &HttpSession, last: EventId)
                     stream: after.stream,
                     seq: after.seq + 1,
                 };
-                let encoded = Event::message(event.to_string(), body.to_string().as_bytes());
-                let _ = tx.send(Bytes::from(encoded.encode()));
+                let encoded = sse::encode_message(Some(&event.text()), body.to_string().as_bytes());
+                let _ = tx.send(Bytes::from(encoded));
                 return;
             }
         }

@@ -33,9 +33,35 @@ pub struct EventId {
     pub seq: u64,
 }
 
+impl EventId {
+    /// The id as the client sees it, `<stream>-<sequence>`. Written by hand: every event
+    /// carries one, and the formatting machinery costs more than the digits.
+    pub fn text(self) -> String {
+        let mut text = String::with_capacity(24);
+        push_decimal(&mut text, self.stream);
+        text.push('-');
+        push_decimal(&mut text, self.seq);
+        text
+    }
+}
+
+fn push_decimal(out: &mut String, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut start = digits.len();
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend(digits[start..].iter().map(|&d| char::from(d)));
+}
+
 impl fmt::Display for EventId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}-{}", self.stream, self.seq)
+        f.write_str(&self.text())
     }
 }
 
@@ -216,6 +242,14 @@ mod tests {
     fn event_ids_round_trip_and_foreign_ids_are_refused() {
         let id = EventId { stream: 3, seq: 14 };
         assert_eq!(id.to_string().parse::<EventId>(), Ok(id));
+        for (stream, seq, text) in [
+            (0, 0, "0-0"),
+            (7 << 32, 10, "30064771072-10"),
+            (u64::MAX, 9, "18446744073709551615-9"),
+        ] {
+            assert_eq!(EventId { stream, seq }.text(), text);
+            assert_eq!(text.parse::<EventId>(), Ok(EventId { stream, seq }));
+        }
         assert!("event-1".parse::<EventId>().is_err());
         assert!("1-".parse::<EventId>().is_err());
     }

@@ -42,7 +42,7 @@ use super::event_store::{EventId, EventStore};
 use super::session_store::{Routed, RoutedKind, SessionStore};
 use crate::session::BoxFuture;
 use crate::sync::lock;
-use crate::transport::http::sse::Event;
+use crate::transport::http::sse::{self, Event};
 use crate::transport::queue::{self, SendError};
 use crate::transport::{
     outbound_queue, Connection, Inbound, Outbound, OutboundReceiver, TransportEvent, INBOUND_QUEUE,
@@ -724,7 +724,7 @@ impl HttpSession {
             .store
             .replay_after(&self.id, last)
             .into_iter()
-            .map(|(id, data)| Bytes::from(Event::message(id.to_string(), &data).encode()))
+            .map(|(id, data)| Bytes::from(sse::encode_message(Some(&id.text()), &data)))
             .collect();
         // The replay must fit whole, or the client would resume from the same id for ever;
         // the store bounds it.
@@ -944,15 +944,11 @@ impl HttpSession {
             if let Some(cluster) = &self.cluster {
                 cluster.store.append(&self.id, id, data.clone());
             }
-            Event::message(id.to_string(), &data)
+            sse::encode_message(Some(&id.text()), &data)
         } else {
-            Event {
-                event: Some("message".to_owned()),
-                data: String::from_utf8_lossy(&data).into_owned(),
-                ..Event::default()
-            }
+            sse::encode_message(None, &data)
         };
-        let event = Bytes::from(event.encode());
+        let event = Bytes::from(event);
         let sent = match &entry.sink {
             Sink::Live(tx) => tx.send(event.clone()),
             _ => Err(SendError::Closed(event.clone())),
@@ -1022,7 +1018,7 @@ fn priming(id: u64, stream: &mut Stream, retry: Duration) -> Bytes {
         Event {
             event: None,
             data: String::new(),
-            id: Some(EventId { stream: id, seq }.to_string()),
+            id: Some(EventId { stream: id, seq }.text()),
             retry: Some(retry),
         }
         .encode(),
