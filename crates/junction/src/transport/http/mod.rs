@@ -62,3 +62,24 @@ pub const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
 
 /// The header a client resumes an event stream with.
 pub const LAST_EVENT_ID_HEADER: &str = "last-event-id";
+
+/// The header that repeats the JSON-RPC method of a 2026-07-28 request.
+pub const METHOD_HEADER: &str = "mcp-method";
+
+/// The header that repeats a 2026-07-28 request's tool or prompt name, or resource URI.
+pub const NAME_HEADER: &str = "mcp-name";
+
+/// The headers above as [`http::HeaderName`]s: a map looks one up by hashing it, where a
+/// `&str` is first parsed and checked as a header name on every lookup or insert.
+#[cfg(any(feature = "http-server", feature = "http-client"))]
+pub(crate) mod names {
+    use http::HeaderName;
+
+    pub(crate) const SESSION_ID: HeaderName = HeaderName::from_static(super::SESSION_ID_HEADER);
+    pub(crate) const PROTOCOL_VERSION: HeaderName =
+        HeaderName::from_static(super::PROTOCOL_VERSION_HEADER);
+    pub(crate) const LAST_EVENT_ID: HeaderName =
+        HeaderName::from_static(super::LAST_EVENT_ID_HEADER);
+    pub(crate) const METHOD: HeaderName = HeaderName::from_static(super::METHOD_HEADER);
+    pub(crate) const NAME: HeaderName = HeaderName::from_static(super::NAME_HEADER);
+}

@@ -85,8 +85,8 @@ mod stateless;
 mod stream;
 
 use self::stateless::stateless_version;
+use super::names;
 use super::param::Annotated;
-use super::{PROTOCOL_VERSION_HEADER, SESSION_ID_HEADER};
 use crate::auth::{AuthError, OAuthClient};
 use crate::sync::lock;
 use crate::transport::{Connection, Inbound, Outbound, TransportError, INBOUND_QUEUE};
@@ -382,14 +382,14 @@ impl Driver {
             .as_deref()
             .and_then(|s| HeaderValue::from_str(s).ok())
         {
-            headers.insert(SESSION_ID_HEADER, value);
+            headers.insert(names::SESSION_ID, value);
         }
         if let Some(value) = state
             .version
             .as_deref()
             .and_then(|s| HeaderValue::from_str(s).ok())
         {
-            headers.insert(PROTOCOL_VERSION_HEADER, value);
+            headers.insert(names::PROTOCOL_VERSION, value);
         }
         headers
     }

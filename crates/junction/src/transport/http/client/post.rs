@@ -7,7 +7,7 @@ use reqwest::header::{HeaderMap, ACCEPT, CONTENT_TYPE, WWW_AUTHENTICATE};
 use reqwest::{StatusCode, Url};
 use serde::Deserialize;
 
-use super::super::SESSION_ID_HEADER;
+use super::super::names;
 use super::{read_body, transport_error, Driver, PostError, TooLarge, MAX_AUTHORIZATIONS};
 use crate::sync::lock;
 use crate::transport::{FrameError, Inbound, TransportError};
@@ -106,7 +106,7 @@ impl Driver {
         }
         if let Some(id) = response
             .headers()
-            .get(SESSION_ID_HEADER)
+            .get(names::SESSION_ID)
             .and_then(|v| v.to_str().ok())
         {
             lock(&self.state).session_id = Some(id.to_owned());
@@ -122,7 +122,7 @@ impl Driver {
         loop {
             let headers = self.common_headers();
             let session = headers
-                .get(SESSION_ID_HEADER)
+                .get(names::SESSION_ID)
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_owned);
             let response = match self.post_raw(&self.url, headers, message).await {

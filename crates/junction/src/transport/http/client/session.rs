@@ -6,8 +6,8 @@ use junction_protocol::{ErrorObject, Message};
 use reqwest::header::{HeaderValue, CONTENT_TYPE};
 use serde::Deserialize;
 
+use super::super::names;
 use super::super::sse::{Event, Parser};
-use super::super::{PROTOCOL_VERSION_HEADER, SESSION_ID_HEADER};
 use super::Driver;
 use crate::sync::lock;
 use crate::transport::{Inbound, TransportEvent};
@@ -41,7 +41,7 @@ impl Driver {
         }
         let session = response
             .headers()
-            .get(SESSION_ID_HEADER)
+            .get(names::SESSION_ID)
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
         let result = read_single_response(response, self.max_message).await?;
@@ -58,13 +58,13 @@ impl Driver {
             .as_deref()
             .and_then(|s| HeaderValue::from_str(s).ok())
         {
-            headers.insert(SESSION_ID_HEADER, value);
+            headers.insert(names::SESSION_ID, value);
         }
         if let Some(value) = version
             .as_deref()
             .and_then(|v| HeaderValue::from_str(v).ok())
         {
-            headers.insert(PROTOCOL_VERSION_HEADER, value);
+            headers.insert(names::PROTOCOL_VERSION, value);
         }
         let initialized = Message::Notification(junction_protocol::Notification {
             method: "notifications/initialized".to_owned(),

@@ -13,15 +13,11 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
+use super::super::names;
 use super::super::param::{self, Annotated};
 use super::stream::StreamCursor;
-use super::{Driver, PROTOCOL_VERSION_HEADER};
+use super::Driver;
 use crate::transport::TransportError;
-
-/// The header naming the JSON-RPC method of a 2026-07-28 POST.
-const METHOD_HEADER: &str = "mcp-method";
-/// The header naming the tool, prompt or resource of a 2026-07-28 POST.
-const NAME_HEADER: &str = "mcp-name";
 
 impl Driver {
     /// POSTs a 2026-07-28 request with its headers and reads the answer, without resuming
@@ -104,8 +100,8 @@ fn stateless_headers(
         HeaderValue::from_str(v)
             .map_err(|_| format!("{v:?} cannot be sent as an HTTP header value"))
     };
-    headers.insert(PROTOCOL_VERSION_HEADER, value(&version)?);
-    headers.insert(METHOD_HEADER, value(&request.method)?);
+    headers.insert(names::PROTOCOL_VERSION, value(&version)?);
+    headers.insert(names::METHOD, value(&request.method)?);
     let param = method::request(&request.method).map_or(NameParam::Absent, |m| m.mcp_name);
     if let Some(member) = param.member() {
         let name = envelope.target(param).ok_or_else(|| {
@@ -114,7 +110,7 @@ fn stateless_headers(
                 request.method
             )
         })?;
-        headers.insert(NAME_HEADER, value(name)?);
+        headers.insert(names::NAME, value(name)?);
         if request.method == "tools/call" {
             if let Some(annotated) = tools.get(name) {
                 param_headers(request, annotated, &mut headers)?;

@@ -8,8 +8,8 @@ use reqwest::header::ACCEPT;
 use reqwest::StatusCode;
 use tokio::sync::oneshot;
 
+use super::super::names;
 use super::super::sse::Parser;
-use super::super::LAST_EVENT_ID_HEADER;
 use super::{Driver, PostError};
 use crate::sync::lock;
 use crate::transport::{FrameError, Inbound, TransportError};
@@ -184,7 +184,7 @@ impl Driver {
                 .headers(headers)
                 .header(ACCEPT, "text/event-stream");
             match last_event_id {
-                Some(last) => request.header(LAST_EVENT_ID_HEADER, last),
+                Some(last) => request.header(names::LAST_EVENT_ID, last),
                 None => request,
             }
         })

@@ -74,7 +74,7 @@ use crate::auth::metadata::{origin_of, ProtectedResourceMetadata, PROTECTED_RESO
 use crate::auth::resource::{Identity, TokenVerifier, VerifyError};
 use crate::auth::{canonical_resource, dpop};
 use crate::sync::lock;
-use crate::transport::http::SESSION_ID_HEADER;
+use crate::transport::http::names;
 use crate::transport::DEFAULT_MAX_FRAME;
 
 /// How many session owners are remembered; the oldest is forgotten beyond that (its session
@@ -442,7 +442,7 @@ async fn authorized(
     }
     let session = request
         .headers()
-        .get(SESSION_ID_HEADER)
+        .get(names::SESSION_ID)
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
     if let Some(id) = &session {
@@ -462,7 +462,7 @@ async fn authorized(
         &session,
         response
             .headers()
-            .get(SESSION_ID_HEADER)
+            .get(names::SESSION_ID)
             .and_then(|v| v.to_str().ok()),
     ) {
         (None, Some(created)) => owners.insert(created.to_owned(), subject),

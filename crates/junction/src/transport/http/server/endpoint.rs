@@ -18,7 +18,7 @@ use super::session::{
 };
 use super::session_store::RoutedKind;
 use super::{cluster, new_session_id, EventId, ResponseMode, Shared};
-use crate::transport::http::{LAST_EVENT_ID_HEADER, PROTOCOL_VERSION_HEADER, SESSION_ID_HEADER};
+use crate::transport::http::names;
 use crate::transport::TransportEvent;
 
 /// An SSE response over `rx`, sending each event as soon as it comes.
@@ -63,7 +63,7 @@ fn unknown_session() -> Refusal {
 }
 
 fn session_header(headers: &HeaderMap) -> Option<&str> {
-    headers.get(SESSION_ID_HEADER).and_then(|v| v.to_str().ok())
+    headers.get(names::SESSION_ID).and_then(|v| v.to_str().ok())
 }
 
 /// Finds the session a request names: held here, or restored from the shared store.
@@ -127,7 +127,7 @@ async fn post_inner(
         return Err(guard::unsupported_version(id, &requested));
     }
     let revision_2026 = headers
-        .get(PROTOCOL_VERSION_HEADER)
+        .get(names::PROTOCOL_VERSION)
         .and_then(|v| v.to_str().ok())
         == Some(ProtocolVersion::V2026_07_28.as_str());
     if session_header(headers).is_none() {
@@ -248,7 +248,7 @@ async fn post_inner(
     }
     if is_initialize {
         if let Ok(value) = HeaderValue::from_str(&session.id) {
-            response.headers_mut().insert(SESSION_ID_HEADER, value);
+            response.headers_mut().insert(names::SESSION_ID, value);
         }
     }
     Ok(response)
@@ -335,7 +335,7 @@ async fn sessionless(
     let is_initialize = request.method == Initialize::METHOD;
     if !is_initialize {
         let version = headers
-            .get(PROTOCOL_VERSION_HEADER)
+            .get(names::PROTOCOL_VERSION)
             .and_then(|v| v.to_str().ok())
             .map_or(ProtocolVersion::V2025_03_26, ProtocolVersion::negotiate);
         if !session.event(TransportEvent::Sessionless { version }).await {
@@ -373,7 +373,7 @@ pub(super) async fn get(State(shared): State<Arc<Shared>>, headers: HeaderMap) -
             ));
         }
         let session = find_session(&shared, &headers).await?;
-        let opened = match headers.get(LAST_EVENT_ID_HEADER) {
+        let opened = match headers.get(names::LAST_EVENT_ID) {
             Some(last) => {
                 let last = last.to_str().unwrap_or("");
                 let id: EventId = last.parse().map_err(|e: super::BadEventId| {

@@ -24,7 +24,7 @@ use futures_util::future::Either;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use junction_protocol::{ErrorCode, ErrorObject, ProtocolVersion, RequestId};
 
-use crate::transport::http::PROTOCOL_VERSION_HEADER;
+use crate::transport::http::names;
 
 /// The error code the reference SDKs use for transport-level refusals.
 pub(super) const TRANSPORT_ERROR: ErrorCode = ErrorCode(-32000);
@@ -219,7 +219,7 @@ pub(super) fn check_content_type(headers: &HeaderMap) -> Result<(), Refusal> {
 /// The `MCP-Protocol-Version` header's revision, when it names one served here; absent
 /// means 2025-03-26, which is served. The error is the unsupported value as sent.
 pub(super) fn header_version(headers: &HeaderMap) -> Result<Option<ProtocolVersion>, String> {
-    let Some(value) = headers.get(PROTOCOL_VERSION_HEADER) else {
+    let Some(value) = headers.get(names::PROTOCOL_VERSION) else {
         return Ok(None);
     };
     let text = value.to_str().unwrap_or("\u{fffd}");

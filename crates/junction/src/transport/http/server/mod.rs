@@ -80,6 +80,7 @@ mod session;
 mod session_store;
 mod stateless;
 
+pub use super::{METHOD_HEADER, NAME_HEADER};
 pub use auth::BearerAuth;
 pub use changes::SharedChanges;
 pub use event_store::{
@@ -93,7 +94,6 @@ pub use session_store::{
     RecordChange, Routed, RoutedKind, SessionRecord, SessionStore, StoreError, StreamEvents,
     BUSY_LEASE,
 };
-pub use stateless::{METHOD_HEADER, NAME_HEADER};
 
 use std::collections::HashMap;
 use std::net::SocketAddr;

@@ -22,7 +22,7 @@
 
 use std::sync::Arc;
 
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::{HeaderMap, HeaderName, StatusCode};
 use axum::response::Response;
 use bytes::Bytes;
 use junction_protocol::lifecycle::{Cancelled, CancelledParams};
@@ -35,12 +35,7 @@ use super::endpoint::{answer_reply, settings};
 use super::guard::{self, Refusal};
 use super::session::{EventReceiver, HttpSession, Reply};
 use super::Shared;
-use crate::transport::http::{param, PROTOCOL_VERSION_HEADER};
-
-/// The header that repeats the JSON-RPC method.
-pub const METHOD_HEADER: &str = "mcp-method";
-/// The header that repeats the tool or prompt name, or the resource URI.
-pub const NAME_HEADER: &str = "mcp-name";
+use crate::transport::http::{names, param};
 
 /// Whether `request` (sent without a session id, with no 2026-07-28 header) belongs to
 /// 2026-07-28 by its body: it is `server/discover` or carries a protocol version in `_meta`.
@@ -56,7 +51,7 @@ fn mismatch(id: &RequestId, message: String) -> Refusal {
     )
 }
 
-fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+fn header<'h>(headers: &'h HeaderMap, name: &HeaderName) -> Option<&'h str> {
     headers.get(name).map(|v| v.to_str().unwrap_or("\u{fffd}"))
 }
 
@@ -67,7 +62,7 @@ fn check_headers(
     envelope: &RequestEnvelope,
 ) -> Result<(), Refusal> {
     let id = &request.id;
-    match header(headers, METHOD_HEADER) {
+    match header(headers, &names::METHOD) {
         None => {
             return Err(mismatch(
                 id,
@@ -91,8 +86,8 @@ fn check_headers(
     let name = method::request(&request.method).map_or(NameParam::Absent, |m| m.mcp_name);
     if name != NameParam::Absent {
         let body = envelope.target(name).unwrap_or("");
-        let sent =
-            header(headers, NAME_HEADER).map(|h| param::decode(h).unwrap_or_else(|_| h.to_owned()));
+        let sent = header(headers, &names::NAME)
+            .map(|h| param::decode(h).unwrap_or_else(|_| h.to_owned()));
         match sent.as_deref() {
             None => {
                 return Err(mismatch(
@@ -110,7 +105,7 @@ fn check_headers(
         }
     }
     let meta = envelope.protocol_version().and_then(Result::ok);
-    if let (Some(h), Some(meta)) = (header(headers, PROTOCOL_VERSION_HEADER), meta) {
+    if let (Some(h), Some(meta)) = (header(headers, &names::PROTOCOL_VERSION), meta) {
         if h != meta {
             return Err(mismatch(
                 id,
