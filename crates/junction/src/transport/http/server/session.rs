@@ -1084,3 +1084,69 @@ impl std::task::Wake for Pump {
         self.drain();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::http::server::event_store::InMemoryEventStore;
+
+    fn settings() -> SessionSettings {
+        SessionSettings {
+            retry: Duration::from_millis(100),
+            standalone_backlog: 8,
+            max_queued: 1 << 20,
+            resumable: false,
+            changes: None,
+        }
+    }
+
+    fn start(serve: &(dyn Fn(Connection, SessionControl) + Send + Sync)) -> Arc<HttpSession> {
+        HttpSession::start(
+            "test".to_owned(),
+            settings(),
+            Arc::new(InMemoryEventStore::new(16)),
+            None,
+            serve,
+        )
+    }
+
+    fn ping() -> Outbound {
+        let message = Message::decode(br#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":1}}"#);
+        Outbound {
+            message: message.unwrap(),
+            related: None,
+        }
+    }
+
+    #[test]
+    fn a_served_session_that_drops_its_connection_ends_the_http_session() {
+        let session = start(&|connection, _| drop(connection));
+        assert!(session.is_closed());
+    }
+
+    #[test]
+    fn what_the_served_session_sends_is_routed_at_once_and_fails_once_the_session_ends() {
+        let kept = Arc::new(Mutex::new(None));
+        let keep = kept.clone();
+        let session = start(&move |connection, _| *lock(&keep) = Some(connection));
+        let Some(connection) = lock(&kept).take() else {
+            panic!("serve was not called");
+        };
+        // No GET stream: an unrelated message waits in the standalone backlog, put there by
+        // the send itself (no task ran in between).
+        connection.outgoing.send(ping()).unwrap();
+        connection.outgoing.send(ping()).unwrap();
+        assert_eq!(lock(&session.state).backlog.len(), 2);
+        let weak = Arc::downgrade(&session);
+        session.close();
+        drop(session);
+        assert!(connection.outgoing.is_closed());
+        assert!(connection.outgoing.send(ping()).is_err());
+        // Only the served side's queue still holds the session (its waker); it goes with it.
+        drop(connection);
+        assert!(
+            weak.upgrade().is_none(),
+            "the session outlived its connection"
+        );
+    }
+}
