@@ -132,11 +132,13 @@ async fn post_inner(
         == Some(ProtocolVersion::V2026_07_28.as_str());
     if session_header(headers).is_none() {
         if let Message::Request(request) = &message {
-            let envelope = RequestEnvelope::read(request.params.as_deref());
-            if revision_2026 || super::stateless::is_2026(request, envelope.as_ref().ok()) {
-                super::stateless::admit(headers, request, envelope)?;
-                let id = request.id.clone();
-                return super::stateless::serve(shared, headers, id, message).await;
+            if revision_2026 || super::stateless::may_be_2026(request) {
+                let envelope = RequestEnvelope::read(request.params.as_deref());
+                if revision_2026 || super::stateless::is_2026(request, envelope.as_ref().ok()) {
+                    super::stateless::admit(headers, request, envelope)?;
+                    let id = request.id.clone();
+                    return super::stateless::serve(shared, headers, id, message).await;
+                }
             }
         } else if revision_2026 {
             // 2026-07-28 has no session to deliver to; a client cancels by closing its stream.

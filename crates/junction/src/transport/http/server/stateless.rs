@@ -27,7 +27,7 @@ use axum::response::Response;
 use bytes::Bytes;
 use junction_protocol::lifecycle::{Cancelled, CancelledParams};
 use junction_protocol::method::{self, NameParam, Notification as _, Request as _};
-use junction_protocol::stateless::{Discover, RequestEnvelope};
+use junction_protocol::stateless::{Discover, RequestEnvelope, META_PROTOCOL_VERSION};
 use junction_protocol::version::Family;
 use junction_protocol::{ErrorCode, ErrorObject, Message, Notification, Request, RequestId};
 
@@ -41,6 +41,20 @@ use crate::transport::http::{names, param};
 /// 2026-07-28 by its body: it is `server/discover` or carries a protocol version in `_meta`.
 pub(super) fn is_2026(request: &Request, envelope: Option<&RequestEnvelope>) -> bool {
     request.method == Discover::METHOD || envelope.is_some_and(|e| e.protocol_version().is_some())
+}
+
+/// Whether [`is_2026`] can hold for `request`, judged from its text without reading its
+/// envelope: the protocol version's key is in its params, or a backslash is (the key may be
+/// written with escapes). When this is false, `is_2026` is too, and a handshake-family
+/// request without a session skips a walk of its params.
+pub(super) fn may_be_2026(request: &Request) -> bool {
+    let Some(params) = &request.params else {
+        return request.method == Discover::METHOD;
+    };
+    let text = params.get().as_bytes();
+    request.method == Discover::METHOD
+        || memchr::memchr(b'\\', text).is_some()
+        || memchr::memmem::find(text, META_PROTOCOL_VERSION.as_bytes()).is_some()
 }
 
 fn mismatch(id: &RequestId, message: String) -> Refusal {
@@ -266,4 +280,64 @@ fn cancel_on_close(
         session.close();
     });
     relay
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::value::RawValue;
+
+    #[test]
+    fn may_be_2026_is_false_only_where_is_2026_is_false() {
+        let cases: [(&str, Option<&str>, bool, bool); 7] = [
+            (
+                "tools/call",
+                Some(r#"{"name":"echo","arguments":{}}"#),
+                false,
+                false,
+            ),
+            ("tools/list", None, false, false),
+            ("server/discover", None, true, true),
+            (
+                "tools/call",
+                Some(r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#),
+                true,
+                true,
+            ),
+            // Escaped keys name the same member: only a backslash-free text can be judged.
+            (
+                "tools/call",
+                Some(r#"{"_meta":{"io.modelcontextprotocol\/protocolVersion":"2026-07-28"}}"#),
+                true,
+                true,
+            ),
+            (
+                "tools/call",
+                Some(r#"{"_meta":{"\u0069o.modelcontextprotocol/protocolVersion":null}}"#),
+                true,
+                true,
+            ),
+            // The key's text as a value: worth the read, which then says no.
+            (
+                "tools/call",
+                Some(r#"{"name":"io.modelcontextprotocol/protocolVersion"}"#),
+                true,
+                false,
+            ),
+        ];
+        for (method, params, may, is) in cases {
+            let request = Request {
+                id: RequestId::Number(1),
+                method: method.to_owned(),
+                params: params.map(|p| RawValue::from_string(p.to_owned()).unwrap()),
+            };
+            let envelope = RequestEnvelope::read(request.params.as_deref());
+            assert_eq!(may_be_2026(&request), may, "{method} {params:?}");
+            assert_eq!(
+                is_2026(&request, envelope.as_ref().ok()),
+                is,
+                "{method} {params:?}"
+            );
+        }
+    }
 }
