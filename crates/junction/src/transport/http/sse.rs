@@ -36,10 +36,15 @@ pub struct Event {
 impl Event {
     /// A `message` event carrying one JSON-RPC message (compact JSON, so one `data` line).
     pub fn message(id: impl Into<String>, json: &[u8]) -> Event {
+        Event::carrying(Some(id.into()), json)
+    }
+
+    /// The `message` event carrying `json`, with `id` when given.
+    fn carrying(id: Option<String>, json: &[u8]) -> Event {
         Event {
             event: Some("message".to_owned()),
             data: String::from_utf8_lossy(json).into_owned(),
-            id: Some(id.into()),
+            id,
             retry: None,
         }
     }
@@ -78,13 +83,7 @@ impl Event {
 /// copied whole; anything else takes the general path.
 pub fn encode_message(id: Option<&str>, json: &[u8]) -> Vec<u8> {
     if std::str::from_utf8(json).is_err() || memchr::memchr2(b'\n', b'\r', json).is_some() {
-        let event = Event {
-            event: Some("message".to_owned()),
-            data: String::from_utf8_lossy(json).into_owned(),
-            id: id.map(str::to_owned),
-            retry: None,
-        };
-        return event.encode();
+        return Event::carrying(id.map(str::to_owned), json).encode();
     }
     let mut out = Vec::with_capacity(json.len() + 64);
     out.extend_from_slice(b"event: message\n");

@@ -939,16 +939,16 @@ impl HttpSession {
             seq: entry.next_seq,
         };
         entry.next_seq += 1;
-        let event = if resumable {
+        let text = if resumable {
             self.store.store(&self.id, id, data.clone());
             if let Some(cluster) = &self.cluster {
                 cluster.store.append(&self.id, id, data.clone());
             }
-            sse::encode_message(Some(&id.text()), &data)
+            Some(id.text())
         } else {
-            sse::encode_message(None, &data)
+            None
         };
-        let event = Bytes::from(event);
+        let event = Bytes::from(sse::encode_message(text.as_deref(), &data));
         let sent = match &entry.sink {
             Sink::Live(tx) => tx.send(event.clone()),
             _ => Err(SendError::Closed(event.clone())),
