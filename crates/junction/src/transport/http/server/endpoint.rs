@@ -9,7 +9,6 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use junction_protocol::lifecycle::Initialize;
 use junction_protocol::method::Request as _;
-use junction_protocol::stateless::RequestEnvelope;
 use junction_protocol::{ErrorCode, Message, ProtocolVersion, RequestId};
 
 use super::guard::{self, refuse, Refusal, TRANSPORT_ERROR};
@@ -132,13 +131,10 @@ async fn post_inner(
         == Some(ProtocolVersion::V2026_07_28.as_str());
     if session_header(headers).is_none() {
         if let Message::Request(request) = &message {
-            if revision_2026 || super::stateless::may_be_2026(request) {
-                let envelope = RequestEnvelope::read(request.params.as_deref());
-                if revision_2026 || super::stateless::is_2026(request, envelope.as_ref().ok()) {
-                    super::stateless::admit(headers, request, envelope)?;
-                    let id = request.id.clone();
-                    return super::stateless::serve(shared, headers, id, message).await;
-                }
+            if let Some(envelope) = super::stateless::envelope_if_2026(request, revision_2026) {
+                super::stateless::admit(headers, request, envelope)?;
+                let id = request.id.clone();
+                return super::stateless::serve(shared, headers, id, message).await;
             }
         } else if revision_2026 {
             // 2026-07-28 has no session to deliver to; a client cancels by closing its stream.

@@ -39,22 +39,34 @@ use crate::transport::http::{names, param};
 
 /// Whether `request` (sent without a session id, with no 2026-07-28 header) belongs to
 /// 2026-07-28 by its body: it is `server/discover` or carries a protocol version in `_meta`.
-pub(super) fn is_2026(request: &Request, envelope: Option<&RequestEnvelope>) -> bool {
+fn is_2026(request: &Request, envelope: Option<&RequestEnvelope>) -> bool {
     request.method == Discover::METHOD || envelope.is_some_and(|e| e.protocol_version().is_some())
 }
 
 /// Whether [`is_2026`] can hold for `request`, judged from its text without reading its
 /// envelope: the protocol version's key is in its params, or a backslash is (the key may be
-/// written with escapes). When this is false, `is_2026` is too, and a handshake-family
-/// request without a session skips a walk of its params.
-pub(super) fn may_be_2026(request: &Request) -> bool {
-    let Some(params) = &request.params else {
-        return request.method == Discover::METHOD;
-    };
-    let text = params.get().as_bytes();
+/// written with escapes). When this is false, `is_2026` is too.
+fn may_be_2026(request: &Request) -> bool {
     request.method == Discover::METHOD
-        || memchr::memchr(b'\\', text).is_some()
-        || memchr::memmem::find(text, META_PROTOCOL_VERSION.as_bytes()).is_some()
+        || request.params.as_ref().is_some_and(|params| {
+            let text = params.get().as_bytes();
+            memchr::memchr(b'\\', text).is_some()
+                || memchr::memmem::find(text, META_PROTOCOL_VERSION.as_bytes()).is_some()
+        })
+}
+
+/// The envelope of `request` (sent without a session id) when it is a 2026-07-28 request:
+/// by its `MCP-Protocol-Version` header (`by_header`) or by its body ([`is_2026`]). A
+/// handshake-family request whose text cannot make it one is not read here at all.
+pub(super) fn envelope_if_2026(
+    request: &Request,
+    by_header: bool,
+) -> Option<Result<RequestEnvelope<'_>, serde_json::Error>> {
+    if !by_header && !may_be_2026(request) {
+        return None;
+    }
+    let envelope = RequestEnvelope::read(request.params.as_deref());
+    (by_header || is_2026(request, envelope.as_ref().ok())).then_some(envelope)
 }
 
 fn mismatch(id: &RequestId, message: String) -> Refusal {
@@ -333,6 +345,15 @@ mod tests {
             };
             let envelope = RequestEnvelope::read(request.params.as_deref());
             assert_eq!(may_be_2026(&request), may, "{method} {params:?}");
+            assert_eq!(
+                envelope_if_2026(&request, false).is_some(),
+                is,
+                "{method} {params:?}"
+            );
+            assert!(
+                envelope_if_2026(&request, true).is_some(),
+                "{method} {params:?}"
+            );
             assert_eq!(
                 is_2026(&request, envelope.as_ref().ok()),
                 is,
