@@ -375,23 +375,12 @@ impl Driver {
 
     /// The headers of every request: custom ones, then session and version.
     fn common_headers(&self) -> HeaderMap {
-        let mut headers = self.headers.clone();
         let state = lock(&self.state);
-        if let Some(value) = state
-            .session_id
-            .as_deref()
-            .and_then(|s| HeaderValue::from_str(s).ok())
-        {
-            headers.insert(names::SESSION_ID, value);
-        }
-        if let Some(value) = state
-            .version
-            .as_deref()
-            .and_then(|s| HeaderValue::from_str(s).ok())
-        {
-            headers.insert(names::PROTOCOL_VERSION, value);
-        }
-        headers
+        with_session(
+            self.headers.clone(),
+            state.session_id.as_deref(),
+            state.version.as_deref(),
+        )
     }
 
     /// Adds the access token (and for a DPoP-bound one its proof) for a `method` request
@@ -568,4 +557,18 @@ fn cancelled_id(params: Option<&serde_json::value::RawValue>) -> Option<RequestI
     serde_json::from_str::<Params>(params?.get())
         .ok()
         .map(|p| p.request_id)
+}
+
+/// `headers` with the session id and the negotiated version, those that are known (and
+/// can be header values).
+fn with_session(mut headers: HeaderMap, session: Option<&str>, version: Option<&str>) -> HeaderMap {
+    for (name, value) in [
+        (names::SESSION_ID, session),
+        (names::PROTOCOL_VERSION, version),
+    ] {
+        if let Some(value) = value.and_then(|v| HeaderValue::from_str(v).ok()) {
+            headers.insert(name, value);
+        }
+    }
+    headers
 }

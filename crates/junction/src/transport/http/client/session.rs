@@ -3,12 +3,12 @@
 use std::sync::Arc;
 
 use junction_protocol::{ErrorObject, Message};
-use reqwest::header::{HeaderValue, CONTENT_TYPE};
+use reqwest::header::CONTENT_TYPE;
 use serde::Deserialize;
 
 use super::super::names;
 use super::super::sse::{Event, Parser};
-use super::Driver;
+use super::{with_session, Driver};
 use crate::sync::lock;
 use crate::transport::{Inbound, TransportEvent};
 
@@ -31,7 +31,7 @@ impl Driver {
             (handshake, state.version.clone())
         };
         tracing::info!(session = %expired, "the server ended the session (404); starting a new one");
-        let mut headers = self.headers.clone();
+        let headers = self.headers.clone();
         let response = self
             .post_raw(&self.url, headers.clone(), &handshake)
             .await
@@ -54,18 +54,7 @@ impl Driver {
                 "the new session negotiated {version:?} instead of {expected:?}"
             ));
         }
-        if let Some(value) = session
-            .as_deref()
-            .and_then(|s| HeaderValue::from_str(s).ok())
-        {
-            headers.insert(names::SESSION_ID, value);
-        }
-        if let Some(value) = version
-            .as_deref()
-            .and_then(|v| HeaderValue::from_str(v).ok())
-        {
-            headers.insert(names::PROTOCOL_VERSION, value);
-        }
+        let headers = with_session(headers, session.as_deref(), version.as_deref());
         let initialized = Message::Notification(junction_protocol::Notification {
             method: "notifications/initialized".to_owned(),
             params: None,
