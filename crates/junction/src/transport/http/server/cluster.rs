@@ -1,6 +1,7 @@
-//! What the endpoint does when instances share sessions through a [`SessionStore`](super::SessionStore): saving
-//! and restoring records, routing messages between instances, following another
-//! instance's stream. The design is in [`super::session_store`]'s documentation.
+//! What the endpoint does when instances share sessions through a
+//! [`SessionStore`](super::SessionStore): saving and restoring records, routing messages
+//! between instances, following another instance's stream. The design is in
+//! [`super::session_store`]'s documentation.
 
 use std::sync::{Arc, Weak};
 use std::time::Duration;
@@ -79,7 +80,8 @@ pub(super) fn start(shared: &Arc<Shared>, publish: mpsc::UnboundedReceiver<Route
     }));
 }
 
-/// What an instance last reported of its sessions' business ([`SessionStore::activity`](super::SessionStore::activity)).
+/// What an instance last reported of its sessions' business
+/// ([`SessionStore::activity`](super::SessionStore::activity)).
 #[derive(Default)]
 struct Activity {
     /// When the last report was made.
@@ -117,9 +119,10 @@ impl Activity {
     }
 }
 
-/// Makes room for a new session under the cap over all instances ([`SessionStore::admit`](super::SessionStore::admit)):
-/// refused with `503` when every live session is busy. A store that cannot be reached admits
-/// it (the session is then this instance's only).
+/// Makes room for a new session under the cap over all instances
+/// ([`SessionStore::admit`](super::SessionStore::admit)): refused with `503` when every live
+/// session is busy. A store that cannot be reached admits it (the session is then this
+/// instance's only).
 pub(super) async fn admit(shared: &Shared) -> Result<(), Refusal> {
     let Some(cluster) = &shared.cluster else {
         return Ok(());
