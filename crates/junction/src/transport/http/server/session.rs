@@ -35,7 +35,6 @@ use bytes::Bytes;
 use http_body::Frame;
 use junction_protocol::{Message, ProtocolVersion, RequestId};
 use tokio::sync::{mpsc, oneshot};
-use tokio_util::sync::CancellationToken;
 
 use super::changes::SharedChanges;
 use super::event_store::{EventId, EventStore};
@@ -333,7 +332,6 @@ pub(super) struct HttpSession {
     settings: SessionSettings,
     /// See [`SessionControl::param_headers`].
     param_headers: Mutex<Vec<(String, String)>>,
-    closed: CancellationToken,
     /// The identity of the latest request's bearer token (behind `BearerAuth`).
     caller: Mutex<Option<crate::auth::resource::Identity>>,
 }
@@ -380,7 +378,6 @@ impl HttpSession {
             store,
             settings,
             param_headers: Mutex::new(Vec::new()),
-            closed: CancellationToken::new(),
             caller: Mutex::new(None),
         });
         let control = SessionControl {
@@ -452,9 +449,9 @@ impl HttpSession {
         }
     }
 
-    /// Whether the session has ended.
+    /// Whether the session has ended (from the moment its streams are cleared).
     pub(super) fn is_closed(&self) -> bool {
-        self.closed.is_cancelled()
+        lock(&self.state).closed
     }
 
     /// Hands a notification or response from the client to the served session.
@@ -793,7 +790,6 @@ impl HttpSession {
         if forget {
             self.store.forget(&self.id);
         }
-        self.closed.cancel();
     }
 
     fn resumable(&self, state: &State) -> bool {
