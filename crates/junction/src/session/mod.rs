@@ -189,10 +189,20 @@ async fn run(
     peer: Peer,
     finish_running_on_eof: bool,
 ) {
+    // Waited for across messages: made anew for each one, its registration and removal
+    // cost a message more than the rest of its reading.
+    let shutdown = peer.shutdown_requested();
+    tokio::pin!(shutdown);
     loop {
+        // Checked first, so that a peer that never stops sending cannot hold the close off.
+        if peer.is_shutting_down() {
+            peer.finish().await;
+            return;
+        }
         let item = tokio::select! {
+            biased;
             item = incoming.recv() => item,
-            _ = peer.shutdown_requested() => {
+            () = &mut shutdown => {
                 peer.finish().await;
                 return;
             }
@@ -288,9 +298,11 @@ async fn start_request(request: Request, service: &Arc<dyn Service>, peer: &Peer
             params,
             context: context.clone(),
         };
+        // The handler first: most end on their first poll, before the cancellation needs a
+        // waiter, whose registration would cost them more than their own work. A request
+        // cancelled while it ran is not answered either way (see below).
         let outcome = tokio::select! {
             biased;
-            _ = cancel.cancelled() => None,
             outcome = Unwinding(service.request(incoming)) => Some(outcome.unwrap_or_else(|panic| {
                 let reason = panic
                     .downcast_ref::<&str>()
@@ -302,6 +314,7 @@ async fn start_request(request: Request, service: &Arc<dyn Service>, peer: &Peer
                     "Internal error: the server's handler of `{method_name}` failed unexpectedly"
                 )))
             })),
+            () = cancel.cancelled() => None,
         };
         context.finish();
         peer.end_incoming(&id);

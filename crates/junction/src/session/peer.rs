@@ -430,6 +430,11 @@ impl Peer {
         self.inner.shutdown.wait().await
     }
 
+    /// Whether [`Peer::close`] asked the read loop to stop.
+    pub(super) fn is_shutting_down(&self) -> bool {
+        self.inner.shutdown.is_set()
+    }
+
     /// The other side stopped sending: outgoing requests can no longer be answered, so they
     /// fail at once (and new ones fail when sent) while running handlers go on.
     pub(super) fn input_ended(&self) {
@@ -612,9 +617,11 @@ fn progress_token_of(params: Option<&RawValue>) -> Option<ProgressToken> {
         token: Option<ProgressToken>,
     }
     let params = params?.get();
-    // Most requests carry no token: a scan is cheaper than a parse. Only a `\u` escape can
-    // spell the key's letters otherwise.
-    if !params.contains("progressToken") && !params.contains("\\u") {
+    // Most requests carry no token: a scan is cheaper than a parse. The key has a `T`, or
+    // spells it with an escape; text with neither (most params) needs no further search.
+    if memchr::memchr2(b'T', b'\\', params.as_bytes()).is_none()
+        || (!params.contains("progressToken") && !params.contains("\\u"))
+    {
         return None;
     }
     let peek: Peek = serde_json::from_str(params).ok()?;
