@@ -458,3 +458,23 @@ async fn a_connection_with_a_request_id_prefix_numbers_its_requests_with_it() {
     assert_eq!(first.unwrap().get(), r#"{"n":"7f3a-1"}"#);
     assert_eq!(second.unwrap().get(), r#"{"n":"7f3a-2"}"#);
 }
+
+#[tokio::test]
+async fn close_stops_the_reading_of_messages_already_queued() {
+    let (conn, raw) = memory::raw();
+    let service = TestService::default();
+    let seen = service.notifications.clone();
+    let peer = Session::start(conn, service, SessionOptions::default());
+    // Queued before the session's task first runs (one thread): a loop that read what is
+    // queued before it looked at the close would read them all, as it would read a peer
+    // that never stops sending.
+    const QUEUED: usize = 20;
+    for _ in 0..QUEUED {
+        assert!(raw.send(r#"{"jsonrpc":"2.0","method":"queued"}"#).await);
+    }
+    peer.close();
+    // Nothing reads the session's output here: gone, it counts as written.
+    drop(raw);
+    peer.closed().await;
+    assert_eq!(seen.lock().unwrap().len(), 0, "read after the close");
+}
