@@ -127,8 +127,7 @@ pub(super) struct Routes {
 /// FNV-1a, for the route table: its keys are the protocol's method names, fixed when the
 /// server is built, so a peer cannot fill it with colliding keys, and SipHash's defence
 /// against that cost each request's lookup about 200 instructions (FNV: about 30).
-#[derive(Clone, Copy)]
-pub(super) struct Fnv(u64);
+struct Fnv(u64);
 
 impl Default for Fnv {
     fn default() -> Self {
