@@ -591,6 +591,60 @@ async fn run_time_changes_are_listed_at_once_and_announced_to_initialized_sessio
 }
 
 #[tokio::test]
+async fn calls_and_lists_agree_on_many_tools_through_removal_and_readding() {
+    let mut builder = Server::builder("many", "1");
+    for i in 0..200 {
+        builder = builder.tool(tool(format!("t{i}"), move |_: NoArgs| async move {
+            format!("ran t{i}")
+        }));
+    }
+    let server = builder.build().unwrap();
+    let handle = server.handle();
+    let mut w = Wire::open(&server, "2025-11-25", json!({})).await;
+    let last = w.ok("tools/call", json!({"name": "t199"})).await;
+    assert_eq!(last["content"][0]["text"], "ran t199");
+
+    assert!(handle.remove_tool("t7"));
+    assert!(!handle.remove_tool("t7"));
+    let gone = w.request("tools/call", json!({"name": "t7"})).await;
+    assert_eq!(gone["error"]["code"], -32602, "{gone}");
+    assert_eq!(gone["error"]["message"], "Unknown tool: t7");
+    assert!(handle
+        .add_tool(tool("t8", |_: NoArgs| async { "twin" }))
+        .is_err());
+    handle
+        .add_tool(tool("t7", |_: NoArgs| async { "back" }))
+        .unwrap();
+    let back = w.ok("tools/call", json!({"name": "t7"})).await;
+    assert_eq!(back["content"][0]["text"], "back");
+    let kept = w.ok("tools/call", json!({"name": "t8"})).await;
+    assert_eq!(kept["content"][0]["text"], "ran t8");
+
+    let mut names = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let params = match &cursor {
+            Some(c) => json!({"cursor": c}),
+            None => json!({}),
+        };
+        let page = w.ok("tools/list", params).await;
+        for t in page["tools"].as_array().unwrap() {
+            names.push(t["name"].as_str().unwrap().to_owned());
+        }
+        match page["nextCursor"].as_str() {
+            Some(c) => cursor = Some(c.to_owned()),
+            None => break,
+        }
+    }
+    let mut expected: Vec<String> = (0..200)
+        .filter(|&i| i != 7)
+        .map(|i| format!("t{i}"))
+        .collect();
+    expected.push("t7".to_owned());
+    assert_eq!(names, expected);
+}
+
+#[tokio::test]
 async fn older_revisions_get_only_what_they_know() {
     #[derive(serde::Serialize, schemars::JsonSchema)]
     struct Out {

@@ -61,6 +61,7 @@
 
 mod completion;
 mod context;
+mod fixed_keys;
 pub mod layer;
 pub mod lifecycle;
 pub mod logging;
@@ -301,10 +302,7 @@ impl ServerBuilder {
 
     /// Checks the definition and builds the server.
     pub fn build(self) -> Result<Server, BuildError> {
-        let mut lists = Lists {
-            states: Arc::new(self.states),
-            ..Lists::default()
-        };
+        let mut lists = Lists::new(Arc::new(self.states));
         for item in self.items {
             lists.add(item)?;
         }

@@ -2,7 +2,7 @@
 //! (changeable while sessions run, through [`ServerHandle`]), and the live sessions that hear
 //! about each change.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use junction_protocol::capabilities::ServerCapabilities;
@@ -15,6 +15,7 @@ use junction_protocol::tools::{CallToolResult, Tool};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+use super::fixed_keys::FixedKeys;
 use super::lifecycle::{Kept, Lifecycle};
 use super::prompt::PromptDef;
 use super::resource::{ResourceDef, TemplateDef};
@@ -57,15 +58,40 @@ impl RegisteredTool {
 pub(super) struct Lists {
     /// The states handlers may take (see [`super::state`]); the registry's.
     pub(super) states: Arc<States>,
-    pub(super) tools: Vec<Arc<RegisteredTool>>,
+    /// In the order they were added, which is the order `tools/list` pages through.
+    tools: Vec<Arc<RegisteredTool>>,
+    /// The same tools by name: `tools/call` finds its tool in one lookup, not by comparing
+    /// its name with every tool's. Changed only with `tools`, in `add_tool` and `remove_tool`.
+    tools_by_name: HashMap<String, Arc<RegisteredTool>, FixedKeys>,
     pub(super) resources: Vec<ResourceDef>,
     pub(super) templates: Vec<TemplateDef>,
     pub(super) prompts: Vec<PromptDef>,
 }
 
 impl Lists {
+    /// Empty lists whose handlers may take `states`.
+    pub(super) fn new(states: Arc<States>) -> Self {
+        Lists {
+            states,
+            ..Lists::default()
+        }
+    }
+
     pub(super) fn tool(&self, name: &str) -> Option<Arc<RegisteredTool>> {
-        self.tools.iter().find(|t| t.tool.name == name).cloned()
+        self.tools_by_name.get(name).cloned()
+    }
+
+    /// The tools, in the order they were added.
+    pub(super) fn tools(&self) -> &[Arc<RegisteredTool>] {
+        &self.tools
+    }
+
+    /// Removes the tool called `name`; returns whether there was one.
+    fn remove_tool(&mut self, name: &str) -> bool {
+        if self.tools_by_name.remove(name).is_none() {
+            return false;
+        }
+        remove_where(&mut self.tools, |t| t.tool.name == name)
     }
 
     pub(super) fn prompt(&self, name: &str) -> Option<&PromptDef> {
@@ -73,7 +99,7 @@ impl Lists {
     }
 
     fn add_tool(&mut self, def: ToolDef) -> Result<(), BuildError> {
-        if self.tool(&def.tool.name).is_some() {
+        if self.tools_by_name.contains_key(&def.tool.name) {
             return Err(BuildError::DuplicateTool(def.tool.name));
         }
         if let Some((id, state)) = def.state {
@@ -84,7 +110,10 @@ impl Lists {
                 });
             }
         }
-        self.tools.push(Arc::new(RegisteredTool::new(def)?));
+        let tool = Arc::new(RegisteredTool::new(def)?);
+        self.tools_by_name
+            .insert(tool.tool.name.clone(), Arc::clone(&tool));
+        self.tools.push(tool);
         Ok(())
     }
 
@@ -642,9 +671,7 @@ impl ServerHandle {
 
     /// Removes the tool called `name`; returns whether there was one.
     pub fn remove_tool(&self, name: &str) -> bool {
-        self.remove(ListKind::Tools, |l| {
-            remove_where(&mut l.tools, |t| t.tool.name == name)
-        })
+        self.remove(ListKind::Tools, |l| l.remove_tool(name))
     }
 
     /// Adds a resource; refused if one has the same URI.

@@ -16,7 +16,6 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 use junction_protocol::jsonrpc;
@@ -28,6 +27,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
+use super::fixed_keys::FixedKeys;
 use super::router::Router;
 use super::stateless::{self, Answer, Call};
 use super::Context;
@@ -121,30 +121,7 @@ impl Route {
 /// The routes of the server, by method name.
 #[derive(Default)]
 pub(super) struct Routes {
-    by_name: HashMap<&'static str, Route, BuildHasherDefault<Fnv>>,
-}
-
-/// FNV-1a, for the route table: its keys are the protocol's method names, fixed when the
-/// server is built, so a peer cannot fill it with colliding keys, and SipHash's defence
-/// against that cost each request's lookup about 200 instructions (FNV: about 30).
-struct Fnv(u64);
-
-impl Default for Fnv {
-    fn default() -> Self {
-        Fnv(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl Hasher for Fnv {
-    fn write(&mut self, bytes: &[u8]) {
-        for byte in bytes {
-            self.0 = (self.0 ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
+    by_name: HashMap<&'static str, Route, FixedKeys>,
 }
 
 impl Routes {
@@ -257,23 +234,4 @@ pub(super) fn invalid_params(method: &str, problem: impl std::fmt::Display) -> E
 pub(super) fn reply<T: Serialize>(value: &T) -> Outcome {
     jsonrpc::to_raw(value)
         .map_err(|e| ErrorObject::internal(format!("could not encode the result: {e}")))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn fnv(bytes: &[u8]) -> u64 {
-        let mut hasher = Fnv::default();
-        hasher.write(bytes);
-        hasher.finish()
-    }
-
-    #[test]
-    fn fnv_is_fnv_1a_64() {
-        // The published test vectors of FNV-1a, 64 bits.
-        assert_eq!(fnv(b""), 0xcbf2_9ce4_8422_2325);
-        assert_eq!(fnv(b"a"), 0xaf63_dc4c_8601_ec8c);
-        assert_eq!(fnv(b"foobar"), 0x8594_4171_f739_67e8);
-    }
 }

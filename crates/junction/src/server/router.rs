@@ -213,7 +213,7 @@ fn page_size(s: &Served) -> usize {
 async fn list_tools(s: Served, p: PaginatedParams) -> Result<ListToolsResult, ErrorObject> {
     let v = s.version;
     let lists = lock(&s.router.server.registry.lists);
-    let (tools, next_cursor) = page(&p, &lists.tools, page_size(&s), |t| {
+    let (tools, next_cursor) = page(&p, lists.tools(), page_size(&s), |t| {
         revision::tool(v, t.tool.clone())
     })?;
     Ok(ListToolsResult::page(tools, next_cursor))
