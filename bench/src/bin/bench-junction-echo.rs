@@ -2,11 +2,13 @@
 //! served the way the library documents it.
 //!
 //! ```text
-//! bench-junction-echo stdio
-//! bench-junction-echo http ADDR [--sessionless] [--sse]
+//! bench-junction-echo stdio [--tools N]
+//! bench-junction-echo http ADDR [--sessionless] [--sse] [--tools N]
 //! ```
 //!
 //! Over HTTP it prints `listening on http://ADDR/mcp` once bound and serves until killed.
+//! `--tools N` registers N - 1 other tools before `echo`, for the cost of a call to a server
+//! with many tools (`echo` is the last one listed).
 
 use anyhow::Context as _;
 use junction::server::{tool, Server};
@@ -22,8 +24,12 @@ async fn echo(args: EchoArgs) -> String {
     format!("Echo: {}", args.message)
 }
 
-fn server() -> anyhow::Result<Server> {
-    Server::builder("bench-junction-echo", "0.0.0")
+fn server(tools: usize) -> anyhow::Result<Server> {
+    let mut builder = Server::builder("bench-junction-echo", "0.0.0");
+    for i in 1..tools {
+        builder = builder.tool(tool(format!("other-{i}"), echo).description("Echoes too"));
+    }
+    builder
         .tool(tool("echo", echo).description("Echoes the message back"))
         .build()
         .context("building the echo server")
@@ -33,7 +39,14 @@ fn server() -> anyhow::Result<Server> {
 async fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let flag = |name: &str| args.iter().any(|a| a == name);
-    let server = server()?;
+    let tools = match args.iter().position(|a| a == "--tools") {
+        Some(at) => args
+            .get(at + 1)
+            .and_then(|n| n.parse().ok())
+            .context("--tools needs a number")?,
+        None => 1,
+    };
+    let server = server(tools)?;
     match args.first().map(String::as_str) {
         Some("stdio") => {
             server
@@ -58,6 +71,8 @@ async fn main() -> anyhow::Result<()> {
             std::future::pending::<()>().await;
             Ok(())
         }
-        _ => anyhow::bail!("usage: bench-junction-echo stdio | http ADDR [--sessionless] [--sse]"),
+        _ => anyhow::bail!(
+            "usage: bench-junction-echo stdio [--tools N] | http ADDR [--sessionless] [--sse] [--tools N]"
+        ),
     }
 }

@@ -36,6 +36,10 @@ pub(super) struct RegisteredTool {
 }
 
 impl RegisteredTool {
+    fn may_run_as_task(&self) -> bool {
+        self.tool.task_support_or_default() != junction_protocol::tools::TaskSupport::Forbidden
+    }
+
     fn new(def: ToolDef) -> Result<Self, BuildError> {
         let name = def.tool.name.clone();
         let schema_error = |source| BuildError::Schema {
@@ -63,6 +67,9 @@ pub(super) struct Lists {
     /// The same tools by name: `tools/call` finds its tool in one lookup, not by comparing
     /// its name with every tool's. Changed only with `tools`, in `add_tool` and `remove_tool`.
     tools_by_name: HashMap<String, Arc<RegisteredTool>, FixedKeys>,
+    /// How many of the tools may run as a task: every `tools/call` of 2025-11-25 asks
+    /// whether any may, and counting them as they come and go answers without a walk.
+    task_tools: usize,
     pub(super) resources: Vec<ResourceDef>,
     pub(super) templates: Vec<TemplateDef>,
     pub(super) prompts: Vec<PromptDef>,
@@ -88,9 +95,10 @@ impl Lists {
 
     /// Removes the tool called `name`; returns whether there was one.
     fn remove_tool(&mut self, name: &str) -> bool {
-        if self.tools_by_name.remove(name).is_none() {
+        let Some(removed) = self.tools_by_name.remove(name) else {
             return false;
-        }
+        };
+        self.task_tools -= usize::from(removed.may_run_as_task());
         remove_where(&mut self.tools, |t| t.tool.name == name)
     }
 
@@ -111,6 +119,7 @@ impl Lists {
             }
         }
         let tool = Arc::new(RegisteredTool::new(def)?);
+        self.task_tools += usize::from(tool.may_run_as_task());
         self.tools_by_name
             .insert(tool.tool.name.clone(), Arc::clone(&tool));
         self.tools.push(tool);
@@ -167,9 +176,7 @@ impl Lists {
 
     /// Whether a tool may run as a task.
     pub(super) fn has_task_tools(&self) -> bool {
-        self.tools.iter().any(|t| {
-            t.tool.task_support_or_default() != junction_protocol::tools::TaskSupport::Forbidden
-        })
+        self.task_tools > 0
     }
 
     pub(super) fn has_completions(&self) -> bool {
@@ -730,4 +737,35 @@ fn remove_where<T>(items: &mut Vec<T>, hit: impl Fn(&T) -> bool) -> bool {
     let before = items.len();
     items.retain(|item| !hit(item));
     items.len() != before
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::tool;
+    use junction_protocol::tools::TaskSupport;
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct NoArgs {}
+
+    #[test]
+    fn tasks_are_offered_while_a_tool_that_may_run_as_one_is_listed() {
+        let mut lists = Lists::default();
+        let plain = || tool("plain", |_: NoArgs| async { "" });
+        lists.add(Item::Tool(plain())).unwrap();
+        assert!(!lists.has_task_tools());
+        for name in ["a", "b"] {
+            let def = tool(name, |_: NoArgs| async { "" }).task_support(TaskSupport::Optional);
+            lists.add(Item::Tool(def)).unwrap();
+        }
+        // A refused duplicate counts nothing.
+        assert!(lists.add(Item::Tool(plain())).is_err());
+        assert!(lists.remove_tool("a"));
+        assert!(lists.has_task_tools());
+        assert!(!lists.remove_tool("a"));
+        assert!(lists.remove_tool("b"));
+        assert!(!lists.has_task_tools());
+        assert_eq!(lists.tools().len(), 1);
+        assert!(lists.tool("plain").is_some() && lists.tool("b").is_none());
+    }
 }
