@@ -25,13 +25,42 @@ use crate::error::{ErrorCode, ErrorObject};
 pub const JSONRPC_VERSION: &str = "2.0";
 
 /// A request id: a string or an integer, never `null`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(untagged)]
 pub enum RequestId {
     /// An integer id (what Junction itself sends).
     Number(i64),
     /// A string id.
     String(String),
+}
+
+/// Read by its JSON type, not as an untagged enum: that buffered every id of every message
+/// into serde's `Content` first.
+impl<'de> Deserialize<'de> for RequestId {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct IdVisitor;
+        impl Visitor<'_> for IdVisitor {
+            type Value = RequestId;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string or an integer")
+            }
+            fn visit_i64<E: de::Error>(self, n: i64) -> Result<RequestId, E> {
+                Ok(RequestId::Number(n))
+            }
+            fn visit_u64<E: de::Error>(self, n: u64) -> Result<RequestId, E> {
+                i64::try_from(n)
+                    .map(RequestId::Number)
+                    .map_err(|_| E::invalid_value(de::Unexpected::Unsigned(n), &self))
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<RequestId, E> {
+                Ok(RequestId::String(s.to_owned()))
+            }
+            fn visit_string<E: de::Error>(self, s: String) -> Result<RequestId, E> {
+                Ok(RequestId::String(s))
+            }
+        }
+        deserializer.deserialize_any(IdVisitor)
+    }
 }
 
 impl fmt::Display for RequestId {
@@ -660,6 +689,38 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn an_id_is_read_by_its_json_type() {
+        let id = |text: &str| serde_json::from_str::<RequestId>(text).ok();
+        assert_eq!(id("9223372036854775807"), Some(RequestId::Number(i64::MAX)));
+        assert_eq!(
+            id("-9223372036854775808"),
+            Some(RequestId::Number(i64::MIN))
+        );
+        assert_eq!(id(r#""a\"b""#), Some(RequestId::from("a\"b")));
+        assert_eq!(id(r#""""#), Some(RequestId::from("")));
+        for bad in [
+            "9223372036854775808",
+            "1e3",
+            "true",
+            "null",
+            "[1]",
+            r#"{"a":1}"#,
+        ] {
+            assert_eq!(id(bad), None, "{bad}");
+        }
+        // Values already decoded (as the client reads them back) take the same path.
+        let value = serde_json::json!("x");
+        assert_eq!(
+            RequestId::deserialize(&value).ok(),
+            Some(RequestId::from("x"))
+        );
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":true,"method":"ping"}"#),
+            (None, -32600)
+        );
     }
 
     #[test]
