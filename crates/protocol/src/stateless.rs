@@ -764,7 +764,17 @@ mod split {
 
 /// The string `raw` holds, borrowed unless it has escapes; `None` when it is not a string.
 fn text(raw: &RawValue) -> Option<Cow<'_, str>> {
-    match serde_json::from_str::<&str>(raw.get()) {
+    // Valid JSON (which a `RawValue` is) between quotes and without a backslash is a string
+    // whose text is what lies between them: no decoding needed.
+    let json = raw.get();
+    if let Some(inner) = json
+        .strip_prefix('"')
+        .and_then(|rest| rest.strip_suffix('"'))
+        .filter(|inner| !inner.contains(['\\', '"']))
+    {
+        return Some(Cow::Borrowed(inner));
+    }
+    match serde_json::from_str::<&str>(json) {
         Ok(text) => Some(Cow::Borrowed(text)),
         Err(_) => serde_json::from_str::<String>(raw.get())
             .ok()
@@ -823,6 +833,20 @@ mod tests {
     use super::*;
     use crate::elicitation::Elicit;
     use serde_json::json;
+
+    #[test]
+    fn a_string_is_read_borrowed_unless_it_has_escapes() {
+        let raw = |json: &str| RawValue::from_string(json.to_owned()).unwrap();
+        let plain = raw(r#""2026-07-28""#);
+        assert!(matches!(text(&plain), Some(Cow::Borrowed("2026-07-28"))));
+        let escaped = raw(r#""a\u0041\"b""#);
+        assert_eq!(text(&escaped).as_deref(), Some("aA\"b"));
+        assert!(matches!(text(&escaped), Some(Cow::Owned(_))));
+        assert_eq!(text(&raw(r#""""#)).as_deref(), Some(""));
+        for other in ["20260728", "null", r#"["2026-07-28"]"#, r#"{"a":"b"}"#] {
+            assert_eq!(text(&raw(other)), None, "{other}");
+        }
+    }
 
     #[test]
     fn discover_result_round_trips() {
