@@ -62,6 +62,7 @@
 mod completion;
 mod context;
 mod fixed_keys;
+mod last_member;
 pub mod layer;
 pub mod lifecycle;
 pub mod logging;

@@ -590,7 +590,7 @@ impl Router {
             request,
             Family::Stateless,
             ProtocolVersion::V2026_07_28,
-            Some(Arc::new(call)),
+            Some(call),
         ))
     }
 

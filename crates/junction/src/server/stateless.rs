@@ -133,7 +133,7 @@ pub(super) fn call(
     method: &str,
     key: &StateKey,
     last: &LastClient,
-) -> Result<Option<Call>, ErrorObject> {
+) -> Result<Option<Arc<Call>>, ErrorObject> {
     let (Some(meta), Some(version)) = (&envelope.meta, envelope.protocol_version()) else {
         return Ok(None);
     };
@@ -165,7 +165,8 @@ pub(super) fn call(
         None => BTreeMap::new(),
     };
     answers.extend(envelope.input_responses.unwrap_or_default());
-    Ok(Some(Call {
+    // Built in its `Arc`: the call is large (its rounds' locks), and each move of it cost a copy.
+    Ok(Some(Arc::new(Call {
         client,
         log_level,
         rounds: Rounds {
@@ -180,7 +181,7 @@ pub(super) fn call(
         },
         task: std::sync::OnceLock::new(),
         pending_status: Mutex::new(None),
-    }))
+    })))
 }
 
 /// The client the last 2026-07-28 request described, kept with the text its
@@ -487,24 +488,16 @@ fn stamped<T: Answer>(
     encode(&result, placed, server_info)
 }
 
-/// Encodes a stamped result, with the `_meta` [`with_server_info`] left [`Placed::Pending`].
+/// Encodes a stamped result, with the `_meta` [`with_server_info`] left [`Placed::Pending`]
+/// written after its members ([`super::last_member`]).
 fn encode<T: Serialize>(
     result: &T,
     placed: Placed,
     server_info: &ServerInfo,
 ) -> Result<Box<RawValue>, ErrorObject> {
-    #[derive(Serialize)]
-    struct WithInfo<'a, T> {
-        #[serde(flatten)]
-        result: &'a T,
-        #[serde(rename = "_meta")]
-        meta: &'a RawValue,
-    }
     match placed {
-        Placed::Pending => reply(&WithInfo {
-            result,
-            meta: &server_info.meta,
-        }),
+        Placed::Pending => super::last_member::encode(result, "_meta", &server_info.meta)
+            .map_err(|e| ErrorObject::internal(format!("could not encode the result: {e}"))),
         Placed::Done => reply(result),
     }
 }
@@ -623,6 +616,12 @@ mod key_tests {
         assert_eq!(
             bare,
             json!({"resultType": "complete", "_meta": {META_SERVER_INFO: identity}})
+        );
+        // A result with no other member gets `_meta` alone, with no stray comma.
+        let text = encode(&EmptyResult::default(), Placed::Pending, &info).unwrap();
+        assert_eq!(
+            text.get(),
+            r#"{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}}}"#
         );
         let mut own = EmptyResult::default();
         own.meta = Some([("k".to_owned(), json!(1))].into_iter().collect());
