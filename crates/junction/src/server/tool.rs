@@ -104,12 +104,13 @@ pub trait ToolHandler<M>: Send + Sync + 'static {
     fn state() -> Option<(TypeId, &'static str)> {
         None
     }
-    /// Decodes the (already validated) arguments and runs the function.
+    /// Decodes the (already validated) arguments and runs the function, whose output
+    /// becomes the call's result: one boxed future per call.
     fn call(
         &self,
         args: Value,
         context: Context,
-    ) -> Result<BoxFuture<'static, Self::Output>, String>;
+    ) -> Result<BoxFuture<'static, CallToolResult>, String>;
 }
 
 impl<F, Fut, A, R> ToolHandler<(A,)> for F
@@ -123,9 +124,9 @@ where
     fn input_schema() -> Result<CompiledSchema, SchemaError> {
         CompiledSchema::of::<A>()
     }
-    fn call(&self, args: Value, _: Context) -> Result<BoxFuture<'static, R>, String> {
+    fn call(&self, args: Value, _: Context) -> Result<BoxFuture<'static, CallToolResult>, String> {
         let args: A = serde_json::from_value(args).map_err(|e| e.to_string())?;
-        Ok(Box::pin(self(args)))
+        Ok(finish(self(args)))
     }
 }
 
@@ -140,9 +141,13 @@ where
     fn input_schema() -> Result<CompiledSchema, SchemaError> {
         CompiledSchema::of::<A>()
     }
-    fn call(&self, args: Value, context: Context) -> Result<BoxFuture<'static, R>, String> {
+    fn call(
+        &self,
+        args: Value,
+        context: Context,
+    ) -> Result<BoxFuture<'static, CallToolResult>, String> {
         let args: A = serde_json::from_value(args).map_err(|e| e.to_string())?;
-        Ok(Box::pin(self(context, args)))
+        Ok(finish(self(context, args)))
     }
 }
 
@@ -161,10 +166,14 @@ where
     fn state() -> Option<(TypeId, &'static str)> {
         Some((TypeId::of::<S>(), std::any::type_name::<S>()))
     }
-    fn call(&self, args: Value, context: Context) -> Result<BoxFuture<'static, R>, String> {
+    fn call(
+        &self,
+        args: Value,
+        context: Context,
+    ) -> Result<BoxFuture<'static, CallToolResult>, String> {
         let args: A = serde_json::from_value(args).map_err(|e| e.to_string())?;
         let state = context.state::<S>().ok_or_else(missing_state::<S>)?;
-        Ok(Box::pin(self(State(state), args)))
+        Ok(finish(self(State(state), args)))
     }
 }
 
@@ -183,11 +192,22 @@ where
     fn state() -> Option<(TypeId, &'static str)> {
         Some((TypeId::of::<S>(), std::any::type_name::<S>()))
     }
-    fn call(&self, args: Value, context: Context) -> Result<BoxFuture<'static, R>, String> {
+    fn call(
+        &self,
+        args: Value,
+        context: Context,
+    ) -> Result<BoxFuture<'static, CallToolResult>, String> {
         let args: A = serde_json::from_value(args).map_err(|e| e.to_string())?;
         let state = context.state::<S>().ok_or_else(missing_state::<S>)?;
-        Ok(Box::pin(self(State(state), context, args)))
+        Ok(finish(self(State(state), context, args)))
     }
+}
+
+/// A handler's future, boxed once with the step that makes its output the call's result.
+fn finish<R: IntoToolResult>(
+    future: impl Future<Output = R> + Send + 'static,
+) -> BoxFuture<'static, CallToolResult> {
+    Box::pin(async move { future.await.into_tool_result() })
 }
 
 /// Unreachable once the tool is registered (see [`super::BuildError::MissingState`]).
@@ -232,11 +252,7 @@ pub fn tool<M, H: ToolHandler<M>>(name: impl Into<String>, handler: H) -> ToolDe
         None => {}
     }
     let handler = Arc::new(handler);
-    let call: Arc<CallFn> = Arc::new(move |args, context| {
-        let future = handler.call(args, context)?;
-        Ok(Box::pin(async move { future.await.into_tool_result() })
-            as BoxFuture<'static, CallToolResult>)
-    });
+    let call: Arc<CallFn> = Arc::new(move |args, context| handler.call(args, context));
     ToolDef {
         tool,
         input,
