@@ -1,7 +1,7 @@
 //! [`RequestContext`]: what the handler of one incoming request can do besides answering.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{fence, AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use junction_protocol::jsonrpc;
 use junction_protocol::{ProgressToken, RequestId};
@@ -25,25 +25,72 @@ pub struct RequestContext {
 struct Inner {
     id: RequestId,
     progress_token: Option<ProgressToken>,
-    cancel: CancellationToken,
+    /// Made when a handler first asks for it ([`RequestContext::cancellation`]): most
+    /// requests end without anyone waiting on their cancellation, and a token costs each of
+    /// them an allocation and several locks.
+    token: OnceLock<CancellationToken>,
+    /// Set by [`CancelHandle::cancel`]; a token made later starts cancelled.
+    cancelled: AtomicBool,
     peer: Peer,
     last_progress: Mutex<Option<f64>>,
     done: AtomicBool,
 }
 
+/// What a session keeps of a running request to cancel it. It holds no strong reference:
+/// the context holds the peer, whose table of running requests holds these.
+#[derive(Debug)]
+pub(super) struct CancelHandle(Weak<Inner>);
+
+impl CancelHandle {
+    /// Cancels the request, if it still runs.
+    pub(super) fn cancel(&self) {
+        if let Some(inner) = self.0.upgrade() {
+            inner.cancelled.store(true, Ordering::SeqCst);
+            // Pairs with the fence in `cancellation`: either this sees the token made
+            // there, or that sees the flag set here.
+            fence(Ordering::SeqCst);
+            if let Some(token) = inner.token.get() {
+                token.cancel();
+            }
+        }
+    }
+}
+
 impl RequestContext {
-    /// Also used by the client to run its handlers on a 2026-07-28 server's `inputRequests`.
+    /// A context whose cancellation is `cancel`. Also used by the client to run its
+    /// handlers on a 2026-07-28 server's `inputRequests`, and for tasks.
     pub(crate) fn new(
         id: RequestId,
         progress_token: Option<ProgressToken>,
         cancel: CancellationToken,
         peer: Peer,
     ) -> Self {
+        Self::with(id, progress_token, OnceLock::from(cancel), peer)
+    }
+
+    /// The context of an incoming request, which its session cancels through the handle.
+    pub(super) fn incoming(
+        id: RequestId,
+        progress_token: Option<ProgressToken>,
+        peer: Peer,
+    ) -> (Self, CancelHandle) {
+        let context = Self::with(id, progress_token, OnceLock::new(), peer);
+        let handle = CancelHandle(Arc::downgrade(&context.inner));
+        (context, handle)
+    }
+
+    fn with(
+        id: RequestId,
+        progress_token: Option<ProgressToken>,
+        token: OnceLock<CancellationToken>,
+        peer: Peer,
+    ) -> Self {
         RequestContext {
             inner: Arc::new(Inner {
                 id,
                 progress_token,
-                cancel,
+                token,
+                cancelled: AtomicBool::new(false),
                 peer,
                 last_progress: Mutex::new(None),
                 done: AtomicBool::new(false),
@@ -68,17 +115,27 @@ impl RequestContext {
 
     /// Fires when the requester cancels, or the session ends.
     pub fn cancellation(&self) -> CancellationToken {
-        self.inner.cancel.clone()
+        let token = self.inner.token.get_or_init(CancellationToken::new);
+        fence(Ordering::SeqCst);
+        if self.inner.cancelled.load(Ordering::SeqCst) {
+            token.cancel();
+        }
+        token.clone()
     }
 
-    /// The token [`RequestContext::cancellation`] clones, borrowed.
-    pub(super) fn cancel_token(&self) -> &CancellationToken {
-        &self.inner.cancel
+    /// Resolves once the request is cancelled; its token is made only when this is polled.
+    pub(super) async fn cancelled(&self) {
+        self.cancellation().cancelled_owned().await;
     }
 
     /// Whether the request was cancelled.
     pub fn is_cancelled(&self) -> bool {
-        self.inner.cancel.is_cancelled()
+        self.inner.cancelled.load(Ordering::SeqCst)
+            || self
+                .inner
+                .token
+                .get()
+                .is_some_and(CancellationToken::is_cancelled)
     }
 
     /// Sends `notifications/progress` if the requester asked for progress, the request is
@@ -88,7 +145,7 @@ impl RequestContext {
         let Some(token) = &self.inner.progress_token else {
             return false;
         };
-        if self.inner.done.load(Ordering::Acquire) || self.inner.cancel.is_cancelled() {
+        if self.inner.done.load(Ordering::Acquire) || self.is_cancelled() {
             return false;
         }
         {

@@ -292,7 +292,6 @@ async fn start_request(request: Request, service: &Arc<dyn Service>, peer: &Peer
     let service = service.clone();
     let peer = peer.clone();
     let handle = async move {
-        let cancel = context.cancel_token();
         let incoming = IncomingRequest {
             method,
             params,
@@ -314,12 +313,12 @@ async fn start_request(request: Request, service: &Arc<dyn Service>, peer: &Peer
                     "Internal error: the server's handler of `{method_name}` failed unexpectedly"
                 )))
             })),
-            () = cancel.cancelled() => None,
+            () = context.cancelled() => None,
         };
         context.finish();
         peer.end_incoming(&id);
         match outcome {
-            Some(outcome) if !cancel.is_cancelled() => {
+            Some(outcome) if !context.is_cancelled() => {
                 peer.send_response(
                     Response {
                         id: Some(id.clone()),

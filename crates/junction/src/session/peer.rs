@@ -15,7 +15,7 @@ use tokio::sync::oneshot;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::context::RequestContext;
+use super::context::{CancelHandle, RequestContext};
 use super::latch::Latch;
 use super::SessionOptions;
 use crate::error::RequestError;
@@ -136,10 +136,10 @@ struct Inner {
     id_prefix: Option<String>,
     pending: Mutex<HashMap<RequestId, Pending>>,
     progress: Mutex<HashMap<ProgressToken, (ProgressSink, RequestId)>>,
-    incoming: Mutex<HashMap<RequestId, CancellationToken>>,
-    /// Fires when the session ends, after every incoming request's token in `incoming`
-    /// (tokens of their own rather than children of this one, whose creation and drop would
-    /// lock it once per request).
+    incoming: Mutex<HashMap<RequestId, CancelHandle>>,
+    /// Fires when the session ends, after every running request in `incoming` is cancelled
+    /// (each request cancels on its own, rather than as a child of a session token, whose
+    /// creation and drop would lock it once per request).
     closed: Latch,
     /// Fires when [`Peer::close`] asks the read loop to stop.
     shutdown: Latch,
@@ -462,8 +462,8 @@ impl Peer {
     /// not lose its last answers.
     pub(super) async fn finish(&self) {
         self.input_ended();
-        for token in lock(&self.inner.incoming).values() {
-            token.cancel();
+        for request in lock(&self.inner.incoming).values() {
+            request.cancel();
         }
         lock(&self.inner.outgoing).take();
         if tokio::time::timeout(WRITE_GRACE, self.inner.written.written())
@@ -576,18 +576,14 @@ impl Peer {
         params: Option<&RawValue>,
     ) -> Option<RequestContext> {
         let mut incoming = lock(&self.inner.incoming);
-        if incoming.contains_key(id) {
+        // One hash of the id for the check and the insertion.
+        let std::collections::hash_map::Entry::Vacant(slot) = incoming.entry(id.clone()) else {
             return None;
-        }
-        let token = CancellationToken::new();
-        incoming.insert(id.clone(), token.clone());
-        drop(incoming);
-        Some(RequestContext::new(
-            id.clone(),
-            progress_token_of(params),
-            token,
-            self.clone(),
-        ))
+        };
+        let (context, handle) =
+            RequestContext::incoming(id.clone(), progress_token_of(params), self.clone());
+        slot.insert(handle);
+        Some(context)
     }
 
     pub(super) fn end_incoming(&self, id: &RequestId) {
@@ -599,8 +595,8 @@ impl Peer {
     }
 
     pub(super) fn cancel_incoming(&self, id: &RequestId) {
-        if let Some(token) = lock(&self.inner.incoming).get(id) {
-            token.cancel();
+        if let Some(request) = lock(&self.inner.incoming).get(id) {
+            request.cancel();
         }
     }
 }

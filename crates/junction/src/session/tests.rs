@@ -103,6 +103,36 @@ async fn cancelled_handler_is_stopped_and_not_answered() {
 }
 
 #[tokio::test]
+async fn a_request_cancelled_before_or_after_its_token_is_made_is_cancelled_either_way() {
+    let (_raw, peer, _) = raw_session();
+    let (early, handle) = context::RequestContext::incoming(RequestId::from(1), None, peer.clone());
+    assert!(!early.is_cancelled());
+    handle.cancel();
+    assert!(early.is_cancelled());
+    assert!(
+        early.cancellation().is_cancelled(),
+        "a token made after the cancellation starts cancelled"
+    );
+    let (late, handle) = context::RequestContext::incoming(RequestId::from(2), None, peer);
+    let token = late.cancellation();
+    assert!(!token.is_cancelled() && !late.is_cancelled());
+    let waiter = tokio::spawn({
+        let late = late.clone();
+        async move { late.cancelled().await }
+    });
+    tokio::task::yield_now().await;
+    handle.cancel();
+    tokio::time::timeout(Duration::from_secs(10), waiter)
+        .await
+        .expect("the waiter woke")
+        .unwrap();
+    assert!(token.is_cancelled() && late.is_cancelled());
+    // A handle that outlives its request cancels nothing.
+    drop((late, token));
+    handle.cancel();
+}
+
+#[tokio::test]
 async fn duplicate_in_flight_id_is_refused() {
     let (mut raw, _peer, _) = raw_session();
     raw.send(r#"{"jsonrpc":"2.0","id":7,"method":"sleep","params":{"ms":100}}"#)
