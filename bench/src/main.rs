@@ -155,6 +155,34 @@ async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         .clone()
         .unwrap_or_else(|| peers::repo().join("bench/.cache"));
     std::fs::create_dir_all(&cache)?;
+    // A misspelt name would otherwise count as a subject nobody has, and quietly run less.
+    let extras: Vec<&str> = args
+        .extra
+        .iter()
+        .filter_map(|e| e.split_once('=').map(|(name, _)| name))
+        .collect();
+    let subjects_known = [
+        "junction",
+        "rmcp",
+        "rmcp-pipes",
+        "ts-sdk",
+        "py-mcpserver",
+        "py-lowlevel",
+        "raw",
+    ];
+    let workloads_known = Workload::names();
+    if let Some(unknown) = args.only.iter().find(|o| {
+        !workloads_known.contains(o)
+            && !subjects_known.contains(&o.as_str())
+            && !extras.contains(&o.as_str())
+    }) {
+        anyhow::bail!(
+            "--only: no subject or workload is called {unknown:?}; subjects: {}{}; workloads: {}",
+            subjects_known.join(", "),
+            extras.iter().map(|e| format!(", {e}")).collect::<String>(),
+            workloads_known.join(", ")
+        );
+    }
     let wanted = |name: &str| args.only.is_empty() || args.only.iter().any(|o| o == name);
     let subject_named = |name: &str| args.only.iter().any(|o| o == name);
     let any_subject_named = args.only.iter().any(|o| !Workload::names().contains(o));

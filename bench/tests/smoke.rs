@@ -108,3 +108,22 @@ fn the_echo_server_answers_every_frame_of_a_file_that_ends() {
         }
     }
 }
+
+#[test]
+fn a_name_in_only_that_is_no_subject_or_workload_is_refused_before_anything_runs() {
+    let cache = std::env::temp_dir().join(format!("junction-bench-only-{}", std::process::id()));
+    let out = Command::new(env!("CARGO_BIN_EXE_junction-bench"))
+        .args(["run", "--quick", "--only", "junction,2026-c32", "--cache"])
+        .arg(&cache)
+        .output()
+        .expect("junction-bench runs");
+    let _ = std::fs::remove_dir_all(&cache);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(r#"no subject or workload is called "2026-c32""#)
+            && stderr.contains("http-2026-c32"),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty(), "nothing was measured");
+}
