@@ -774,12 +774,8 @@ fn text(raw: &RawValue) -> Option<Cow<'_, str>> {
     {
         return Some(Cow::Borrowed(inner));
     }
-    match serde_json::from_str::<&str>(json) {
-        Ok(text) => Some(Cow::Borrowed(text)),
-        Err(_) => serde_json::from_str::<String>(raw.get())
-            .ok()
-            .map(Cow::Owned),
-    }
+    // Only a string with escapes (or not a string at all) is left: it cannot be borrowed.
+    serde_json::from_str::<String>(json).ok().map(Cow::Owned)
 }
 
 /// `UnsupportedProtocolVersion` (-32022): `requested` is not served here; `data` lists the
