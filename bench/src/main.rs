@@ -185,7 +185,7 @@ async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     let wanted = |name: &str| args.only.is_empty() || args.only.iter().any(|o| o == name);
     let subject_named = |name: &str| args.only.iter().any(|o| o == name);
-    let any_subject_named = args.only.iter().any(|o| !Workload::names().contains(o));
+    let any_subject_named = args.only.iter().any(|o| !workloads_known.contains(o));
     let take = |name: &str| !any_subject_named || subject_named(name);
 
     let mut subjects = vec![Subject::junction(
@@ -231,7 +231,7 @@ async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     subjects.push(Subject::raw(peers::sibling("bench-raw-echo")?));
     subjects.retain(|s| take(&s.name));
 
-    let any_workload_named = args.only.iter().any(|o| Workload::names().contains(o));
+    let any_workload_named = args.only.iter().any(|o| workloads_known.contains(o));
     let workloads: Vec<Workload> = workload::ALL
         .into_iter()
         .filter(|w| !any_workload_named || wanted(&w.name()))
